@@ -1,0 +1,148 @@
+import { Container } from "./container";
+import { badRequest, conflict, notFound } from "./errors";
+import { checkId, isObject, newEtag, nowSeconds, systemProperties, type JsonObject } from "./resources";
+
+export type ScriptKind = "sprocs" | "triggers";
+
+export interface Database {
+  resource: JsonObject;
+  containers: Map<string, ContainerState>;
+}
+
+/** A container with its server-side scripts. */
+export interface ContainerState {
+  data: Container;
+  scripts: Record<ScriptKind, Map<string, JsonObject>>;
+}
+
+const TRIGGER_TYPES = ["Pre", "Post"];
+const TRIGGER_OPERATIONS = ["All", "Create", "Update", "Delete", "Replace", "Upsert"];
+
+/** The whole in-memory account: databases, containers, scripts. */
+export class Account {
+  readonly databases = new Map<string, Database>();
+
+  createDatabase(body: unknown): JsonObject {
+    const id = this.requireId(body);
+    if (this.databases.has(id)) throw conflict();
+    const props = systemProperties("");
+    const resource: JsonObject = { id, ...props, _self: `dbs/${props._rid}/`, _colls: "colls/", _users: "users/" };
+    this.databases.set(id, { resource, containers: new Map() });
+    return resource;
+  }
+
+  database(id: string): Database {
+    const db = this.databases.get(id);
+    if (!db) throw notFound(`Resource Not Found. Database '${id}' does not exist.`);
+    return db;
+  }
+
+  deleteDatabase(id: string): void {
+    this.database(id);
+    this.databases.delete(id);
+  }
+
+  createContainer(dbId: string, body: unknown): JsonObject {
+    const db = this.database(dbId);
+    const id = this.requireId(body);
+    if (db.containers.has(id)) throw conflict();
+    const definition = body as JsonObject;
+    const partitionKey = this.partitionKeyOf(definition);
+    this.checkTtl(definition.defaultTtl);
+    const props = systemProperties("");
+    const resource: JsonObject = {
+      indexingPolicy: { indexingMode: "consistent", automatic: true, includedPaths: [{ path: "/*" }], excludedPaths: [{ path: '/"_etag"/?' }] },
+      ...definition,
+      partitionKey,
+      conflictResolutionPolicy: { mode: "LastWriterWins", conflictResolutionPath: "/_ts", conflictResolutionProcedure: "" },
+      geospatialConfig: { type: "Geography" },
+      ...props,
+      _self: `${db.resource._self as string}colls/${props._rid}/`,
+      _docs: "docs/",
+      _sprocs: "sprocs/",
+      _triggers: "triggers/",
+      _udfs: "udfs/",
+      _conflicts: "conflicts/",
+    };
+    if (definition.uniqueKeyPolicy === undefined) resource.uniqueKeyPolicy = { uniqueKeys: [] };
+    db.containers.set(id, { data: new Container(resource, db.resource._rid as string), scripts: { sprocs: new Map(), triggers: new Map() } });
+    return resource;
+  }
+
+  container(dbId: string, id: string): ContainerState {
+    const state = this.database(dbId).containers.get(id);
+    if (!state) throw notFound(`Resource Not Found. Container '${id}' does not exist.`);
+    return state;
+  }
+
+  /** Replace may change indexing and TTL, never the partition key or unique keys (as in the service). */
+  replaceContainer(dbId: string, id: string, body: unknown): JsonObject {
+    const { data } = this.container(dbId, id);
+    if (!isObject(body) || body.id !== id) throw badRequest("The id in the body must match the container being replaced.");
+    if (JSON.stringify(this.partitionKeyOf(body).paths) !== JSON.stringify(data.partitionKey.paths)) {
+      throw badRequest("Partition key paths of a container cannot be changed.");
+    }
+    this.checkTtl(body.defaultTtl);
+    const next: JsonObject = { ...data.resource, indexingPolicy: body.indexingPolicy ?? data.resource.indexingPolicy, _etag: newEtag(), _ts: nowSeconds() };
+    if (body.defaultTtl === undefined) delete next.defaultTtl;
+    else next.defaultTtl = body.defaultTtl;
+    data.resource = next;
+    data.refreshTtl();
+    return next;
+  }
+
+  deleteContainer(dbId: string, id: string): void {
+    this.container(dbId, id);
+    this.database(dbId).containers.delete(id);
+  }
+
+  saveScript(dbId: string, collId: string, kind: ScriptKind, body: unknown, replaceId?: string): JsonObject {
+    const state = this.container(dbId, collId);
+    const id = this.requireId(body);
+    const definition = body as JsonObject;
+    if (typeof definition.body !== "string") throw badRequest("The script 'body' must be a string.");
+    if (kind === "triggers") {
+      if (!TRIGGER_TYPES.includes(definition.triggerType as string)) throw badRequest("triggerType must be 'Pre' or 'Post'.");
+      if (!TRIGGER_OPERATIONS.includes(definition.triggerOperation as string)) throw badRequest("Invalid triggerOperation.");
+    }
+    const scripts = state.scripts[kind];
+    if (replaceId === undefined && scripts.has(id)) throw conflict();
+    if (replaceId !== undefined && (!scripts.has(replaceId) || replaceId !== id)) throw notFound();
+    const props = systemProperties("");
+    const resource: JsonObject = { ...definition, ...props, _self: `${state.data.resource._self as string}${kind}/${props._rid}/` };
+    scripts.set(id, resource);
+    return resource;
+  }
+
+  script(dbId: string, collId: string, kind: ScriptKind, id: string): JsonObject {
+    const script = this.container(dbId, collId).scripts[kind].get(id);
+    if (!script) throw notFound();
+    return script;
+  }
+
+  deleteScript(dbId: string, collId: string, kind: ScriptKind, id: string): void {
+    this.script(dbId, collId, kind, id);
+    this.container(dbId, collId).scripts[kind].delete(id);
+  }
+
+  private requireId(body: unknown): string {
+    if (!isObject(body)) throw badRequest("The request body must be a JSON object.");
+    const error = checkId(body.id);
+    if (error) throw badRequest(error);
+    return body.id as string;
+  }
+
+  private partitionKeyOf(definition: JsonObject): JsonObject {
+    const pk = definition.partitionKey;
+    if (!isObject(pk) || !Array.isArray(pk.paths) || pk.paths.length === 0 || !pk.paths.every((p) => typeof p === "string" && /^\/[^/]/.test(p))) {
+      throw badRequest("A container needs a partitionKey with at least one path like '/key'.");
+    }
+    return { kind: pk.paths.length > 1 ? "MultiHash" : "Hash", version: 2, ...pk };
+  }
+
+  private checkTtl(ttl: unknown): void {
+    if (ttl !== undefined && (typeof ttl !== "number" || !Number.isInteger(ttl) || ttl === 0 || ttl < -1)) {
+      throw badRequest("The value of 'defaultTtl' must be a positive integer or -1.");
+    }
+  }
+}

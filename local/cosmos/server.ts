@@ -1,0 +1,365 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { Account, type ScriptKind } from "./account";
+import { batch } from "./batch";
+import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
+import { ItemWriter } from "./items";
+import { isObject, type Json, type JsonObject } from "./resources";
+import type { ScriptLimits } from "./sandbox";
+
+const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+
+interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One parsed request: path segments, lower-cased headers, JSON body (if any). */
+interface Call {
+  method: string;
+  segments: string[];
+  header: (name: string) => string | undefined;
+  body: unknown;
+}
+
+const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
+
+/** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
+export class CosmosServer {
+  readonly account = new Account();
+  private readonly writer: ItemWriter;
+  private readonly http: Server;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(private readonly limits: ScriptLimits) {
+    this.writer = new ItemWriter(this.account, limits);
+    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http.keepAliveTimeout = 60_000;
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(port, host, () => {
+        this.sweeper = setInterval(() => this.sweep(), 1000).unref();
+        const address = this.http.address();
+        resolve(typeof address === "object" && address ? address.port : port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.http.closeAllConnections();
+    return new Promise((resolve) => this.http.close(() => resolve()));
+  }
+
+  private sweep(): void {
+    for (const db of this.account.databases.values()) for (const c of db.containers.values()) c.data.sweep();
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let reply: Reply;
+    try {
+      const call = await this.parse(req);
+      reply = this.route(call);
+    } catch (error) {
+      const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
+      if (cosmosError.status === 500) console.error("[cosmos] internal error", error);
+      reply = { status: cosmosError.status, body: cosmosError.toBody() };
+    }
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-ms-activity-id": randomUUID(),
+      // Not Azure's figure: the embedded server measures no request units.
+      "x-ms-request-charge": "0",
+      "x-ms-schemaversion": "1.14",
+      ...reply.headers,
+    };
+    const text = reply.body === undefined ? "" : JSON.stringify(reply.body);
+    res.writeHead(reply.status, { ...headers, "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private async parse(req: IncomingMessage): Promise<Call> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_REQUEST_BYTES) throw entityTooLarge("Request size is too large.");
+      chunks.push(chunk as Buffer);
+    }
+    const text = Buffer.concat(chunks).toString("utf8");
+    let body: unknown;
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw badRequest("The request payload is invalid JSON.");
+      }
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const segments = url.pathname.split("/").filter(Boolean).map((s) => decodeURIComponent(s));
+    return { method: req.method ?? "GET", segments, header: (name) => req.headers[name] as string | undefined, body };
+  }
+
+  private route(call: Call): Reply {
+    const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
+    const n = call.segments.length;
+    if (n === 0 && call.method === "GET") return { status: 200, body: this.accountResource(call) };
+    if (dbs !== "dbs") throw notFound("Unknown resource path.");
+    if (n <= 2) return this.databases(call, dbId);
+    if (colls !== "colls") throw notFound("Unknown resource path.");
+    if (n <= 4) return this.containers(call, dbId, collId);
+    if (kind === "docs") return n === 5 ? this.documentFeed(call, dbId, collId) : this.document(call, dbId, collId, resourceId);
+    if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
+    if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
+    throw notFound("Unknown resource path.");
+  }
+
+  private accountResource(call: Call): JsonObject {
+    const endpoint = `http://${call.header("host") ?? "localhost"}/`;
+    const location = { name: "Local", databaseAccountEndpoint: endpoint };
+    return {
+      id: "localcosmos",
+      _rid: "localcosmos",
+      _self: "",
+      _dbs: "//dbs/",
+      media: "//media/",
+      addresses: "//addresses/",
+      writableLocations: [location],
+      readableLocations: [location],
+      enableMultipleWriteLocations: false,
+      userConsistencyPolicy: { defaultConsistencyLevel: "Session" },
+      userReplicationPolicy: { asyncReplication: false, minReplicaSetSize: 1, maxReplicasetSize: 1 },
+      systemReplicationPolicy: { minReplicaSetSize: 1, maxReplicasetSize: 1 },
+      readPolicy: { primaryReadCoefficient: 1, secondaryReadCoefficient: 1 },
+      queryEngineConfiguration: JSON.stringify({ maxSqlQueryInputLength: 262144, sqlAllowTop: true, sqlAllowAggregateFunctions: true }),
+    };
+  }
+
+  private databases(call: Call, dbId: string | undefined): Reply {
+    if (dbId === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.createDatabase(call.body) };
+      const list = [...this.account.databases.values()].map((d) => d.resource);
+      return { status: 200, body: { _rid: "", Databases: list, _count: list.length } };
+    }
+    if (call.method === "GET") return { status: 200, body: this.account.database(dbId).resource };
+    if (call.method === "DELETE") {
+      this.account.deleteDatabase(dbId);
+      return { status: 204 };
+    }
+    throw badRequest(`${call.method} is not supported on a database.`);
+  }
+
+  private containers(call: Call, dbId: string, collId: string | undefined): Reply {
+    if (collId === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.createContainer(dbId, call.body) };
+      const list = [...this.account.database(dbId).containers.values()].map((c) => c.data.resource);
+      return { status: 200, body: { _rid: this.account.database(dbId).resource._rid, DocumentCollections: list, _count: list.length } };
+    }
+    switch (call.method) {
+      case "GET":
+        return { status: 200, body: this.account.container(dbId, collId).data.resource };
+      case "PUT":
+        return { status: 200, body: this.account.replaceContainer(dbId, collId, call.body) };
+      case "DELETE":
+        this.account.deleteContainer(dbId, collId);
+        return { status: 204 };
+      default:
+        throw badRequest(`${call.method} is not supported on a container.`);
+    }
+  }
+
+  /** One physical partition covering the whole hash range, as a small real container has. */
+  private partitionKeyRanges(dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const range = { id: "0", _rid: `${data.resource._rid as string}0`, minInclusive: "", maxExclusive: "FF", ridPrefix: 0, throughputFraction: 1, status: "online", parents: [] };
+    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: [range], _count: 1 }, headers: { etag: `"${data.currentLsn}"` } };
+  }
+
+  /** The partition key the request names, or undefined for a cross-partition request. */
+  private partitionKey(call: Call, required: boolean): string | undefined {
+    const header = call.header("x-ms-documentdb-partitionkey");
+    if (header === undefined) {
+      if (required) throw badRequest("PartitionKey value must be supplied for this operation.");
+      return undefined;
+    }
+    try {
+      const value = JSON.parse(header) as unknown;
+      if (!Array.isArray(value)) throw new Error("not an array");
+      return JSON.stringify(value);
+    } catch {
+      throw badRequest(`The partition key header '${header}' is invalid JSON.`);
+    }
+  }
+
+  private writeOptions(call: Call) {
+    const list = (name: string) => call.header(name)?.split(",").map((s) => s.trim()).filter(Boolean);
+    return {
+      ifMatch: call.header("if-match"),
+      preTriggers: list("x-ms-documentdb-pre-trigger-include"),
+      postTriggers: list("x-ms-documentdb-post-trigger-include"),
+    };
+  }
+
+  private requireObject(body: unknown): JsonObject {
+    if (!isObject(body)) throw badRequest("The request body must be a JSON object.");
+    return body;
+  }
+
+  private documentFeed(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    if (call.method === "GET") {
+      if (call.header("a-im") !== undefined) return this.changeFeed(call, dbId, collId);
+      return this.query(call, dbId, collId, { query: "SELECT * FROM c" });
+    }
+    if (call.method !== "POST") throw badRequest(`${call.method} is not supported on documents.`);
+    if (isTrue(call.header("x-ms-cosmos-is-query-plan-request"))) return this.queryPlan(call);
+    if (isTrue(call.header("x-ms-documentdb-isquery")) || call.header("content-type")?.startsWith("application/query+json")) {
+      return this.query(call, dbId, collId, this.querySpec(call.body));
+    }
+    if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) {
+      return batch(data, this.writer, dbId, collId, this.partitionKey(call, true) as string, call.body);
+    }
+    const body = this.requireObject(call.body);
+    const pk = this.partitionKey(call, data.partitionKey.paths.length > 0) ?? data.partitionKeyOf(body);
+    const options = this.writeOptions(call);
+    if (isTrue(call.header("x-ms-documentdb-is-upsert"))) {
+      const { doc, status } = this.writer.write(dbId, collId, pk, "Upsert", options, (input) => {
+        const result = data.upsert(pk, input as JsonObject, options.ifMatch);
+        return { doc: result.doc, status: result.created ? 201 : 200 };
+      }, body);
+      return this.docReply(status, doc);
+    }
+    const { doc, status } = this.writer.write(dbId, collId, pk, "Create", options, (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }), body);
+    return this.docReply(status, doc);
+  }
+
+  private document(call: Call, dbId: string, collId: string, id: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.partitionKey(call, true) as string;
+    const options = this.writeOptions(call);
+    switch (call.method) {
+      case "GET": {
+        const doc = data.read(pk, id);
+        if (!doc) throw notFound();
+        if (call.header("if-none-match") === doc._etag) return { status: 304, headers: { etag: doc._etag as string } };
+        return this.docReply(200, doc);
+      }
+      case "PUT": {
+        const body = this.requireObject(call.body);
+        const { doc } = this.writer.write(dbId, collId, pk, "Replace", options, (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }), body);
+        return this.docReply(200, doc);
+      }
+      case "DELETE":
+        this.writer.write(dbId, collId, pk, "Delete", options, () => ({ doc: data.delete(pk, id, options.ifMatch), status: 204 }));
+        return { status: 204 };
+      case "PATCH": {
+        const body = this.requireObject(call.body);
+        const condition = typeof body.condition === "string" ? body.condition : undefined;
+        const { doc } = this.writer.write(dbId, collId, pk, "Replace", options, () => ({ doc: data.patch(pk, id, body.operations, condition, options.ifMatch), status: 200 }));
+        return this.docReply(200, doc);
+      }
+      default:
+        throw badRequest(`${call.method} is not supported on a document.`);
+    }
+  }
+
+  private docReply(status: number, doc: JsonObject): Reply {
+    return { status, body: doc, headers: { etag: doc._etag as string } };
+  }
+
+  private querySpec(body: unknown): { query: string; parameters?: { name: string; value: Json }[] } {
+    if (!isObject(body) || typeof body.query !== "string") throw badRequest("The query body must have a 'query' string.");
+    const parameters = body.parameters ?? [];
+    if (!Array.isArray(parameters) || !parameters.every((p) => isObject(p) && typeof p.name === "string")) {
+      throw badRequest("Query parameters must be a list of {name, value}.");
+    }
+    return { query: body.query, parameters: parameters as { name: string; value: Json }[] };
+  }
+
+  private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.partitionKey(call, false);
+    const started = performance.now();
+    const page = data.query(pk, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100));
+    const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
+    if (page.continuation) headers["x-ms-continuation"] = page.continuation;
+    if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
+      const ms = (performance.now() - started).toFixed(2);
+      headers["x-ms-documentdb-query-metrics"] =
+        `totalExecutionTimeInMs=${ms};queryCompileTimeInMs=0;queryLogicalPlanBuildTimeInMs=0;queryPhysicalPlanBuildTimeInMs=0;` +
+        `queryOptimizationTimeInMs=0;VMExecutionTimeInMs=${ms};indexLookupTimeInMs=0;documentLoadTimeInMs=0;systemFunctionExecuteTimeInMs=0;` +
+        `userFunctionExecuteTimeInMs=0;retrievedDocumentCount=${page.retrieved};retrievedDocumentSize=0;outputDocumentCount=${page.items.length};` +
+        `outputDocumentSize=0;writeOutputTimeInMs=0;indexUtilizationRatio=1`;
+    }
+    return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
+  }
+
+  /** The SDK asks for a plan; this server runs every query itself, so the plan is a plain pass-through. */
+  private queryPlan(call: Call): Reply {
+    const { query } = this.querySpec(call.body);
+    return {
+      status: 200,
+      body: {
+        partitionedQueryExecutionInfoVersion: 2,
+        queryInfo: {
+          distinctType: "None", top: null, offset: null, limit: null, orderBy: [], orderByExpressions: [],
+          groupByExpressions: [], groupByAliases: [], aggregates: [], groupByAliasToAggregateType: {},
+          rewrittenQuery: "", hasSelectValue: /^\s*SELECT\s+(DISTINCT\s+)?(TOP\s+\S+\s+)?VALUE\b/i.test(query), dCountInfo: null,
+        },
+        queryRanges: [{ min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false }],
+      },
+    };
+  }
+
+  private changeFeed(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.partitionKey(call, false);
+    const ifNoneMatch = call.header("if-none-match");
+    const since = call.header("if-modified-since");
+    const sinceTs = since ? Math.floor(Date.parse(since) / 1000) : 0;
+    if (since && Number.isNaN(sinceTs)) throw badRequest("Invalid If-Modified-Since header.");
+    let after = 0;
+    if (ifNoneMatch === "*") after = data.currentLsn;
+    else if (ifNoneMatch) {
+      after = Number(ifNoneMatch.replace(/"/g, ""));
+      if (!Number.isInteger(after) || after < 0) throw badRequest("Invalid change feed continuation.");
+    }
+    const max = Number(call.header("x-ms-max-item-count") ?? 100);
+    const page = data.changes(pk, after, max > 0 ? max : 100, sinceTs);
+    const headers = { etag: `"${page.lsn}"`, "x-ms-item-count": String(page.items.length) };
+    if (page.items.length === 0) return { status: 304, headers };
+    return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
+  }
+
+  private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {
+    if (id === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
+      const list = [...this.account.container(dbId, collId).scripts[kind].values()];
+      const key = kind === "sprocs" ? "StoredProcedures" : "Triggers";
+      return { status: 200, body: { _rid: "", [key]: list, _count: list.length } };
+    }
+    switch (call.method) {
+      case "GET":
+        return { status: 200, body: this.account.script(dbId, collId, kind, id) };
+      case "PUT":
+        return { status: 200, body: this.account.saveScript(dbId, collId, kind, call.body, id) };
+      case "DELETE":
+        this.account.deleteScript(dbId, collId, kind, id);
+        return { status: 204 };
+      case "POST": {
+        if (kind !== "sprocs") break;
+        const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
+        const pk = this.partitionKey(call, true) as string;
+        const result = this.writer.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")));
+        const headers: Record<string, string> = {};
+        if (result.logs.length > 0) headers["x-ms-documentdb-script-log-results"] = encodeURIComponent(result.logs.join("\n"));
+        return { status: 200, body: result.body, headers };
+      }
+    }
+    throw badRequest(`${call.method} is not supported on ${kind}.`);
+  }
+}
