@@ -15,8 +15,9 @@ export interface ContainerState {
   scripts: Record<ScriptKind, Map<string, JsonObject>>;
 }
 
-const TRIGGER_TYPES = ["Pre", "Post"];
-const TRIGGER_OPERATIONS = ["All", "Create", "Update", "Delete", "Replace", "Upsert"];
+// The service compares these case-insensitively (the SDK sends "pre", "all", ...).
+const TRIGGER_TYPES = ["pre", "post"];
+const TRIGGER_OPERATIONS = ["all", "create", "update", "delete", "replace", "upsert"];
 
 /** The whole in-memory account: databases, containers, scripts. */
 export class Account {
@@ -102,8 +103,8 @@ export class Account {
     const definition = body as JsonObject;
     if (typeof definition.body !== "string") throw badRequest("The script 'body' must be a string.");
     if (kind === "triggers") {
-      if (!TRIGGER_TYPES.includes(definition.triggerType as string)) throw badRequest("triggerType must be 'Pre' or 'Post'.");
-      if (!TRIGGER_OPERATIONS.includes(definition.triggerOperation as string)) throw badRequest("Invalid triggerOperation.");
+      if (!TRIGGER_TYPES.includes(String(definition.triggerType).toLowerCase())) throw badRequest("triggerType must be 'Pre' or 'Post'.");
+      if (!TRIGGER_OPERATIONS.includes(String(definition.triggerOperation).toLowerCase())) throw badRequest("Invalid triggerOperation.");
     }
     const scripts = state.scripts[kind];
     if (replaceId === undefined && scripts.has(id)) throw conflict();

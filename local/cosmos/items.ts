@@ -67,9 +67,11 @@ export class ItemWriter {
   private trigger(state: ContainerState, dbId: string, collId: string, name: string, type: "Pre" | "Post", kind: WriteKind): JsonObject {
     const trigger = state.scripts.triggers.get(name);
     if (!trigger) throw new CosmosError(404, "NotFound", `Trigger '${name}' does not exist in container '${collId}' of database '${dbId}'.`);
-    if (trigger.triggerType !== type) throw badRequest(`Trigger '${name}' is a ${String(trigger.triggerType)}-trigger, not a ${type}-trigger.`);
-    const operation = trigger.triggerOperation as string;
-    const applies = operation === "All" || operation === kind || (operation === "Update" && kind === "Replace");
+    if (String(trigger.triggerType).toLowerCase() !== type.toLowerCase()) {
+      throw badRequest(`Trigger '${name}' is a ${String(trigger.triggerType)}-trigger, not a ${type}-trigger.`);
+    }
+    const operation = String(trigger.triggerOperation).toLowerCase();
+    const applies = operation === "all" || operation === kind.toLowerCase() || (operation === "update" && kind === "Replace");
     if (!applies) throw badRequest(`Trigger '${name}' does not apply to ${kind} operations.`);
     return trigger;
   }

@@ -257,7 +257,8 @@ export class CosmosServer {
         this.writer.write(dbId, collId, pk, "Delete", options, () => ({ doc: data.delete(pk, id, options.ifMatch), status: 204 }));
         return { status: 204 };
       case "PATCH": {
-        const body = this.requireObject(call.body);
+        // The SDK sends either a bare list of operations or {operations, condition}.
+        const body = Array.isArray(call.body) ? { operations: call.body as Json } : this.requireObject(call.body);
         const condition = typeof body.condition === "string" ? body.condition : undefined;
         const { doc } = this.writer.write(dbId, collId, pk, "Replace", options, () => ({ doc: data.patch(pk, id, body.operations, condition, options.ifMatch), status: 200 }));
         return this.docReply(200, doc);
