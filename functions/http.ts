@@ -1,0 +1,7 @@
+import { app } from "@azure/functions";
+import { routes } from "../src/api/routes";
+
+// One HTTP function per route of the shared route table (src/api/routes.ts).
+for (const route of routes) {
+  app.http(route.name, { route: route.route, methods: [route.method], authLevel: "anonymous", handler: route.handler });
+}

@@ -1,0 +1,42 @@
+/**
+ * C3: adds a comment to a post and increments the post's commentCount in one transaction,
+ * so the count always equals the number of comments. Runs in the post's partition.
+ * Response body: {status: "created", comment} or {status: "postNotFound"}.
+ *
+ * @param {string} postId
+ * @param {{id: string, userId: string, userUsername: string, content: string, creationDate: string}} comment
+ */
+function createComment(postId, comment) {
+  var collection = getContext().getCollection();
+  var response = getContext().getResponse();
+
+  function ensure(/** @type {boolean} */ accepted) {
+    // Three operations never exceed the budget; if they do, fail whole rather than half.
+    if (!accepted) throw new Error("createComment was not accepted; retry the request.");
+  }
+
+  ensure(collection.readDocument(collection.getAltLink() + "/docs/" + postId, {}, function (err, found) {
+    var post = /** @type {BlogItem} */ (found);
+    if (err && err.number === 404) return response.setBody({ status: "postNotFound" });
+    if (err) throw err;
+    if (post.type !== "post" || post.deleted) return response.setBody({ status: "postNotFound" });
+
+    post.commentCount = (post.commentCount || 0) + 1;
+    ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
+      if (replaceErr) throw replaceErr;
+      var item = {
+        id: comment.id,
+        type: "comment",
+        postId: postId,
+        userId: comment.userId,
+        userUsername: comment.userUsername,
+        content: comment.content,
+        creationDate: comment.creationDate
+      };
+      ensure(collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {
+        if (createErr) throw createErr;
+        response.setBody({ status: "created", comment: created });
+      }));
+    }));
+  }));
+}

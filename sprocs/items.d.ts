@@ -1,0 +1,15 @@
+/** The stored shape of posts, comments and likes as the scripts see them (type-checking only). */
+interface BlogItem {
+  id: string;
+  type: "post" | "comment" | "like";
+  _self: string;
+  _etag: string;
+  userId: string;
+  userUsername: string;
+  commentCount?: number;
+  likeCount?: number;
+  creationDate?: string;
+  deleted?: boolean;
+  deletedDate?: string;
+  ttl?: number;
+}

@@ -1,0 +1,33 @@
+import { withoutSystemFields } from "../../model/items";
+import { likePost, listLikes, unlikePost } from "../../store/posts";
+import { endpoint } from "../http";
+import { decodeContinuation, encodeContinuation } from "../pagination";
+import { emptyBody, listQuery } from "../schemas";
+import { requireProfile } from "./profile";
+
+/** POST /posts/{postId}/likes — C4: 201 the first time, 200 (count unchanged) after. */
+export const likeBlogPost = endpoint(async (call) => {
+  const userId = await call.caller();
+  const postId = call.param("postId");
+  await call.body(emptyBody);
+  const liker = await requireProfile(userId);
+  const { like, created } = await likePost(postId, liker);
+  return { status: created ? 201 : 200, body: withoutSystemFields(like) };
+});
+
+/** DELETE /posts/{postId}/likes — the caller's like; 404 if there is none. */
+export const unlikeBlogPost = endpoint(async (call) => {
+  const userId = await call.caller();
+  const postId = call.param("postId");
+  await unlikePost(postId, userId);
+  return { status: 204 };
+});
+
+/** GET /posts/{postId}/likes — Q5, from the post's partition. */
+export const listPostLikes = endpoint(async (call) => {
+  const postId = call.param("postId");
+  const { limit, continuationToken } = call.query(listQuery);
+  const list = `posts/${postId}/likes`;
+  const page = await listLikes(postId, limit, decodeContinuation(list, continuationToken));
+  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+});

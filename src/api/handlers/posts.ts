@@ -1,0 +1,41 @@
+import { randomUUID } from "node:crypto";
+import { notFound } from "../../model/errors";
+import { withoutSystemFields } from "../../model/items";
+import { createPost, deletePost, readPost, updatePost } from "../../store/posts";
+import { endpoint } from "../http";
+import { postBody } from "../schemas";
+import { requireProfile } from "./profile";
+
+/** POST /posts — C2: the caller is the author. */
+export const createBlogPost = endpoint(async (call) => {
+  const userId = await call.caller();
+  const fields = await call.body(postBody);
+  const author = await requireProfile(userId);
+  const post = await createPost(randomUUID(), author, fields);
+  return { status: 201, body: withoutSystemFields(post), etag: post._etag, location: `/api/posts/${post.postId}` };
+});
+
+/** PUT /posts/{postId} — C2: only the author; honours If-Match. */
+export const updateBlogPost = endpoint(async (call) => {
+  const userId = await call.caller();
+  const postId = call.param("postId");
+  const fields = await call.body(postBody);
+  const post = await updatePost(postId, userId, fields, call.header("if-match"));
+  return { status: 200, body: withoutSystemFields(post), etag: post._etag };
+});
+
+/** GET /posts/{postId} — Q2: one point read, counts and username included. */
+export const getBlogPost = endpoint(async (call) => {
+  const postId = call.param("postId");
+  const post = await readPost(postId);
+  if (!post) throw notFound(`Post '${postId}' does not exist.`);
+  return { status: 200, body: withoutSystemFields(post), etag: post._etag };
+});
+
+/** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. */
+export const deleteBlogPost = endpoint(async (call) => {
+  const userId = await call.caller();
+  const postId = call.param("postId");
+  await deletePost(postId, userId);
+  return { status: 204 };
+});

@@ -1,0 +1,43 @@
+import { forbidden, notFound } from "../../model/errors";
+import { withoutSystemFields } from "../../model/items";
+import { createUser, listUserPosts, readUser, renameUser, type StoredUser } from "../../store/users";
+import { endpoint } from "../http";
+import { decodeContinuation, encodeContinuation } from "../pagination";
+import { listQuery, userBody } from "../schemas";
+
+const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.username });
+
+/** POST /users — C1: the caller creates their own profile. */
+export const createUserProfile = endpoint(async (call) => {
+  const userId = await call.caller();
+  const { username } = await call.body(userBody);
+  const user = await createUser(userId, username);
+  return { status: 201, body: publicUser(user), etag: user._etag, location: `/api/users/${encodeURIComponent(userId)}` };
+});
+
+/** PUT /users/{userId} — C1: only that user may change their username. */
+export const updateUserProfile = endpoint(async (call) => {
+  const caller = await call.caller();
+  const userId = call.param("userId");
+  if (caller !== userId) throw forbidden("You may only edit your own profile.");
+  const { username } = await call.body(userBody);
+  const user = await renameUser(userId, username, call.header("if-match"));
+  return { status: 200, body: publicUser(user), etag: user._etag };
+});
+
+/** GET /users/{userId} — Q1. */
+export const getUserProfile = endpoint(async (call) => {
+  const userId = call.param("userId");
+  const user = await readUser(userId);
+  if (!user) throw notFound(`User '${userId}' does not exist.`);
+  return { status: 200, body: publicUser(user), etag: user._etag };
+});
+
+/** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
+export const listPostsOfUser = endpoint(async (call) => {
+  const userId = call.param("userId");
+  const { limit, continuationToken } = call.query(listQuery);
+  const list = `users/${userId}/posts`;
+  const page = await listUserPosts(userId, limit, decodeContinuation(list, continuationToken));
+  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+});

@@ -1,0 +1,102 @@
+import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { z, ZodTypeAny } from "zod";
+import { invalid, tooLarge } from "../model/errors";
+import { LIMITS } from "../model/limits";
+import { store } from "../store/client";
+import { measureCosmos, type CosmosUsage } from "../store/metering";
+import { authenticate } from "./auth";
+import { problemResponse } from "./problems";
+import { id } from "./schemas";
+
+export interface ApiResult {
+  status: number;
+  body?: unknown;
+  etag?: string;
+  location?: string;
+}
+
+function validationError(where: string, error: z.ZodError): Error {
+  const errors = error.issues.map((issue) => ({ path: issue.path.join(".") || where, message: issue.message }));
+  return invalid(`Invalid ${where}: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}`, errors);
+}
+
+/** What a handler may ask of the request: validated parameters, query, body and caller. */
+export class ApiCall {
+  constructor(
+    readonly request: HttpRequest,
+    readonly context: InvocationContext,
+  ) {}
+
+  /** A path parameter that must be a well-formed id. */
+  param(name: string): string {
+    const parsed = id.safeParse(this.request.params[name]);
+    if (!parsed.success) throw invalid(`Path parameter '${name}' is not a valid id.`, [{ path: name, message: "is not a valid id" }]);
+    return parsed.data;
+  }
+
+  query<S extends ZodTypeAny>(schema: S): z.infer<S> {
+    const parsed = schema.safeParse(Object.fromEntries(this.request.query.entries()));
+    if (!parsed.success) throw validationError("query", parsed.error);
+    return parsed.data;
+  }
+
+  /** The JSON body, at most 64 KiB, validated by `schema`; an absent body counts as `{}`. */
+  async body<S extends ZodTypeAny>(schema: S): Promise<z.infer<S>> {
+    const declared = Number(this.request.headers.get("content-length") ?? 0);
+    if (declared > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
+    const text = await this.request.text();
+    if (Buffer.byteLength(text, "utf8") > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
+    let json: unknown = {};
+    if (text.trim().length > 0) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw invalid("The request body is not valid JSON.");
+      }
+    }
+    if (typeof json !== "object" || json === null || Array.isArray(json)) throw invalid("The request body must be a JSON object.");
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw validationError("body", parsed.error);
+    return parsed.data;
+  }
+
+  /** The authenticated caller's user id (401 without a valid token). */
+  caller(): Promise<string> {
+    return authenticate(this.request.headers.get("authorization"), store().settings.auth);
+  }
+
+  header(name: string): string | undefined {
+    return this.request.headers.get(name) ?? undefined;
+  }
+}
+
+/** `Server-Timing`: how many Cosmos DB requests the call made and what they were charged. */
+function serverTiming(usage: CosmosUsage, totalMs: number): string {
+  return [
+    `cosmos;desc="${usage.requests.length} requests";dur=${usage.durationMs.toFixed(1)}`,
+    `cosmos-requests;desc="${usage.requests.length}"`,
+    `cosmos-charge;desc="${usage.requestCharge.toFixed(2)}"`,
+    `total;dur=${totalMs.toFixed(1)}`,
+  ].join(", ");
+}
+
+/** Wraps a handler: Cosmos metering, problem+json for every error, ETag/Location/Server-Timing headers. */
+export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandler {
+  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+    const started = performance.now();
+    const { result: response, usage } = await measureCosmos(async (): Promise<HttpResponseInit> => {
+      try {
+        const result = await work(new ApiCall(request, context));
+        const headers: Record<string, string> = {};
+        if (result.etag) headers.etag = result.etag;
+        if (result.location) headers.location = result.location;
+        if (result.etag && request.headers.get("if-none-match") === result.etag) return { status: 304, headers };
+        if (result.body === undefined) return { status: result.status, headers };
+        return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
+      } catch (error) {
+        return problemResponse(error, (message, cause) => context.error(message, cause));
+      }
+    });
+    return { ...response, headers: { ...(response.headers as Record<string, string>), "server-timing": serverTiming(usage, performance.now() - started) } };
+  };
+}

@@ -1,0 +1,33 @@
+import type { HttpResponseInit } from "@azure/functions";
+import { DomainError, type ProblemKind } from "../model/errors";
+
+const STATUS: Record<ProblemKind, { status: number; title: string }> = {
+  invalid: { status: 400, title: "Bad Request" },
+  unauthorized: { status: 401, title: "Unauthorized" },
+  forbidden: { status: 403, title: "Forbidden" },
+  notFound: { status: 404, title: "Not Found" },
+  conflict: { status: 409, title: "Conflict" },
+  preconditionFailed: { status: 412, title: "Precondition Failed" },
+  tooLarge: { status: 413, title: "Payload Too Large" },
+};
+
+/** RFC 9457 problem details: the one place errors become HTTP responses. */
+export function problemResponse(error: unknown, log: (message: string, error: unknown) => void): HttpResponseInit {
+  if (error instanceof DomainError) {
+    const { status, title } = STATUS[error.kind];
+    const headers: Record<string, string> = { "content-type": "application/problem+json" };
+    if (status === 401) headers["www-authenticate"] = 'Bearer error="invalid_token"';
+    return {
+      status,
+      headers,
+      jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}) },
+    };
+  }
+  // Anything else is our fault, never the client's: log it, reveal nothing.
+  log("unhandled error", error);
+  return {
+    status: 500,
+    headers: { "content-type": "application/problem+json" },
+    jsonBody: { type: "https://httpstatuses.io/500", title: "Internal Server Error", status: 500, detail: "The request could not be completed." },
+  };
+}

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { containerDefinitions } from "./store/definitions";
+
+/** Settings from the environment (app settings in Azure, local.settings.json under func). */
+export interface Settings {
+  cosmos: {
+    endpoint: string;
+    /** Account key for the emulator or the embedded server; absent in Azure (Entra ID is used). */
+    key?: string;
+    databaseName: string;
+  };
+  auth: {
+    devSecret?: string;
+    issuer?: string;
+    audience?: string;
+    jwksUri?: string;
+  };
+  /** How long a soft-deleted post and its comments and likes linger before Cosmos DB expires them. */
+  softDeleteTtlSeconds: number;
+}
+
+const optional = z.string().trim().min(1).optional().catch(undefined);
+
+const schema = z.object({
+  COSMOS_ENDPOINT: optional,
+  COSMOS__accountEndpoint: optional,
+  COSMOS_KEY: optional,
+  COSMOS_DATABASE: optional,
+  AUTH_DEV_SECRET: optional,
+  AUTH_ISSUER: optional,
+  AUTH_AUDIENCE: optional,
+  AUTH_JWKS_URI: optional,
+  SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+});
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) throw new Error(`Invalid settings: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const values = parsed.data;
+  const endpoint = values.COSMOS_ENDPOINT ?? values.COSMOS__accountEndpoint;
+  if (!endpoint) throw new Error("COSMOS_ENDPOINT (or COSMOS__accountEndpoint) must be set to the Cosmos DB account endpoint.");
+  if (values.AUTH_DEV_SECRET !== undefined && values.AUTH_DEV_SECRET.length < 32) {
+    throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
+  }
+  return {
+    cosmos: { endpoint, key: values.COSMOS_KEY, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName },
+    auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
+    softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
+  };
+}

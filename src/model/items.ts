@@ -1,0 +1,78 @@
+/** Item shapes of the V3 model, as stored (see SPEC section 2). */
+
+export interface UserItem {
+  id: string;
+  type: "user";
+  userId: string;
+  username: string;
+  creationDate: string;
+}
+
+/**
+ * Claims a username (case-insensitively) for one user. It lives in `users` under its own
+ * partition key, so creating it is atomic: two racing claims cannot both succeed.
+ */
+export interface UsernameClaim {
+  id: string;
+  type: "username";
+  userId: string;
+  ownerId: string;
+  username: string;
+}
+
+export interface PostItem {
+  id: string;
+  type: "post";
+  postId: string;
+  userId: string;
+  userUsername: string;
+  title: string;
+  content: string;
+  commentCount: number;
+  likeCount: number;
+  creationDate: string;
+  updatedDate?: string;
+  deleted?: boolean;
+  deletedDate?: string;
+  ttl?: number;
+}
+
+export interface CommentItem {
+  id: string;
+  type: "comment";
+  postId: string;
+  userId: string;
+  userUsername: string;
+  content: string;
+  creationDate: string;
+  deleted?: boolean;
+}
+
+export interface LikeItem {
+  id: string;
+  type: "like";
+  postId: string;
+  userId: string;
+  userUsername: string;
+  creationDate: string;
+  deleted?: boolean;
+}
+
+export type PostsContainerItem = PostItem | CommentItem | LikeItem;
+
+/** System properties Cosmos DB adds; never part of an API response. */
+const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate"] as const;
+
+export function withoutSystemFields<T extends object>(item: T): T {
+  const copy = { ...item } as Record<string, unknown>;
+  for (const field of SYSTEM_FIELDS) delete copy[field];
+  return copy as T;
+}
+
+export const nowIso = () => new Date().toISOString();
+
+/** The claim key of a username: usernames are unique regardless of case. */
+export const usernameClaimId = (username: string) => `username:${username.toLowerCase()}`;
+
+/** A like's id is derived from its user, which makes "one like per user per post" structural. */
+export const likeId = (userId: string) => `like:${userId}`;

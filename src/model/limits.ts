@@ -1,0 +1,13 @@
+/** Limits of SPEC section 4; lengths count UTF-16 code units, as JavaScript strings do. */
+export const LIMITS = {
+  usernamePattern: /^[A-Za-z0-9_.-]{3,32}$/,
+  /** User and post ids (token subjects such as "auth0|123" included); never ":", which username claims and likes use. */
+  idPattern: /^[A-Za-z0-9_.@|-]{1,128}$/,
+  titleLength: 200,
+  postContentLength: 20_000,
+  commentLength: 2_000,
+  shortContentLength: 200,
+  pageSize: { min: 1, max: 100, default: 20 },
+  bodyBytes: 64 * 1024,
+  feedSize: 100,
+} as const;

@@ -1,0 +1,63 @@
+import { CosmosClient, type Container, type Database } from "@azure/cosmos";
+import { DefaultAzureCredential } from "@azure/identity";
+import { loadSettings, type Settings } from "../config";
+import { CONTAINERS } from "./definitions";
+import { meteredHttpClient } from "./metering";
+
+/** The containers of one database, reached through a single CosmosClient. */
+export class BlogStore {
+  readonly database: Database;
+  readonly users: Container;
+  readonly posts: Container;
+  readonly feed: Container;
+  readonly leases: Container;
+
+  constructor(
+    readonly client: CosmosClient,
+    readonly settings: Settings,
+  ) {
+    this.database = client.database(settings.cosmos.databaseName);
+    this.users = this.database.container(CONTAINERS.users);
+    this.posts = this.database.container(CONTAINERS.posts);
+    this.feed = this.database.container(CONTAINERS.feed);
+    this.leases = this.database.container(CONTAINERS.leases);
+  }
+
+  dispose(): void {
+    this.client.dispose();
+  }
+}
+
+/**
+ * A key (emulator, embedded server) or, in Azure, Entra ID through DefaultAzureCredential
+ * (managed identity; AZURE_CLIENT_ID picks the user-assigned one).
+ */
+export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
+  const local = settings.endpoint.startsWith("http://");
+  return new CosmosClient({
+    endpoint: settings.endpoint,
+    ...(settings.key ? { key: settings.key } : { aadCredentials: new DefaultAzureCredential() }),
+    // A plain-HTTP endpoint is a local server: there are no regions to discover.
+    connectionPolicy: { enableEndpointDiscovery: !local },
+    httpClient: meteredHttpClient(),
+    userAgentSuffix: "blog-cosmos-functions",
+  });
+}
+
+let current: BlogStore | undefined;
+
+/** The process-wide store, created on first use from the environment (one client per process). */
+export function store(): BlogStore {
+  current ??= createStore(loadSettings());
+  return current;
+}
+
+export function createStore(settings: Settings): BlogStore {
+  return new BlogStore(createCosmosClient(settings.cosmos), settings);
+}
+
+/** Makes `next` the process-wide store (the local host and tests point it at their server). */
+export function useStore(next: BlogStore): BlogStore {
+  current = next;
+  return next;
+}

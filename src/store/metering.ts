@@ -1,0 +1,61 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
+
+/** One HTTP request the SDK sent to Cosmos DB on behalf of an API call. */
+export interface CosmosRequest {
+  method: string;
+  path: string;
+  status: number;
+  /** The logical partition the request named (the SDK's partition key header), if any. */
+  partitionKey?: string;
+  isQueryPlan: boolean;
+  isQuery: boolean;
+  requestCharge: number;
+}
+
+export interface CosmosUsage {
+  requests: CosmosRequest[];
+  requestCharge: number;
+  durationMs: number;
+  /** An enclosing measurement (a test or benchmark around an API call) also sees these requests. */
+  parent?: CosmosUsage;
+}
+
+const current = new AsyncLocalStorage<CosmosUsage>();
+
+/**
+ * Runs `work` and records every Cosmos DB request made on its behalf. This feeds the
+ * Server-Timing header, the tests that count requests per API call, and the benchmark.
+ */
+export async function measureCosmos<T>(work: () => Promise<T>): Promise<{ result: T; usage: CosmosUsage }> {
+  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, parent: current.getStore() };
+  const result = await current.run(usage, work);
+  return { result, usage };
+}
+
+/** The SDK's own HTTP client, wrapped to count requests and request charge (a public SDK option). */
+export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
+  return {
+    async sendRequest(request) {
+      const started = performance.now();
+      const response = await inner.sendRequest(request);
+      const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
+      const record: CosmosRequest = {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: response.status,
+        partitionKey: request.headers.get("x-ms-documentdb-partitionkey") ?? undefined,
+        isQueryPlan: request.headers.get("x-ms-cosmos-is-query-plan-request")?.toLowerCase() === "true",
+        isQuery: request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true",
+        requestCharge: charge,
+      };
+      const elapsed = performance.now() - started;
+      for (let usage = current.getStore(); usage; usage = usage.parent) {
+        usage.durationMs += elapsed;
+        usage.requestCharge += charge;
+        usage.requests.push(record);
+      }
+      return response;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import functions from "@azure/functions";
+import { startCosmos, type CosmosOptions, type RunningCosmos } from "../../local/cosmos";
+import { devToken } from "../../local/host/dev-auth";
+import { Router } from "../../local/host/router";
+import { routes } from "../../src/api/routes";
+import type { Settings } from "../../src/config";
+import { createStore, useStore, type BlogStore } from "../../src/store/client";
+import { measureCosmos, type CosmosUsage } from "../../src/store/metering";
+import { provision } from "../../src/store/provision";
+
+export const TEST_SECRET = "test-secret-of-at-least-thirty-two-characters!!";
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as-is instead of JSON-encoding `body`. */
+  rawBody?: string;
+  /** A user id to sign a dev token for, or a literal Authorization header value. */
+  as?: string;
+  authorization?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiFixture {
+  cosmos: RunningCosmos;
+  blog: BlogStore;
+  settings: Settings;
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  /** Like `request`, also returning every Cosmos DB request the call made. */
+  measured(method: string, path: string, options?: RequestOptions): Promise<{ response: ApiResponse; usage: CosmosUsage }>;
+  token(userId: string): Promise<string>;
+  /** Creates a user profile through the API. */
+  user(userId: string, username?: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Embedded Cosmos DB + provisioning + the real handlers, called the way the Functions host
+ * calls them: with @azure/functions' HttpRequest and InvocationContext.
+ */
+export async function apiFixture(options: { cosmos?: CosmosOptions; settings?: Partial<Settings> } = {}): Promise<ApiFixture> {
+  const cosmos = await startCosmos(options.cosmos);
+  const settings: Settings = {
+    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog" },
+    auth: { devSecret: TEST_SECRET },
+    softDeleteTtlSeconds: 3600,
+    ...options.settings,
+  };
+  const blog = useStore(createStore(settings));
+  await provision(blog.client, settings.cosmos.databaseName);
+  const router = new Router(routes);
+
+  async function request(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
+    const url = new URL(path, "http://localhost:7071");
+    const match = router.match(method, url.pathname);
+    if (!("route" in match)) return { status: match.status, headers: {}, body: undefined };
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.as !== undefined) headers.authorization = `Bearer ${await devToken(opts.as, TEST_SECRET)}`;
+    if (opts.authorization !== undefined) headers.authorization = opts.authorization;
+    const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    if (body !== undefined) headers["content-type"] ??= "application/json";
+    const httpRequest = new functions.HttpRequest({ method, url: url.toString(), headers, params: match.params, body: body === undefined ? undefined : { string: body } });
+    const context = new functions.InvocationContext({ functionName: match.route.name, logHandler: () => {} });
+    const response = await match.route.handler(httpRequest, context);
+    const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
+    return { status: response.status ?? 200, headers: responseHeaders, body: response.jsonBody };
+  }
+
+  return {
+    cosmos,
+    blog,
+    settings,
+    request,
+    async measured(method, path, opts) {
+      const { result, usage } = await measureCosmos(() => request(method, path, opts));
+      return { response: result, usage };
+    },
+    token: (userId) => devToken(userId, TEST_SECRET),
+    async user(userId, username = userId) {
+      const response = await request("POST", "/api/users", { as: userId, body: { username } });
+      if (response.status !== 201) throw new Error(`creating user ${userId} failed: ${response.status} ${JSON.stringify(response.body)}`);
+    },
+    async stop() {
+      blog.dispose();
+      await cosmos.stop();
+    },
+  };
+}
