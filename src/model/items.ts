@@ -61,7 +61,7 @@ export interface LikeItem {
 export type PostsContainerItem = PostItem | CommentItem | LikeItem;
 
 /** System properties Cosmos DB adds; never part of an API response. */
-const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate"] as const;
+const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate", "sourceLsn"] as const;
 
 export function withoutSystemFields<T extends object>(item: T): T {
   const copy = { ...item } as Record<string, unknown>;

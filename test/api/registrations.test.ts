@@ -1,0 +1,36 @@
+import { describe, expect, it, vi } from "vitest";
+
+const registered = vi.hoisted(() => [] as { name: string; options: Record<string, unknown> }[]);
+
+// The @azure/functions `app` replaced by a recorder: what functions/ would register with the host.
+vi.mock("@azure/functions", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@azure/functions")>();
+  return { ...actual, app: { ...actual.app, http: (name: string, options: Record<string, unknown>) => registered.push({ name, options }) } };
+});
+
+describe("functions/ registrations", () => {
+  it("register exactly the route table: names, routes, methods, handlers", async () => {
+    await import("../../functions/http");
+    const { routes } = await import("../../src/api/routes");
+    expect(registered.map((r) => r.name)).toEqual(routes.map((r) => r.name));
+    for (const route of routes) {
+      const entry = registered.find((r) => r.name === route.name)!;
+      expect(entry.options).toMatchObject({ route: route.route, methods: [route.method], authLevel: "anonymous" });
+      expect(entry.options.handler).toBe(route.handler);
+    }
+  });
+
+  it("cover every route of the spec", async () => {
+    const { routes } = await import("../../src/api/routes");
+    const table = routes.map((r) => `${r.method} /api/${r.route}`).sort();
+    expect(table).toEqual(
+      [
+        "POST /api/users", "PUT /api/users/{userId}", "GET /api/users/{userId}", "GET /api/users/{userId}/posts",
+        "POST /api/posts", "PUT /api/posts/{postId}", "GET /api/posts/{postId}", "DELETE /api/posts/{postId}",
+        "POST /api/posts/{postId}/comments", "GET /api/posts/{postId}/comments",
+        "POST /api/posts/{postId}/likes", "DELETE /api/posts/{postId}/likes", "GET /api/posts/{postId}/likes",
+        "GET /api/feed",
+      ].sort(),
+    );
+  });
+});
