@@ -6,6 +6,8 @@ export interface UserItem {
   userId: string;
   username: string;
   creationDate: string;
+  /** Set on every username change: the users change feed starts the propagation for these. */
+  usernameChangedDate?: string;
 }
 
 /**

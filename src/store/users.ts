@@ -63,7 +63,7 @@ export async function renameUser(userId: string, username: string, ifMatch?: str
   try {
     const { resource } = await store()
       .users.item(userId, userId)
-      .replace<UserItem>({ ...current, username }, { accessCondition: { type: "IfMatch", condition: current._etag } });
+      .replace<UserItem>({ ...current, username, usernameChangedDate: nowIso() }, { accessCondition: { type: "IfMatch", condition: current._etag } });
     if (!sameClaim) await releaseUsername(userId, current.username);
     return resource as StoredUser;
   } catch (error) {

@@ -1,4 +1,4 @@
-import functions from "@azure/functions";
+import { HttpRequest, InvocationContext } from "@azure/functions";
 import { startCosmos, type CosmosOptions, type RunningCosmos } from "../../local/cosmos";
 import { devToken } from "../../local/host/dev-auth";
 import { Router } from "../../local/host/router";
@@ -65,8 +65,8 @@ export async function apiFixture(options: { cosmos?: CosmosOptions; settings?: P
     if (opts.authorization !== undefined) headers.authorization = opts.authorization;
     const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
     if (body !== undefined) headers["content-type"] ??= "application/json";
-    const httpRequest = new functions.HttpRequest({ method, url: url.toString(), headers, params: match.params, body: body === undefined ? undefined : { string: body } });
-    const context = new functions.InvocationContext({ functionName: match.route.name, logHandler: () => {} });
+    const httpRequest = new HttpRequest({ method, url: url.toString(), headers, params: match.params, body: body === undefined ? undefined : { string: body } });
+    const context = new InvocationContext({ functionName: match.route.name, logHandler: () => {} });
     const response = await match.route.handler(httpRequest, context);
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
     return { status: response.status ?? 200, headers: responseHeaders, body: response.jsonBody };

@@ -1,0 +1,63 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
+import type { Route } from "../../src/api/routes";
+import { Router } from "./router";
+
+/** Beyond this the request is refused before it reaches a handler (handlers enforce 64 KiB themselves). */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+function problem(res: ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/problem+json", ...headers });
+  res.end(JSON.stringify({ type: `https://httpstatuses.io/${status}`, title, status, detail }));
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
+  const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>));
+  let body: string | Buffer | undefined;
+  if (response.jsonBody !== undefined) {
+    body = JSON.stringify(response.jsonBody);
+    headers["content-type"] ??= "application/json";
+  } else if (typeof response.body === "string" || Buffer.isBuffer(response.body)) {
+    body = response.body;
+  }
+  res.writeHead(response.status ?? 200, headers);
+  res.end(body);
+}
+
+/** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
+export function createHttpServer(routes: readonly Route[], log: (line: string) => void): Server {
+  const router = new Router(routes);
+  return createServer((req, res) => {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
+    res.on("finish", () => log(`${req.method} ${url.pathname}${url.search} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    void (async () => {
+      const match = router.match(req.method ?? "GET", url.pathname);
+      if (!("route" in match)) {
+        if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });
+        return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
+      }
+      const body = await readBody(req);
+      if (body === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
+      const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
+      const request = new HttpRequest({ method: req.method, url: url.toString(), headers, params: match.params, body: body.length > 0 ? { bytes: body } : undefined });
+      const context = new InvocationContext({ functionName: match.route.name, invocationId: randomUUID(), logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`) });
+      writeResponse(res, await match.route.handler(request, context));
+    })().catch((error: unknown) => {
+      log(`unhandled error: ${(error as Error).stack ?? String(error)}`);
+      if (!res.headersSent) problem(res, 500, "Internal Server Error", "The request could not be completed.");
+    });
+  });
+}

@@ -1,0 +1,58 @@
+import { loadSettings } from "../../src/config";
+import { LOCAL_DEV_SECRET } from "./dev-auth";
+import { startLocalSystem } from "./system";
+
+/** `npm start`: the whole system on this machine, until Ctrl-C. */
+async function main(): Promise<void> {
+  const port = Number(process.env.PORT ?? 7071);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
+  const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
+  const settings = external ? loadSettings() : undefined;
+  const devSecret = process.env.AUTH_DEV_SECRET ?? LOCAL_DEV_SECRET;
+  const quiet = process.env.LOG_REQUESTS === "false";
+
+  console.log(external ? `Using Cosmos DB at ${external}` : "Starting the embedded Cosmos DB server (in memory)...");
+  const system = await startLocalSystem({
+    port,
+    cosmos: settings?.cosmos,
+    databaseName: settings?.cosmos.databaseName,
+    auth: { ...settings?.auth, devSecret },
+    softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
+    log: (line) => {
+      if (!quiet) console.log(`  ${line}`);
+    },
+  });
+
+  console.log(`
+Blog API ready on ${system.url}
+  Cosmos DB:   ${system.cosmosEndpoint}
+  Dev token:   npm run token -- alice${process.env.AUTH_DEV_SECRET ? "" : "   (signed with the local default secret)"}
+  Try it:
+    TOKEN=$(npm run --silent token -- alice)
+    curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'
+    curl -s ${system.url}/users/alice
+  Sample data: npm run seed -- --users 20
+Press Ctrl-C to stop.
+`);
+
+  let stopping = false;
+  const shutdown = () => {
+    if (stopping) return;
+    stopping = true;
+    console.log("\nStopping...");
+    system.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(`npm start failed: ${(error as Error).message}`);
+  process.exit(1);
+});

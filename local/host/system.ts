@@ -1,0 +1,93 @@
+import type { Server } from "node:http";
+import { startCosmos, type RunningCosmos } from "../cosmos";
+import { routes } from "../../src/api/routes";
+import type { Settings } from "../../src/config";
+import { changeFeedTriggers, type PipelineServices } from "../../src/pipeline/triggers";
+import { ACTIVITIES, findStalePartitions, PROPAGATION, propagateUsername, renameInPartition } from "../../src/pipeline/username-propagation";
+import { createStore, useStore, type BlogStore } from "../../src/store/client";
+import { containerDefinitions } from "../../src/store/definitions";
+import { provision } from "../../src/store/provision";
+import { ChangeFeedPump } from "./change-feed-pump";
+import { LOCAL_DEV_SECRET } from "./dev-auth";
+import { LocalDurableRuntime } from "./durable";
+import { createHttpServer } from "./http-server";
+
+export interface LocalSystemOptions {
+  /** HTTP port; 0 picks a free one. */
+  port?: number;
+  /** Use this Cosmos DB account or emulator instead of the embedded server. */
+  cosmos?: { endpoint: string; key?: string };
+  databaseName?: string;
+  auth?: Settings["auth"];
+  softDeleteTtlSeconds?: number;
+  /** How often an idle change feed is polled. */
+  pollMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalSystem {
+  /** Base URL of the API, e.g. http://localhost:7071/api */
+  url: string;
+  store: BlogStore;
+  durable: LocalDurableRuntime;
+  cosmosEndpoint: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole system in one process: Cosmos DB (embedded unless one is given), provisioning,
+ * the HTTP routes, the change feed consumers and the username orchestration — the same
+ * handlers the Functions host runs, registered from the same tables.
+ */
+export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
+  const log = options.log ?? (() => {});
+  let embedded: RunningCosmos | undefined;
+  const cosmos = options.cosmos ?? (embedded = await startCosmos());
+  const settings: Settings = {
+    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
+    auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
+    softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
+  };
+  const store = useStore(createStore(settings));
+  await provision(store.client, settings.cosmos.databaseName, log);
+
+  const durable = new LocalDurableRuntime(
+    { [PROPAGATION]: propagateUsername },
+    { [ACTIVITIES.findStalePartitions]: findStalePartitions, [ACTIVITIES.renameInPartition]: renameInPartition },
+    log,
+  );
+  const services: PipelineServices = {
+    propagations: {
+      async start(instanceId, input) {
+        if (durable.startNew(PROPAGATION, instanceId, input)) log(`orchestration ${instanceId} started for ${input.userId}`);
+      },
+    },
+  };
+  const pumps = changeFeedTriggers.map(
+    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, { pollMs: options.pollMs ?? 100, maxItems: 100, log }),
+  );
+  pumps.forEach((pump) => pump.start());
+
+  const server: Server = createHttpServer(routes, log);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 7071, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as { port: number };
+
+  return {
+    url: `http://localhost:${port}/api`,
+    store,
+    durable,
+    cosmosEndpoint: cosmos.endpoint,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all(pumps.map((pump) => pump.stop()));
+      durable.stop();
+      await durable.idle();
+      store.dispose();
+      await embedded?.stop();
+    },
+  };
+}

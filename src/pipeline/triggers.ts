@@ -1,0 +1,45 @@
+import type { ExponentialBackoffRetryOptions } from "@azure/functions";
+import { CONTAINERS } from "../store/definitions";
+import { handlePostsChanges } from "./posts-feed";
+import { handleUsersChanges, type PropagationStarter } from "./users-feed";
+
+/** What a change feed handler may use besides the documents: supplied by each host. */
+export interface PipelineServices {
+  propagations: PropagationStarter;
+}
+
+export interface ChangeFeedTrigger {
+  name: string;
+  containerName: string;
+  /** One lease prefix per function, all on the shared `leases` container. */
+  leaseContainerPrefix: string;
+  startFromBeginning: boolean;
+  /** Retried until it succeeds: a batch is never skipped. */
+  retry: ExponentialBackoffRetryOptions;
+  needsDurableClient: boolean;
+  handler(documents: unknown[], services: PipelineServices): Promise<void>;
+}
+
+const retryForever: ExponentialBackoffRetryOptions = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
+
+/** THE change feed consumers: functions/ registers them with app.cosmosDB, local/host pumps them. */
+export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
+  {
+    name: "postsChangeFeed",
+    containerName: CONTAINERS.posts,
+    leaseContainerPrefix: "posts-",
+    startFromBeginning: true,
+    retry: retryForever,
+    needsDurableClient: false,
+    handler: (documents) => handlePostsChanges(documents),
+  },
+  {
+    name: "usersChangeFeed",
+    containerName: CONTAINERS.users,
+    leaseContainerPrefix: "users-",
+    startFromBeginning: true,
+    retry: retryForever,
+    needsDurableClient: true,
+    handler: (documents, services) => handleUsersChanges(documents, services.propagations),
+  },
+];
