@@ -10,11 +10,13 @@ async function main(): Promise<void> {
   const settings = external ? loadSettings() : undefined;
   const devSecret = process.env.AUTH_DEV_SECRET ?? LOCAL_DEV_SECRET;
   const quiet = process.env.LOG_REQUESTS === "false";
+  const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
 
   console.log(external ? `Using Cosmos DB at ${external}` : "Starting the embedded Cosmos DB server (in memory)...");
   const system = await startLocalSystem({
     port,
     cosmos: settings?.cosmos,
+    cosmosPort,
     databaseName: settings?.cosmos.databaseName,
     auth: { ...settings?.auth, devSecret },
     softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
@@ -25,13 +27,14 @@ async function main(): Promise<void> {
 
   console.log(`
 Blog API ready on ${system.url}
-  Cosmos DB:   ${system.cosmosEndpoint}
+  Cosmos DB:   COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`}
   Dev token:   npm run token -- alice${process.env.AUTH_DEV_SECRET ? "" : "   (signed with the local default secret)"}
   Try it:
     TOKEN=$(npm run --silent token -- alice)
     curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'
     curl -s ${system.url}/users/alice
   Sample data: npm run seed -- --users 20
+  Rebuild Q3/Q6 copies: COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`} npm run rebuild-views
 Press Ctrl-C to stop.
 `);
 

@@ -17,6 +17,8 @@ export interface LocalSystemOptions {
   port?: number;
   /** Use this Cosmos DB account or emulator instead of the embedded server. */
   cosmos?: { endpoint: string; key?: string };
+  /** Port of the embedded Cosmos DB server (0, the default, picks a free one). */
+  cosmosPort?: number;
   databaseName?: string;
   auth?: Settings["auth"];
   softDeleteTtlSeconds?: number;
@@ -31,6 +33,7 @@ export interface LocalSystem {
   store: BlogStore;
   durable: LocalDurableRuntime;
   cosmosEndpoint: string;
+  cosmosKey?: string;
   stop(): Promise<void>;
 }
 
@@ -42,7 +45,7 @@ export interface LocalSystem {
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const log = options.log ?? (() => {});
   let embedded: RunningCosmos | undefined;
-  const cosmos = options.cosmos ?? (embedded = await startCosmos());
+  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0 }));
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
@@ -80,6 +83,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     store,
     durable,
     cosmosEndpoint: cosmos.endpoint,
+    cosmosKey: cosmos.key,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
