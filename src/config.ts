@@ -22,6 +22,8 @@ export interface Settings {
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
 const schema = z.object({
+  /** A key-based connection string (emulator): the same setting the Cosmos DB trigger reads. */
+  COSMOS: optional,
   COSMOS_ENDPOINT: optional,
   COSMOS__accountEndpoint: optional,
   COSMOS_KEY: optional,
@@ -37,14 +39,27 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = schema.safeParse(env);
   if (!parsed.success) throw new Error(`Invalid settings: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const values = parsed.data;
-  const endpoint = values.COSMOS_ENDPOINT ?? values.COSMOS__accountEndpoint;
-  if (!endpoint) throw new Error("COSMOS_ENDPOINT (or COSMOS__accountEndpoint) must be set to the Cosmos DB account endpoint.");
+  const connection = parseConnectionString(values.COSMOS);
+  const endpoint = values.COSMOS_ENDPOINT ?? values.COSMOS__accountEndpoint ?? connection.AccountEndpoint;
+  if (!endpoint) throw new Error("Set COSMOS__accountEndpoint (Entra ID), or COSMOS_ENDPOINT and COSMOS_KEY, or a COSMOS connection string.");
   if (values.AUTH_DEV_SECRET !== undefined && values.AUTH_DEV_SECRET.length < 32) {
     throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
   }
   return {
-    cosmos: { endpoint, key: values.COSMOS_KEY, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName },
+    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName },
     auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
   };
+}
+
+/** `AccountEndpoint=...;AccountKey=...;` as the Functions Cosmos DB extension reads it. */
+function parseConnectionString(value: string | undefined): Record<string, string> {
+  if (!value) return {};
+  return Object.fromEntries(
+    value
+      .split(";")
+      .map((part) => part.trim())
+      .filter((part) => part.includes("="))
+      .map((part) => [part.slice(0, part.indexOf("=")), part.slice(part.indexOf("=") + 1)]),
+  );
 }

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { loadSettings } from "../../src/config";
+
+describe("settings", () => {
+  it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
+    const settings = loadSettings({ COSMOS__accountEndpoint: "https://acct.documents.azure.com:443/", AUTH_ISSUER: "https://issuer", AUTH_AUDIENCE: "api://x" });
+    expect(settings.cosmos).toEqual({ endpoint: "https://acct.documents.azure.com:443/", key: undefined, databaseName: "blog" });
+    expect(settings.auth).toMatchObject({ issuer: "https://issuer", audience: "api://x", devSecret: undefined });
+    expect(settings.softDeleteTtlSeconds).toBe(86_400);
+  });
+
+  it("reads the key-based connection string the Cosmos DB trigger uses", () => {
+    const settings = loadSettings({ COSMOS: "AccountEndpoint=https://localhost:8081/;AccountKey=abc==;" });
+    expect(settings.cosmos).toMatchObject({ endpoint: "https://localhost:8081/", key: "abc==" });
+  });
+
+  it("refuses to start without an endpoint or with a short dev secret", () => {
+    expect(() => loadSettings({})).toThrow(/COSMOS/);
+    expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", AUTH_DEV_SECRET: "short" })).toThrow(/32 characters/);
+    expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", SOFT_DELETE_TTL_SECONDS: "-5" })).toThrow(/SOFT_DELETE_TTL_SECONDS/);
+  });
+});
