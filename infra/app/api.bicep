@@ -1,0 +1,80 @@
+// The Function App on Flex Consumption (Node.js 20), running as the user-assigned identity.
+// Every connection is identity-based: no keys or connection strings in its settings.
+param name string
+param planName string
+param location string
+param tags object
+param identityId string
+param identityClientId string
+param storageAccountName string
+param deploymentContainerName string
+param applicationInsightsName string
+@description('App settings of the blog backend (Cosmos DB endpoint, auth, ...).')
+param appSettings object
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource applicationInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: applicationInsightsName
+}
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: { name: 'FC1', tier: 'FlexConsumption' }
+  properties: { reserved: true }
+}
+
+var hostSettings = {
+  // Functions host and Durable Functions state, through the managed identity.
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identityClientId
+  AzureWebJobsStorage__blobServiceUri: storage.properties.primaryEndpoints.blob
+  AzureWebJobsStorage__queueServiceUri: storage.properties.primaryEndpoints.queue
+  AzureWebJobsStorage__tableServiceUri: storage.properties.primaryEndpoints.table
+  // Application Insights accepts only Entra ID tokens (local auth is disabled on the component).
+  APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights.properties.ConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+}
+
+resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: { '${identityId}': {} }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+    }
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storage.properties.primaryEndpoints.blob}${deploymentContainerName}'
+          authentication: { type: 'UserAssignedIdentity', userAssignedIdentityResourceId: identityId }
+        }
+      }
+      scaleAndConcurrency: { maximumInstanceCount: 100, instanceMemoryMB: 2048 }
+      runtime: { name: 'node', version: '20' }
+    }
+  }
+
+  resource settings 'config' = {
+    name: 'appsettings'
+    properties: union(hostSettings, appSettings)
+  }
+}
+
+output name string = functionApp.name
+output uri string = 'https://${functionApp.properties.defaultHostName}'

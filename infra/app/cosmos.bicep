@@ -1,0 +1,111 @@
+// Cosmos DB for NoSQL, Entra ID only (disableLocalAuth), session consistency, continuous
+// backup; the database, the containers of ../containers.json (the same file the app's local
+// provisioning reads), their stored procedures and trigger, and least-privilege data access.
+param accountName string
+param location string
+param tags object
+
+@allowed(['serverless', 'autoscale'])
+param throughputMode string
+param autoscaleMaxThroughput int
+
+@description('Principal id of the Function App identity.')
+param appPrincipalId string
+
+@description('Optional principal id of the deploying user (Data Contributor, for local runs).')
+param userPrincipalId string = ''
+
+var definitions = loadJsonContent('../containers.json')
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: accountName
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    consistencyPolicy: { defaultConsistencyLevel: 'Session' }
+    locations: [{ locationName: location, failoverPriority: 0, isZoneRedundant: false }]
+    capabilities: throughputMode == 'serverless' ? [{ name: 'EnableServerless' }] : []
+    backupPolicy: {
+      type: 'Continuous'
+      continuousModeProperties: { tier: 'Continuous7Days' }
+    }
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: definitions.databaseName
+  properties: {
+    resource: { id: definitions.databaseName }
+    // Autoscale throughput shared by all containers; serverless accounts take no throughput.
+    options: throughputMode == 'autoscale' ? { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } } : {}
+  }
+}
+
+// One module per container of containers.json: the container and its scripts.
+module containers 'cosmos-container.bicep' = [
+  for c in definitions.containers: {
+    name: 'cosmos-container-${c.name}'
+    params: {
+      accountName: account.name
+      databaseName: database.name
+      definition: c
+    }
+  }
+]
+
+// Only what the app does: read metadata, items CRUD, queries, change feed, stored procedures.
+resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2024-11-15' = {
+  parent: account
+  name: guid(account.id, 'blog-app-data-access')
+  properties: {
+    roleName: 'Blog app data access'
+    type: 'CustomRole'
+    assignableScopes: [account.id]
+    permissions: [
+      {
+        dataActions: [
+          'Microsoft.DocumentDB/databaseAccounts/readMetadata'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/create'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/read'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/replace'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/upsert'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/delete'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/executeQuery'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/readChangeFeed'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/executeStoredProcedure'
+        ]
+      }
+    ]
+  }
+}
+
+resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: account
+  name: guid(account.id, appPrincipalId, appDataRole.id)
+  properties: {
+    roleDefinitionId: appDataRole.id
+    principalId: appPrincipalId
+    scope: '${account.id}/dbs/${database.name}'
+  }
+}
+
+// Built-in Cosmos DB Data Contributor for the deploying user, if one was given.
+resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = if (!empty(userPrincipalId)) {
+  parent: account
+  name: guid(account.id, userPrincipalId, '00000000-0000-0000-0000-000000000002')
+  properties: {
+    roleDefinitionId: '${account.id}/sqlRoleDefinitions/00000000-0000-0000-0000-000000000002'
+    principalId: userPrincipalId
+    scope: account.id
+  }
+}
+
+output endpoint string = account.properties.documentEndpoint
+output accountName string = account.name

@@ -1,0 +1,147 @@
+// Everything the blog backend needs, keyless: a resource group with Cosmos DB (NoSQL, Entra ID
+// only), a Flex Consumption Function App running as a user-assigned managed identity, its
+// storage (identity-based, also the Durable Functions state), and monitoring.
+// Subscription scope, so `azd up` and `az deployment sub create` create the resource group too.
+targetScope = 'subscription'
+
+@minLength(1)
+@maxLength(64)
+@description('Name of the environment; used to name resources and as the azd environment tag.')
+param environmentName string
+
+@minLength(1)
+@description('Azure region for every resource (one that offers Flex Consumption).')
+@metadata({ azd: { type: 'location' } })
+param location string
+
+@description('Optional object id of the deploying user or group: gets data-plane access to Cosmos DB and storage for local runs and debugging.')
+param principalId string = ''
+
+@allowed(['User', 'Group', 'ServicePrincipal'])
+param principalType string = 'User'
+
+@allowed(['serverless', 'autoscale'])
+@description('serverless: pay per request, nothing at rest beyond storage. autoscale: provisioned throughput shared by the database, scaling between 10% and 100% of the maximum.')
+param cosmosThroughputMode string = 'serverless'
+
+@minValue(1000)
+@description('Maximum RU/s of the shared autoscale throughput (autoscale mode only).')
+param cosmosAutoscaleMaxThroughput int = 1000
+
+@description('OIDC issuer of the bearer tokens the API accepts, e.g. https://login.microsoftonline.com/<tenant>/v2.0')
+param authIssuer string
+
+@description('Audience (application ID URI or client id) the tokens must be issued for.')
+param authAudience string
+
+@minValue(60)
+@description('Seconds a soft-deleted post, its comments and likes stay before Cosmos DB expires them.')
+param softDeleteTtlSeconds int = 86400
+
+var abbrs = loadJsonContent('abbreviations.json')
+var definitions = loadJsonContent('containers.json')
+var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+var tags = { 'azd-env-name': environmentName }
+var functionAppName = '${abbrs.webSitesFunctions}api-${resourceToken}'
+
+resource rg 'Microsoft.Resources/resourceGroups@2024-03-01' = {
+  name: '${abbrs.resourcesResourceGroups}${environmentName}'
+  location: location
+  tags: tags
+}
+
+module identity 'app/identity.bicep' = {
+  name: 'identity'
+  scope: rg
+  params: {
+    name: '${abbrs.managedIdentityUserAssignedIdentities}api-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+module monitoring 'app/monitoring.bicep' = {
+  name: 'monitoring'
+  scope: rg
+  params: {
+    logAnalyticsName: '${abbrs.operationalInsightsWorkspaces}${resourceToken}'
+    applicationInsightsName: '${abbrs.insightsComponents}${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+module storage 'app/storage.bicep' = {
+  name: 'storage'
+  scope: rg
+  params: {
+    name: '${abbrs.storageStorageAccounts}${resourceToken}'
+    location: location
+    tags: tags
+    deploymentContainerName: 'app-package-${take(resourceToken, 7)}'
+  }
+}
+
+module cosmos 'app/cosmos.bicep' = {
+  name: 'cosmos'
+  scope: rg
+  params: {
+    accountName: '${abbrs.documentDBDatabaseAccounts}${resourceToken}'
+    location: location
+    tags: tags
+    throughputMode: cosmosThroughputMode
+    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    appPrincipalId: identity.outputs.principalId
+    userPrincipalId: principalId
+  }
+}
+
+module api 'app/api.bicep' = {
+  name: 'api'
+  scope: rg
+  params: {
+    name: functionAppName
+    planName: '${abbrs.webServerFarms}${resourceToken}'
+    location: location
+    tags: union(tags, { 'azd-service-name': 'api' })
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    appSettings: {
+      COSMOS__accountEndpoint: cosmos.outputs.endpoint
+      COSMOS__credential: 'managedidentity'
+      COSMOS__clientId: identity.outputs.clientId
+      COSMOS_DATABASE: definitions.databaseName
+      AZURE_CLIENT_ID: identity.outputs.clientId
+      AUTH_ISSUER: authIssuer
+      AUTH_AUDIENCE: authAudience
+      SOFT_DELETE_TTL_SECONDS: string(softDeleteTtlSeconds)
+    }
+  }
+}
+
+module rbac 'app/rbac.bicep' = {
+  name: 'rbac'
+  scope: rg
+  params: {
+    storageAccountName: storage.outputs.name
+    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    appPrincipalId: identity.outputs.principalId
+    userPrincipalId: principalId
+    userPrincipalType: principalType
+  }
+}
+
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = rg.name
+output AZURE_FUNCTION_APP_NAME string = api.outputs.name
+output SERVICE_API_NAME string = api.outputs.name
+output SERVICE_API_URI string = api.outputs.uri
+output API_BASE_URL string = '${api.outputs.uri}/api'
+output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output COSMOS_ACCOUNT_NAME string = cosmos.outputs.accountName
+output COSMOS_DATABASE string = definitions.databaseName
+output AZURE_CLIENT_ID string = identity.outputs.clientId

@@ -1,0 +1,136 @@
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { changeFeedTriggers } from "../../src/pipeline/triggers";
+import { CONTAINERS, containerDefinitions, SPROCS, TRIGGERS } from "../../src/store/definitions";
+
+const root = resolve(__dirname, "../..");
+const infra = join(root, "infra");
+const bicepFiles = [join(infra, "main.bicep"), ...readdirSync(join(infra, "app")).filter((f) => f.endsWith(".bicep")).map((f) => join(infra, "app", f))];
+const source = (file: string) => readFileSync(file, "utf8");
+const all = bicepFiles.map(source).join("\n");
+/** Bicep text without comments and string contents (a small scanner): what structure checks look at. */
+function code(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    if (text.startsWith("//", i)) {
+      while (i < text.length && text[i] !== "\n") i++;
+      out += "\n";
+    } else if (text[i] === "'") {
+      for (i++; i < text.length && text[i] !== "'"; i++) if (text[i] === "\\") i++;
+      out += "''";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+describe("Bicep templates (checked without the bicep CLI)", () => {
+  it("are well formed: balanced brackets, and every module and loaded file exists", () => {
+    for (const file of bicepFiles) {
+      const text = code(source(file));
+      for (const [open, close] of [["{", "}"], ["[", "]"], ["(", ")"]]) {
+        expect(text.split(open).length, `${file} ${open}${close}`).toBe(text.split(close).length);
+      }
+      for (const [, path] of source(file).matchAll(/(?:module\s+\w+\s+|load(?:Text|Json)Content\()'([^']+)'/g)) {
+        expect(existsSync(resolve(dirname(file), path)), `${file} -> ${path}`).toBe(true);
+      }
+    }
+  });
+
+  it("declare exactly the containers and partition keys the code uses, from the shared definitions", () => {
+    expect(containerDefinitions.containers.map((c) => c.name).sort()).toEqual(Object.values(CONTAINERS).sort());
+    const keys = Object.fromEntries(containerDefinitions.containers.map((c) => [c.name, c.partitionKeyPath]));
+    expect(keys).toEqual({ users: "/userId", posts: "/postId", feed: "/type", leases: "/id" });
+    expect(source(join(infra, "app/cosmos.bicep"))).toContain("loadJsonContent('../containers.json')");
+    expect(source(join(infra, "app/cosmos.bicep"))).toMatch(/module containers 'cosmos-container\.bicep' = \[\s*for c in definitions\.containers/);
+    // The change feed triggers watch declared containers and use the pre-created leases container.
+    for (const trigger of changeFeedTriggers) expect(Object.values(CONTAINERS)).toContain(trigger.containerName);
+    expect(new Set(changeFeedTriggers.map((t) => t.leaseContainerPrefix)).size).toBe(changeFeedTriggers.length);
+    expect(source(join(root, "functions/changeFeeds.ts"))).toContain("createLeaseContainerIfNotExists: false");
+  });
+
+  it("deploy every stored procedure and trigger the code calls, and nothing else, from sprocs/", () => {
+    const declaredSprocs = containerDefinitions.containers.flatMap((c) => c.storedProcedures);
+    const declaredTriggers = containerDefinitions.containers.flatMap((c) => c.triggers.map((t) => t.name));
+    expect(declaredSprocs.sort()).toEqual(Object.values(SPROCS).sort());
+    expect(declaredTriggers.sort()).toEqual(Object.values(TRIGGERS).sort());
+    const container = source(join(infra, "app/cosmos-container.bicep"));
+    for (const name of [...declaredSprocs, ...declaredTriggers]) {
+      expect(existsSync(join(root, "sprocs", `${name}.js`)), name).toBe(true);
+      expect(container).toContain(`${name}: loadTextContent('../../sprocs/${name}.js')`);
+    }
+    expect(container).toMatch(/for name in definition\.storedProcedures/);
+    expect(container).toMatch(/for trigger in definition\.triggers/);
+    expect(containerDefinitions.containers.find((c) => c.name === "posts")?.storedProcedures).toEqual(expect.arrayContaining(["createComment", "createLike", "deleteLike", "updateUsernames"]));
+    expect(containerDefinitions.containers.find((c) => c.name === "feed")?.triggers).toEqual([{ name: "truncateFeed", triggerType: "Post", triggerOperation: "All" }]);
+  });
+
+  it("fit indexing and TTL to the queries: content never indexed, posts expire soft deletes", () => {
+    for (const c of containerDefinitions.containers.filter((c) => c.name !== "leases")) {
+      expect(c.indexingPolicy.excludedPaths.map((p) => p.path), c.name).toContain("/content/?");
+      expect(c.indexingPolicy.includedPaths.map((p) => p.path), c.name).toContain("/*");
+    }
+    expect(containerDefinitions.containers.find((c) => c.name === "posts")).toMatchObject({ defaultTtl: -1 });
+  });
+
+  it("are keyless: local auth off, shared keys off, no keys or connection strings anywhere", () => {
+    const cosmos = source(join(infra, "app/cosmos.bicep"));
+    expect(cosmos).toMatch(/disableLocalAuth:\s*true/);
+    expect(cosmos).toMatch(/defaultConsistencyLevel:\s*'Session'/);
+    expect(cosmos).toMatch(/type:\s*'Continuous'/);
+    expect(source(join(infra, "app/storage.bicep"))).toMatch(/allowSharedKeyAccess:\s*false/);
+    expect(source(join(infra, "app/monitoring.bicep"))).toMatch(/DisableLocalAuth:\s*true/);
+    expect(all).not.toMatch(/listKeys|listConnectionStrings|AccountKey|primaryMasterKey|primaryKey|SharedAccessKey|@secure/i);
+    const outputs = [...all.matchAll(/^output\s+(\w+)/gm)].map((m) => m[1]);
+    expect(outputs.filter((name) => /key|secret|password|connection/i.test(name))).toEqual([]);
+    expect(source(join(infra, "main.bicep"))).not.toMatch(/ConnectionString/);
+  });
+
+  it("give the Function App identity-based settings for everything the app and its triggers read", () => {
+    const main = source(join(infra, "main.bicep"));
+    const api = source(join(infra, "app/api.bicep"));
+    for (const setting of ["COSMOS__accountEndpoint", "COSMOS__credential: 'managedidentity'", "COSMOS__clientId", "COSMOS_DATABASE", "AZURE_CLIENT_ID", "AUTH_ISSUER", "AUTH_AUDIENCE", "SOFT_DELETE_TTL_SECONDS"]) {
+      expect(main, setting).toContain(setting);
+    }
+    for (const setting of ["AzureWebJobsStorage__credential: 'managedidentity'", "AzureWebJobsStorage__clientId", "AzureWebJobsStorage__blobServiceUri", "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__tableServiceUri"]) {
+      expect(api, setting).toContain(setting);
+    }
+    expect(api).toMatch(/tier:\s*'FlexConsumption'/);
+    expect(api).toMatch(/runtime:\s*\{\s*name:\s*'node',\s*version:\s*'(20|22)'\s*\}/);
+    expect(api).toMatch(/type:\s*'UserAssigned'/);
+    expect(source(join(root, "functions/changeFeeds.ts"))).toContain('connection: "COSMOS"');
+    expect(source(join(root, "functions/changeFeeds.ts"))).toContain('"%COSMOS_DATABASE%"');
+  });
+
+  it("grant the Function App identity data-plane and storage roles, named with guid()", () => {
+    const cosmos = source(join(infra, "app/cosmos.bicep"));
+    const rbac = source(join(infra, "app/rbac.bicep"));
+    expect(cosmos).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*?principalId: appPrincipalId/);
+    expect(source(join(infra, "main.bicep"))).toMatch(/appPrincipalId: identity\.outputs\.principalId/);
+    for (const action of ["items/create", "items/read", "items/replace", "items/upsert", "items/delete", "executeQuery", "readChangeFeed", "executeStoredProcedure", "readMetadata"]) {
+      expect(cosmos).toContain(action);
+    }
+    expect(cosmos).not.toMatch(/dataActions:[\s\S]*containers\/\*'/);
+    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"]) {
+      expect(rbac).toContain(role);
+    }
+    const assignments = [...all.matchAll(/(roleAssignments|sqlRoleAssignments|sqlRoleDefinitions)@[\d-]+' = [^\n]*\n(?:.*\n){0,3}?\s*name: (\S+)/g)];
+    expect(assignments.length).toBeGreaterThanOrEqual(5);
+    for (const [, , name] of assignments) expect(name).toMatch(/^guid\(/);
+  });
+
+  it("have UPPER_CASE outputs, parameters for every required main.bicep parameter, and an azd function service", () => {
+    const main = source(join(infra, "main.bicep"));
+    for (const [, name] of main.matchAll(/^output\s+(\w+)/gm)) expect(name).toMatch(/^[A-Z][A-Z0-9_]*$/);
+    const parameters = JSON.parse(source(join(infra, "main.parameters.json"))).parameters as Record<string, unknown>;
+    const required = [...main.matchAll(/^param\s+(\w+)\s+\w+\s*$/gm)].map((m) => m[1]);
+    for (const name of required) expect(Object.keys(parameters), name).toContain(name);
+    for (const name of Object.keys(parameters)) expect(main).toMatch(new RegExp(`^param ${name}\\b`, "m"));
+    const azure = source(join(root, "azure.yaml"));
+    expect(azure).toMatch(/host:\s*function/);
+    expect(main).toContain("'azd-service-name': 'api'");
+    expect(main).toMatch(/targetScope = 'subscription'/);
+  });
+});
