@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { devToken, LOCAL_DEV_SECRET } from "../local/host/dev-auth";
 import { ProgressBar } from "./progress";
+import { between, random } from "./random";
 
 export interface SeedOptions {
   users: number;
@@ -18,20 +19,6 @@ export interface SeedResult {
   comments: number;
   likes: number;
 }
-
-/** A small deterministic PRNG (mulberry32), so `--seed` reproduces the same data. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const between = (rng: () => number, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
 
 /** Runs `work` over `items` with at most `limit` in flight. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {

@@ -1,4 +1,5 @@
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
+import { equalityFilters, matches } from "./candidates";
 import { badRequest, conflict, CosmosError, notFound, preconditionFailed } from "./errors";
 import { applyPatch } from "./patch";
 import { checkId, isObject, newEtag, newRid, nowSeconds, type Json, type JsonObject } from "./resources";
@@ -38,6 +39,20 @@ export interface ChangePage {
 export interface QuerySpec {
   query: string;
   parameters?: { name: string; value: Json }[];
+}
+
+type Query = ReturnType<typeof query>;
+const parsedQueries = new Map<string, Query>();
+
+/** Parsed queries, cached: the same few queries run over and over. */
+function compiled(sql: string): Query {
+  let parsed = parsedQueries.get(sql);
+  if (!parsed) {
+    parsed = query(sql); // parses at once: a syntax error surfaces here
+    if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
+    parsedQueries.set(sql, parsed);
+  }
+  return parsed;
 }
 
 /** Everything the service keeps about one container: definition, items by logical partition, change log. */
@@ -138,9 +153,11 @@ export class Container {
 
   /** Runs SQL over one logical partition (`pk`) or, when `pk` is undefined, over all of them. */
   query(pk: string | undefined, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
-    const docs = this.liveDocs(pk);
     try {
-      const { result, continuation: next } = query(spec.query).exec(docs, {
+      const parsed = compiled(spec.query);
+      const filters = equalityFilters(parsed.ast, spec.parameters ?? []);
+      const docs = filters.length > 0 ? this.liveDocs(pk).filter((doc) => matches(doc, filters)) : this.liveDocs(pk);
+      const { result, continuation: next } = parsed.exec(docs, {
         parameters: spec.parameters ?? [],
         maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
         continuation: continuation ? { token: continuation } : undefined,

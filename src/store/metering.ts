@@ -11,6 +11,8 @@ export interface CosmosRequest {
   isQueryPlan: boolean;
   isQuery: boolean;
   requestCharge: number;
+  /** Items the query read, from Cosmos DB's query metrics (only when requested, see measureCosmos). */
+  retrievedDocumentCount?: number;
 }
 
 export interface CosmosUsage {
@@ -19,6 +21,8 @@ export interface CosmosUsage {
   durationMs: number;
   /** An enclosing measurement (a test or benchmark around an API call) also sees these requests. */
   parent?: CosmosUsage;
+  /** Ask Cosmos DB for query metrics on every query (the benchmark counts items read). */
+  queryMetrics?: boolean;
 }
 
 const current = new AsyncLocalStorage<CosmosUsage>();
@@ -27,8 +31,9 @@ const current = new AsyncLocalStorage<CosmosUsage>();
  * Runs `work` and records every Cosmos DB request made on its behalf. This feeds the
  * Server-Timing header, the tests that count requests per API call, and the benchmark.
  */
-export async function measureCosmos<T>(work: () => Promise<T>): Promise<{ result: T; usage: CosmosUsage }> {
-  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, parent: current.getStore() };
+export async function measureCosmos<T>(work: () => Promise<T>, options: { queryMetrics?: boolean } = {}): Promise<{ result: T; usage: CosmosUsage }> {
+  const parent = current.getStore();
+  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, parent, queryMetrics: options.queryMetrics ?? parent?.queryMetrics };
   const result = await current.run(usage, work);
   return { result, usage };
 }
@@ -37,6 +42,8 @@ export async function measureCosmos<T>(work: () => Promise<T>): Promise<{ result
 export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
   return {
     async sendRequest(request) {
+      const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
+      if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
       const started = performance.now();
       const response = await inner.sendRequest(request);
       const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
@@ -46,8 +53,9 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
         status: response.status,
         partitionKey: request.headers.get("x-ms-documentdb-partitionkey") ?? undefined,
         isQueryPlan: request.headers.get("x-ms-cosmos-is-query-plan-request")?.toLowerCase() === "true",
-        isQuery: request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true",
+        isQuery,
         requestCharge: charge,
+        retrievedDocumentCount: retrievedDocuments(response.headers.get("x-ms-documentdb-query-metrics")),
       };
       const elapsed = performance.now() - started;
       for (let usage = current.getStore(); usage; usage = usage.parent) {
@@ -58,4 +66,9 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
       return response;
     },
   };
+}
+
+function retrievedDocuments(metrics: string | undefined): number | undefined {
+  const match = metrics ? /(?:^|;)retrievedDocumentCount=(\d+)/.exec(metrics) : null;
+  return match ? Number(match[1]) : undefined;
 }

@@ -1,0 +1,74 @@
+import type { Summary } from "./measure";
+
+export interface Row {
+  id: string;
+  name: string;
+  v1: Summary;
+  v3: Summary;
+  ratio: { latencyP50: number; requests: number; itemsRead: number; requestCharge: number | null };
+}
+
+export interface ApiOverhead {
+  request: string;
+  bare: { p50: number; p95: number };
+  http: { p50: number; p95: number };
+  ratio: number;
+}
+
+export interface Report {
+  meta: {
+    date: string;
+    machine: string;
+    node: string;
+    target: string;
+    measuresRequestUnits: boolean;
+    users: number;
+    posts: number;
+    items: number;
+    seed: number;
+    iterations: number;
+    loadSeconds: number;
+  };
+  rows: Row[];
+  apiOverhead: ApiOverhead[];
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
+
+export function row(id: string, name: string, v1: Summary, v3: Summary, measuresRequestUnits: boolean): Row {
+  return {
+    id,
+    name,
+    v1,
+    v3,
+    ratio: {
+      latencyP50: ratio(v1.p50, v3.p50),
+      requests: ratio(v1.requests, v3.requests),
+      itemsRead: ratio(v1.itemsRead, v3.itemsRead),
+      requestCharge: measuresRequestUnits ? ratio(v1.requestCharge, v3.requestCharge) : null,
+    },
+  };
+}
+
+const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "inf");
+const x = (n: number | null) => (n === null ? "n/a" : `${f(n)}x`);
+
+/** The article's summary table, V1 next to V3, with the V1/V3 ratios. */
+export function formatTable(report: Report): string {
+  const ru = (s: Summary) => (report.meta.measuresRequestUnits ? f(s.requestCharge, 2) : "n/a");
+  const lines = [
+    `Blog benchmark — ${report.meta.target}; ${report.meta.users} users, ${report.meta.posts} posts, ${report.meta.items} items; ${report.meta.iterations} calls per request; ${report.meta.date}`,
+    report.meta.measuresRequestUnits ? "" : "Request units: n/a — the embedded server measures none; 'items read' (query metrics + point reads) is the work figure.",
+    "",
+    "| req | V1 latency p50/p95/p99 ms | V1 requests | V1 partitions | V1 items read | V1 RU | V3 latency p50/p95/p99 ms | V3 requests | V3 partitions | V3 items read | V3 RU | V1/V3 latency | V1/V3 items read | V1/V3 RU |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of report.rows) {
+    const side = (s: Summary) => `${f(s.p50)} / ${f(s.p95)} / ${f(s.p99)} | ${f(s.requests)} | ${f(s.partitions)} | ${f(s.itemsRead)} | ${ru(s)}`;
+    lines.push(`| ${r.id} ${r.name} | ${side(r.v1)} | ${side(r.v3)} | ${x(r.ratio.latencyP50)} | ${x(r.ratio.itemsRead)} | ${x(r.ratio.requestCharge)} |`);
+  }
+  lines.push("", "Requests include the SDK's query-plan request where it sends one. Partitions: logical partitions read (a cross-partition query counts all of its container's).");
+  lines.push("", "| API overhead | bare Cosmos p50 / p95 ms | through the HTTP API p50 / p95 ms | ratio (p50) |", "|---|---|---|---|");
+  for (const o of report.apiOverhead) lines.push(`| ${o.request} | ${f(o.bare.p50, 2)} / ${f(o.bare.p95, 2)} | ${f(o.http.p50, 2)} / ${f(o.http.p95, 2)} | ${f(o.ratio, 2)}x |`);
+  return lines.filter((line, i) => line !== "" || i > 1).join("\n");
+}

@@ -1,0 +1,194 @@
+import { writeFileSync } from "node:fs";
+import { cpus, platform, release, totalmem } from "node:os";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+import { startCosmos, type RunningCosmos } from "../local/cosmos";
+import { createHttpServer } from "../local/host/http-server";
+import { routes } from "../src/api/routes";
+import { readFeed } from "../src/store/feed";
+import { createStore, useStore } from "../src/store/client";
+import { readPost } from "../src/store/posts";
+import { provision } from "../src/store/provision";
+import { ProgressBar } from "../scripts/progress";
+import { random } from "../scripts/random";
+import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
+import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
+import { formatTable, row, type ApiOverhead, type Report } from "./report";
+import { scenarios } from "./scenarios";
+import { V1Strategy } from "./v1";
+
+export interface BenchOptions {
+  users: number;
+  seed: number;
+  iterations: number;
+  feedSize: number;
+  /** A real account or emulator; the embedded server when absent. */
+  endpoint?: string;
+  /** Account key; without one, Entra ID (DefaultAzureCredential). */
+  key?: string;
+  database: string;
+  /** Progress bars on stderr. */
+  progress: boolean;
+}
+
+async function timed(call: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await call();
+  return performance.now() - started;
+}
+
+/** Q2 and Q6 as a bare store call and through the HTTP API of the local host. */
+async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
+  const server = createHttpServer(routes, () => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [
+    ["Q2 get post", (id) => readPost(id), (id) => `${base}/posts/${id}`],
+    [`Q6 feed (${feedSize})`, () => readFeed(feedSize), () => `${base}/feed?limit=${feedSize}`],
+  ];
+  const results: ApiOverhead[] = [];
+  try {
+    for (const [request, bare, url] of cases) {
+      const bareMs: number[] = [];
+      const httpMs: number[] = [];
+      for (let i = 0; i <= iterations; i++) {
+        const id = postIds[Math.floor(pick() * postIds.length)];
+        const b = await timed(() => bare(id));
+        const h = await timed(async () => {
+          const response = await fetch(url(id));
+          if (!response.ok) throw new Error(`${url(id)} -> ${response.status}`);
+          await response.arrayBuffer();
+        });
+        if (i > 0) { // the first round warms connections and caches
+          bareMs.push(b);
+          httpMs.push(h);
+        }
+      }
+      bareMs.sort((a, b) => a - b);
+      httpMs.sort((a, b) => a - b);
+      const bareStats = { p50: percentile(bareMs, 50), p95: percentile(bareMs, 95) };
+      const httpStats = { p50: percentile(httpMs, 50), p95: percentile(httpMs, 95) };
+      results.push({ request, bare: bareStats, http: httpStats, ratio: httpStats.p50 / bareStats.p50 });
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  return results;
+}
+
+/** Loads the dataset in both layouts, runs every request K times per strategy, and reports. */
+export async function runBenchmark(options: BenchOptions): Promise<Report> {
+  let embedded: RunningCosmos | undefined;
+  const endpoint = options.endpoint ?? (embedded = await startCosmos()).endpoint;
+  const key = options.key ?? embedded?.key;
+  const store = useStore(createStore({ cosmos: { endpoint, key, databaseName: options.database }, auth: {}, softDeleteTtlSeconds: 86_400 }));
+  try {
+    await provision(store.client, options.database);
+    const v1Containers = await createV1Containers(store.database);
+    const dataset = generateDataset(options.users, options.seed);
+    const items = itemCount(dataset);
+
+    const started = performance.now();
+    // V3 also writes one short-form copy per post into `users`.
+    const bar = options.progress ? new ProgressBar("loading V3 + V1", 2 * items + dataset.posts.length) : undefined;
+    await loadV3(store, dataset, (n) => bar?.tick(n));
+    await loadV1(v1Containers, dataset, (n) => bar?.tick(n));
+    bar?.finish();
+    const loadSeconds = (performance.now() - started) / 1000;
+
+    const partitionCounts: PartitionCounts = {
+      users: 2 * dataset.users.length, // profiles and username claims
+      posts: dataset.posts.length,
+      feed: 1,
+      v1_users: dataset.users.length,
+      v1_posts: dataset.posts.length,
+      leases: 1,
+    };
+    const pick = random(options.seed + 1);
+    const list = scenarios(dataset, new V1Strategy(v1Containers), pick, options.feedSize);
+    const measuresRequestUnits = embedded === undefined;
+    const rows = [];
+    const runBar = options.progress ? new ProgressBar("measuring", list.length * (options.iterations + 1) * 2) : undefined;
+    for (const scenario of list) {
+      // One unmeasured call per strategy warms the SDK's caches (container, partition key ranges).
+      await scenario.v1(options.iterations);
+      await scenario.v3(options.iterations);
+      runBar?.tick(2);
+      const v1: CallCost[] = [];
+      const v3: CallCost[] = [];
+      for (let i = 0; i < options.iterations; i++) {
+        v1.push(await measureCall(() => scenario.v1(i), partitionCounts));
+        v3.push(await measureCall(() => scenario.v3(i), partitionCounts));
+        runBar?.tick(2);
+      }
+      rows.push(row(scenario.id, scenario.name, summarize(v1), summarize(v3), measuresRequestUnits));
+    }
+    runBar?.finish();
+    const overhead = await apiOverhead(options.iterations, dataset.posts.map((p) => p.postId), options.feedSize, pick);
+    const cpu = cpus();
+    return {
+      meta: {
+        date: new Date().toISOString(),
+        machine: `${cpu.length} x ${cpu[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}`,
+        node: process.version,
+        target: embedded ? "embedded Cosmos DB server (in process, loopback)" : new URL(endpoint).host,
+        measuresRequestUnits,
+        users: dataset.users.length,
+        posts: dataset.posts.length,
+        items,
+        seed: options.seed,
+        iterations: options.iterations,
+        loadSeconds,
+      },
+      rows,
+      apiOverhead: overhead,
+    };
+  } finally {
+    store.dispose();
+    await embedded?.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      users: { type: "string", default: "200" },
+      seed: { type: "string", default: "42" },
+      iterations: { type: "string", default: "20" },
+      feed: { type: "string", default: "100" },
+      out: { type: "string" },
+      endpoint: { type: "string", default: process.env.COSMOS_ENDPOINT },
+      key: { type: "string", default: process.env.COSMOS_KEY },
+      database: { type: "string", default: "blogbench" },
+    },
+  });
+  const number = (name: string, value: string | undefined, min: number, max: number) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const report = await runBenchmark({
+    users: number("users", values.users, 1, 100_000),
+    seed: number("seed", values.seed, 0, 2 ** 31),
+    iterations: number("iterations", values.iterations, 1, 10_000),
+    feedSize: number("feed", values.feed, 1, 100),
+    endpoint: values.endpoint,
+    key: values.key,
+    database: values.database!,
+    progress: true,
+  });
+  console.log(formatTable(report));
+  console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);
+  if (values.out) {
+    writeFileSync(values.out, JSON.stringify(report, null, 2));
+    console.log(`JSON written to ${values.out}`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(`bench failed: ${(error as Error).stack ?? error}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from "node:crypto";
+import { readFeed } from "../src/store/feed";
+import { createComment, createPost, likePost, listComments, listLikes, readPost } from "../src/store/posts";
+import { createUser, listUserPosts, readUser } from "../src/store/users";
+import type { Dataset } from "./dataset";
+import type { V1Strategy } from "./v1";
+
+export interface Scenario {
+  id: string;
+  name: string;
+  v1(i: number): Promise<unknown>;
+  v3(i: number): Promise<unknown>;
+}
+
+/** V3's writes go through what the API handlers do: the profile read, then the store call. */
+async function profile(userId: string) {
+  const user = await readUser(userId);
+  if (!user) throw new Error(`benchmark user ${userId} is missing`);
+  return user;
+}
+
+/**
+ * The ten requests of the article. V3 calls the product's own store functions (the code the
+ * API runs), V1 the baseline model. Inputs are picked deterministically from the dataset.
+ */
+export function scenarios(dataset: Dataset, v1: V1Strategy, pick: () => number, feedSize: number): Scenario[] {
+  const user = () => dataset.users[Math.floor(pick() * dataset.users.length)].userId;
+  const post = () => dataset.posts[Math.floor(pick() * dataset.posts.length)];
+  const busyPost = () => {
+    const candidates = dataset.posts.filter((p) => p.comments.length > 0 && p.likes.length > 0);
+    return (candidates.length > 0 ? candidates : dataset.posts)[Math.floor(pick() * (candidates.length || dataset.posts.length))];
+  };
+  // C4 likes with the users C1 created, so every like is a new one.
+  const newUser = (strategy: string, i: number) => `bench-${strategy}-${i}`;
+  return [
+    { id: "C1", name: "create user", v1: (i) => v1.createUser(newUser("v1", i), `v1_new_${i}`), v3: (i) => createUser(newUser("v3", i), `v3_new_${i}`) },
+    { id: "Q1", name: "get user", v1: () => v1.getUser(user()), v3: () => readUser(user()) },
+    {
+      id: "C2", name: "create post",
+      v1: () => v1.createPost(randomUUID(), user(), "Benchmark post", "content"),
+      v3: async () => createPost(randomUUID(), await profile(user()), { title: "Benchmark post", content: "content" }),
+    },
+    { id: "Q2", name: "get post", v1: () => v1.getPost(post().postId), v3: () => readPost(post().postId) },
+    { id: "Q3", name: "list a user's posts (short form)", v1: () => v1.listUserPosts(user()), v3: () => listUserPosts(user(), 100) },
+    {
+      id: "C3", name: "create comment",
+      v1: () => v1.createComment(post().postId, randomUUID(), user(), "comment"),
+      v3: async () => createComment(post().postId, await profile(user()), randomUUID(), "comment"),
+    },
+    { id: "Q4", name: "list a post's comments", v1: () => v1.listComments(busyPost().postId), v3: () => listComments(busyPost().postId, 100) },
+    {
+      id: "C4", name: "like a post",
+      v1: (i) => v1.likePost(post().postId, newUser("v1", i)),
+      v3: async (i) => likePost(post().postId, await profile(newUser("v3", i))),
+    },
+    { id: "Q5", name: "list a post's likes", v1: () => v1.listLikes(busyPost().postId), v3: () => listLikes(busyPost().postId, 100) },
+    { id: "Q6", name: `the ${feedSize} most recent posts`, v1: () => v1.feed(feedSize), v3: () => readFeed(feedSize) },
+  ];
+}

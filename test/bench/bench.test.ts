@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { generateDataset, itemCount } from "../../bench/dataset";
+import { costOf, percentile, summarize } from "../../bench/measure";
+import { formatTable } from "../../bench/report";
+import { runBenchmark } from "../../bench/run";
+
+describe("benchmark (a tiny run: it works and its figures agree with each other)", () => {
+  it("generates the article's shape deterministically", () => {
+    const a = generateDataset(12, 7);
+    expect(generateDataset(12, 7)).toEqual(a);
+    expect(generateDataset(12, 8)).not.toEqual(a);
+    const perUser = a.users.map((u) => a.posts.filter((p) => p.userId === u.userId).length);
+    expect(Math.min(...perUser)).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...perUser)).toBeLessThanOrEqual(50);
+    for (const post of a.posts) {
+      expect(post.comments.length).toBeLessThanOrEqual(25);
+      expect(post.likes.length).toBeLessThanOrEqual(12);
+      expect(new Set(post.likes.map((l) => l.userId)).size).toBe(post.likes.length);
+    }
+    expect(itemCount(a)).toBe(12 + a.posts.reduce((n, p) => n + 1 + p.comments.length + p.likes.length, 0));
+  });
+
+  it("counts requests, partitions and items from the requests made", () => {
+    const cost = costOf(
+      [
+        { method: "POST", path: "/dbs/b/colls/v1_posts/docs", status: 200, isQuery: false, isQueryPlan: true, requestCharge: 0 },
+        { method: "POST", path: "/dbs/b/colls/v1_posts/docs", status: 200, isQuery: true, isQueryPlan: false, requestCharge: 2.5, retrievedDocumentCount: 40 },
+        { method: "GET", path: "/dbs/b/colls/v1_users/docs/u1", status: 200, partitionKey: '["u1"]', isQuery: false, isQueryPlan: false, requestCharge: 1 },
+        { method: "GET", path: "/dbs/b/colls/v1_users/docs/u2", status: 404, partitionKey: '["u2"]', isQuery: false, isQueryPlan: false, requestCharge: 1 },
+      ],
+      5,
+      { v1_posts: 30, v1_users: 4 },
+    );
+    expect(cost).toEqual({ ms: 5, requests: 4, queryPlans: 1, partitions: 32, itemsRead: 41, requestCharge: 4.5 });
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 50)).toBe(5);
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)).toBe(10);
+  });
+
+  it("runs every request for V1 and V3 and reports consistent figures", async () => {
+    const report = await runBenchmark({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false });
+    expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
+    expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
+    for (const r of report.rows) {
+      for (const side of [r.v1, r.v3]) {
+        expect(side.calls).toBe(3);
+        expect(side.p50).toBeGreaterThan(0);
+        expect(side.p50).toBeLessThanOrEqual(side.p95);
+        expect(side.p95).toBeLessThanOrEqual(side.p99);
+        expect(side.requests).toBeGreaterThanOrEqual(1);
+        expect(side.requestCharge).toBe(0); // the embedded server never invents request units
+      }
+      expect(r.ratio.latencyP50).toBeCloseTo(r.v1.p50 / r.v3.p50, 6);
+      expect(r.ratio.requestCharge).toBeNull();
+    }
+    const q = (id: string) => report.rows.find((r) => r.id === id)!;
+    // Every V3 read is one data request (plus the query plan for queries) to one partition.
+    for (const id of ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]) {
+      expect(q(id).v3.partitions, id).toBe(1);
+      expect(q(id).v3.requests - q(id).v3.queryPlans, id).toBe(1);
+    }
+    // V1 fans out: the feed reads every posts partition plus users, one request per lookup.
+    expect(q("Q6").v1.partitions).toBeGreaterThan(report.meta.posts);
+    expect(q("Q6").v1.requests).toBeGreaterThan(20);
+    expect(q("Q3").v1.partitions).toBeGreaterThan(1);
+    expect(q("Q6").v1.itemsRead).toBeGreaterThan(q("Q6").v3.itemsRead);
+    expect(q("Q6").v3.itemsRead).toBe(20);
+    const table = formatTable(report);
+    expect(table).toContain("| Q6 the 20 most recent posts |");
+    expect(table).toContain("n/a");
+    expect(report.apiOverhead.map((o) => o.request)).toEqual(["Q2 get post", "Q6 feed (20)"]);
+    for (const o of report.apiOverhead) expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);
+  }, 60_000);
+
+  it("summarizes means per call", () => {
+    const s = summarize([
+      { ms: 1, requests: 2, queryPlans: 1, partitions: 1, itemsRead: 10, requestCharge: 0 },
+      { ms: 3, requests: 4, queryPlans: 1, partitions: 3, itemsRead: 20, requestCharge: 0 },
+    ]);
+    expect(s).toMatchObject({ calls: 2, p50: 1, p99: 3, requests: 3, partitions: 2, itemsRead: 15 });
+  });
+});
