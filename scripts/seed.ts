@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { devToken, LOCAL_DEV_SECRET } from "../local/host/dev-auth";
+import { devToken, localDevSecret } from "../local/host/dev-auth";
 import { ProgressBar } from "./progress";
 import { between, random } from "./random";
 
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     baseUrl: values.url!,
     seed: Number(values.seed),
     concurrency: Number(values.concurrency),
-    secret: process.env.AUTH_DEV_SECRET ?? LOCAL_DEV_SECRET,
+    secret: localDevSecret(),
     progress,
   });
   progress.finish(`seeded ${result.users} users, ${result.posts} posts, ${result.comments} comments, ${result.likes} likes via ${values.url}`);

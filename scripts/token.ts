@@ -1,4 +1,4 @@
-import { LOCAL_DEV_SECRET, devToken } from "../local/host/dev-auth";
+import { devToken, localDevSecret } from "../local/host/dev-auth";
 import { LIMITS } from "../src/model/limits";
 
 /** `npm run token -- <userId>`: prints a development bearer token for that user. */
@@ -8,8 +8,8 @@ async function main(): Promise<void> {
     console.error("usage: npm run token -- <userId>   (1-128 of A-Z a-z 0-9 _ . @ | -)");
     process.exit(2);
   }
-  const secret = process.env.AUTH_DEV_SECRET ?? LOCAL_DEV_SECRET;
-  if (!process.env.AUTH_DEV_SECRET) console.error("(AUTH_DEV_SECRET is not set: signing with the local default that `npm start` accepts)");
+  const secret = localDevSecret();
+  if (!process.env.AUTH_DEV_SECRET?.trim()) console.error("(AUTH_DEV_SECRET is not set: signing with the local default that `npm start` accepts)");
   console.log(await devToken(userId, secret));
 }
 

@@ -10,3 +10,8 @@ export const LOCAL_DEV_SECRET = "local-development-only-secret-not-for-azure-000
 export function devToken(userId: string, secret: string, expiresIn = "12h"): Promise<string> {
   return new SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject(userId).setIssuedAt().setExpirationTime(expiresIn).sign(new TextEncoder().encode(secret));
 }
+
+/** The dev secret in effect locally: AUTH_DEV_SECRET when set (and not empty), else the local default. */
+export function localDevSecret(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AUTH_DEV_SECRET?.trim() || LOCAL_DEV_SECRET;
+}

@@ -1,5 +1,5 @@
 import { loadSettings } from "../../src/config";
-import { LOCAL_DEV_SECRET } from "./dev-auth";
+import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
 /** `npm start`: the whole system on this machine, until Ctrl-C. */
@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
   const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
   const settings = external ? loadSettings() : undefined;
-  const devSecret = process.env.AUTH_DEV_SECRET ?? LOCAL_DEV_SECRET;
+  const devSecret = localDevSecret();
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
 
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   console.log(`
 Blog API ready on ${system.url}
   Cosmos DB:   COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`}
-  Dev token:   npm run token -- alice${process.env.AUTH_DEV_SECRET ? "" : "   (signed with the local default secret)"}
+  Dev token:   npm run token -- alice${process.env.AUTH_DEV_SECRET?.trim() ? "" : "   (signed with the local default secret)"}
   Try it:
     TOKEN=$(npm run --silent token -- alice)
     curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'

@@ -1,0 +1,76 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { jwtVerify } from "jose";
+import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { clientFor } from "../support/cosmos";
+
+// These run the compiled entry points that the npm scripts run (`npm test` compiles first).
+const dist = join(__dirname, "../../dist");
+
+/** Starts a command and resolves with the first match of `pattern` in its output. */
+function startAndWaitFor(args: string[], pattern: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${pattern} within 20 s:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = output.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match, output: () => output });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+describe("the commands", () => {
+  it("npm run cosmos serves the embedded server, prints endpoint and key, and stops on SIGTERM", async () => {
+    const { child, output } = await startAndWaitFor([join(dist, "local/cosmos/cli.js"), "--port", "0"], /COSMOS_KEY=\S+/);
+    const endpoint = /COSMOS_ENDPOINT=(\S+)/.exec(output())![1];
+    const key = /COSMOS_KEY=(\S+)/.exec(output())![1];
+    const client = clientFor({ endpoint, key });
+    const { database } = await client.databases.createIfNotExists({ id: "cli" });
+    expect(database.id).toBe("cli");
+    client.dispose();
+    child.removeAllListeners("exit");
+    child.kill("SIGTERM");
+    expect(await exited(child)).toBe(0);
+  });
+
+  it("npm run cosmos refuses a bad port", () => {
+    const result = spawnSync(process.execPath, [join(dist, "local/cosmos/cli.js"), "--port", "nope"], { encoding: "utf8" });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("--port");
+  });
+
+  it("npm start serves the API, prints how to get a token, and shuts down on Ctrl-C", async () => {
+    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js")], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" });
+    const url = match[1];
+    expect(output()).toContain("npm run token -- alice");
+    expect(output()).toContain("curl -s -X POST");
+    const feed = await fetch(`${url}/feed`);
+    expect(feed.status).toBe(200);
+    expect(await feed.json()).toEqual({ items: [] });
+    child.removeAllListeners("exit");
+    child.kill("SIGINT");
+    expect(await exited(child)).toBe(0);
+    expect(output()).toContain("Stopping...");
+  });
+
+  it("npm run token prints a dev token for the user that npm start accepts", async () => {
+    const result = spawnSync(process.execPath, [join(dist, "scripts/token.js"), "alice"], { encoding: "utf8", env: { ...process.env, AUTH_DEV_SECRET: "" } });
+    expect(result.status).toBe(0);
+    const { payload } = await jwtVerify(result.stdout.trim(), new TextEncoder().encode(LOCAL_DEV_SECRET));
+    expect(payload.sub).toBe("alice");
+    expect(payload.exp).toBeGreaterThan(Date.now() / 1000);
+    const bad = spawnSync(process.execPath, [join(dist, "scripts/token.js"), "not valid!"], { encoding: "utf8" });
+    expect(bad.status).toBe(2);
+  });
+});
