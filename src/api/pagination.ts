@@ -1,4 +1,8 @@
+import { withoutSystemFields } from "../model/items";
 import { invalid } from "../model/errors";
+import type { Page } from "../store/cosmos-helpers";
+import type { ApiCall, ApiResult } from "./http";
+import { listQuery } from "./schemas";
 
 /**
  * Continuation tokens are opaque to clients: the Cosmos DB token, wrapped and base64url
@@ -18,4 +22,14 @@ export function decodeContinuation(list: string, token: string | undefined): str
     // fall through to the same answer as a well-formed token for another list
   }
   throw invalid("continuationToken is not valid for this list.");
+}
+
+/**
+ * A paged list response: validates `limit` and `continuationToken`, fetches one page of the
+ * list named `list`, and returns `{items, continuationToken}` with system fields removed.
+ */
+export async function pagedList<T extends object>(call: ApiCall, list: string, fetchPage: (limit: number, cosmosToken?: string) => Promise<Page<T>>): Promise<ApiResult> {
+  const { limit, continuationToken } = call.query(listQuery);
+  const page = await fetchPage(limit, decodeContinuation(list, continuationToken));
+  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
 }

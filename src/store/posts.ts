@@ -85,15 +85,20 @@ export async function createComment(postId: string, author: UserItem, commentId:
   return result.comment;
 }
 
-/** Q4: comments of one post, oldest first, from the post's partition. */
-export function listComments(postId: string, limit: number, continuationToken?: string): Promise<Page<CommentItem>> {
-  return queryPage<CommentItem>(
+/** Items of one type in a post's partition that are not soft-deleted, oldest first. */
+function listPostItems<T>(postId: string, type: "comment" | "like", limit: number, continuationToken?: string): Promise<Page<T>> {
+  return queryPage<T>(
     store().posts,
-    { query: "SELECT * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate ASC", parameters: [{ name: "@type", value: "comment" }] },
+    { query: "SELECT * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate ASC", parameters: [{ name: "@type", value: type }] },
     postId,
     limit,
     continuationToken,
   );
+}
+
+/** Q4: comments of one post, oldest first, from the post's partition. */
+export function listComments(postId: string, limit: number, continuationToken?: string): Promise<Page<CommentItem>> {
+  return listPostItems(postId, "comment", limit, continuationToken);
 }
 
 /** C4: like once; a repeat returns the existing like and changes no count. */
@@ -113,12 +118,6 @@ export async function unlikePost(postId: string, userId: string): Promise<void> 
 
 /** Q5: likes of one post, oldest first, from the post's partition. */
 export function listLikes(postId: string, limit: number, continuationToken?: string): Promise<Page<LikeItem>> {
-  return queryPage<LikeItem>(
-    store().posts,
-    { query: "SELECT * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate ASC", parameters: [{ name: "@type", value: "like" }] },
-    postId,
-    limit,
-    continuationToken,
-  );
+  return listPostItems(postId, "like", limit, continuationToken);
 }
 

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { withoutSystemFields } from "../../model/items";
 import { createComment, listComments } from "../../store/posts";
 import { endpoint } from "../http";
-import { decodeContinuation, encodeContinuation } from "../pagination";
-import { commentBody, listQuery } from "../schemas";
+import { pagedList } from "../pagination";
+import { commentBody } from "../schemas";
 import { requireProfile } from "./profile";
 
 /** POST /posts/{postId}/comments — C3, through the createComment stored procedure. */
@@ -19,8 +19,5 @@ export const addComment = endpoint(async (call) => {
 /** GET /posts/{postId}/comments — Q4: oldest first, from the post's partition. */
 export const listPostComments = endpoint(async (call) => {
   const postId = call.param("postId");
-  const { limit, continuationToken } = call.query(listQuery);
-  const list = `posts/${postId}/comments`;
-  const page = await listComments(postId, limit, decodeContinuation(list, continuationToken));
-  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+  return pagedList(call, `posts/${postId}/comments`, (limit, token) => listComments(postId, limit, token));
 });

@@ -1,8 +1,8 @@
 import { withoutSystemFields } from "../../model/items";
 import { likePost, listLikes, unlikePost } from "../../store/posts";
 import { endpoint } from "../http";
-import { decodeContinuation, encodeContinuation } from "../pagination";
-import { emptyBody, listQuery } from "../schemas";
+import { pagedList } from "../pagination";
+import { emptyBody } from "../schemas";
 import { requireProfile } from "./profile";
 
 /** POST /posts/{postId}/likes — C4: 201 the first time, 200 (count unchanged) after. */
@@ -26,8 +26,5 @@ export const unlikeBlogPost = endpoint(async (call) => {
 /** GET /posts/{postId}/likes — Q5, from the post's partition. */
 export const listPostLikes = endpoint(async (call) => {
   const postId = call.param("postId");
-  const { limit, continuationToken } = call.query(listQuery);
-  const list = `posts/${postId}/likes`;
-  const page = await listLikes(postId, limit, decodeContinuation(list, continuationToken));
-  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+  return pagedList(call, `posts/${postId}/likes`, (limit, token) => listLikes(postId, limit, token));
 });

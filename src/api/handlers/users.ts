@@ -1,9 +1,8 @@
 import { forbidden, notFound } from "../../model/errors";
-import { withoutSystemFields } from "../../model/items";
 import { createUser, listUserPosts, readUser, renameUser, type StoredUser } from "../../store/users";
 import { endpoint } from "../http";
-import { decodeContinuation, encodeContinuation } from "../pagination";
-import { listQuery, userBody } from "../schemas";
+import { pagedList } from "../pagination";
+import { userBody } from "../schemas";
 
 const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.username });
 
@@ -36,8 +35,5 @@ export const getUserProfile = endpoint(async (call) => {
 /** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
 export const listPostsOfUser = endpoint(async (call) => {
   const userId = call.param("userId");
-  const { limit, continuationToken } = call.query(listQuery);
-  const list = `users/${userId}/posts`;
-  const page = await listUserPosts(userId, limit, decodeContinuation(list, continuationToken));
-  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+  return pagedList(call, `users/${userId}/posts`, (limit, token) => listUserPosts(userId, limit, token));
 });
