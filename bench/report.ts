@@ -1,4 +1,5 @@
 import type { Summary } from "./measure";
+import type { PipelineFigures } from "./pipeline";
 
 export interface Row {
   id: string;
@@ -31,6 +32,8 @@ export interface Report {
   };
   rows: Row[];
   apiOverhead: ApiOverhead[];
+  /** The local host's change feed pipeline (absent when skipped or when benchmarking a remote account). */
+  pipeline?: PipelineFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -70,5 +73,11 @@ export function formatTable(report: Report): string {
   lines.push("", "Requests include the SDK's query-plan request where it sends one. Partitions: logical partitions read (a cross-partition query counts all of its container's).");
   lines.push("", "| API overhead | bare Cosmos p50 / p95 ms | through the HTTP API p50 / p95 ms | ratio (p50) |", "|---|---|---|---|");
   for (const o of report.apiOverhead) lines.push(`| ${o.request} | ${f(o.bare.p50, 2)} / ${f(o.bare.p95, 2)} | ${f(o.http.p50, 2)} / ${f(o.http.p95, 2)} | ${f(o.ratio, 2)}x |`);
+  const p = report.pipeline;
+  if (p) {
+    lines.push("", "| pipeline (local host, over HTTP) | measured | SPEC |", "|---|---|---|");
+    lines.push(`| new post visible in Q6 and Q3 (${p.postVisibleMs.samples} posts) | p50 ${f(p.postVisibleMs.p50, 0)} ms, p95 ${f(p.postVisibleMs.p95, 0)} ms, max ${f(p.postVisibleMs.max, 0)} ms | within 2 s |`);
+    lines.push(`| username change reaches every item (${p.rename.items} items) | ${f(p.rename.ms, 0)} ms | within 10 s for 1,000 items |`);
+  }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }

@@ -13,6 +13,7 @@ import { ProgressBar } from "../scripts/progress";
 import { random } from "../scripts/random";
 import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
+import { measurePipeline } from "./pipeline";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
@@ -29,6 +30,8 @@ export interface BenchOptions {
   database: string;
   /** Progress bars on stderr. */
   progress: boolean;
+  /** Measure the local pipeline (posts made visible, rename of `renameItems` items); 0 items skips it. */
+  pipeline: { posts: number; renameItems: number };
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -127,7 +130,7 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
     runBar?.finish();
     const overhead = await apiOverhead(options.iterations, dataset.posts.map((p) => p.postId), options.feedSize, pick);
     const cpu = cpus();
-    return {
+    const report: Report = {
       meta: {
         date: new Date().toISOString(),
         machine: `${cpu.length} x ${cpu[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}`,
@@ -144,10 +147,18 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
       rows,
       apiOverhead: overhead,
     };
+    return report;
   } finally {
     store.dispose();
     await embedded?.stop();
   }
+}
+
+/** The request benchmark, then (unless skipped) the local pipeline figures. */
+export async function runAll(options: BenchOptions): Promise<Report> {
+  const report = await runBenchmark(options);
+  if (options.pipeline.renameItems > 0) report.pipeline = await measurePipeline(options.pipeline);
+  return report;
 }
 
 async function main(): Promise<void> {
@@ -161,6 +172,7 @@ async function main(): Promise<void> {
       endpoint: { type: "string", default: process.env.COSMOS_ENDPOINT },
       key: { type: "string", default: process.env.COSMOS_KEY },
       database: { type: "string", default: "blogbench" },
+      "pipeline-items": { type: "string", default: "1000" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -168,7 +180,7 @@ async function main(): Promise<void> {
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}`);
     return n;
   };
-  const report = await runBenchmark({
+  const report = await runAll({
     users: number("users", values.users, 1, 100_000),
     seed: number("seed", values.seed, 0, 2 ** 31),
     iterations: number("iterations", values.iterations, 1, 10_000),
@@ -177,6 +189,7 @@ async function main(): Promise<void> {
     key: values.key,
     database: values.database!,
     progress: true,
+    pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000) },
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

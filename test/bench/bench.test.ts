@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { generateDataset, itemCount } from "../../bench/dataset";
 import { costOf, percentile, summarize } from "../../bench/measure";
 import { formatTable } from "../../bench/report";
-import { runBenchmark } from "../../bench/run";
+import { runAll } from "../../bench/run";
 
 describe("benchmark (a tiny run: it works and its figures agree with each other)", () => {
   it("generates the article's shape deterministically", () => {
@@ -37,7 +37,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runBenchmark({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false });
+    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30 } });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -71,6 +71,12 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(table).toContain("n/a");
     expect(report.apiOverhead.map((o) => o.request)).toEqual(["Q2 get post", "Q6 feed (20)"]);
     for (const o of report.apiOverhead) expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);
+    const pipeline = report.pipeline!;
+    expect(pipeline.postVisibleMs.samples).toBe(3);
+    expect(pipeline.postVisibleMs.p50).toBeLessThanOrEqual(pipeline.postVisibleMs.max);
+    expect(pipeline.rename.items).toBeGreaterThanOrEqual(30);
+    expect(pipeline.rename.ms).toBeGreaterThan(0);
+    expect(table).toContain("username change reaches every item");
   }, 60_000);
 
   it("summarizes means per call", () => {

@@ -1,0 +1,78 @@
+import { devToken, LOCAL_DEV_SECRET } from "../local/host/dev-auth";
+import { startLocalSystem } from "../local/host/system";
+import { percentile } from "./measure";
+
+export interface PipelineFigures {
+  /** Time from a post's 201 until it is in both the feed (Q6) and the author's list (Q3). */
+  postVisibleMs: { samples: number; p50: number; p95: number; max: number };
+  /** Time from a rename's 200 until no item anywhere carries the old name. */
+  rename: { items: number; ms: number };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The change feed pipeline on the local host (embedded Cosmos DB, pumps, orchestration), over
+ * HTTP: SPEC promises Q3/Q6 within 2 s and a rename of 1,000 items within 10 s locally.
+ */
+export async function measurePipeline(options: { posts: number; renameItems: number }): Promise<PipelineFigures> {
+  const system = await startLocalSystem({ port: 0, pollMs: 20 });
+  const token = await devToken("pipeline-author", LOCAL_DEV_SECRET);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${system.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path} -> ${response.status}`);
+    return response.status === 204 ? undefined : ((await response.json()) as { id: string; items: { id: string }[] });
+  };
+  const waitUntil = async (check: () => Promise<boolean>, limitMs: number) => {
+    const started = performance.now();
+    while (!(await check())) {
+      if (performance.now() - started > limitMs) throw new Error(`pipeline did not converge within ${limitMs} ms`);
+      await sleep(5);
+    }
+    return performance.now() - started;
+  };
+  try {
+    await call("POST", "/users", { username: "before" });
+    const visible: number[] = [];
+    for (let i = 0; i < options.posts; i++) {
+      const { id } = (await call("POST", "/posts", { title: `visible ${i}`, content: "c" }))!;
+      visible.push(
+        await waitUntil(async () => (await call("GET", "/feed?limit=1"))!.items[0]?.id === id && (await call("GET", "/users/pipeline-author/posts?limit=1"))!.items[0]?.id === id, 60_000),
+      );
+    }
+
+    // Items of the author: posts, plus a comment and a like on each, until there are renameItems.
+    const existing = options.posts;
+    const needed = Math.max(0, options.renameItems - existing);
+    const postIds: string[] = [];
+    for (let made = 0; made < needed; made += 3) postIds.push((await call("POST", "/posts", { title: "rename", content: "c" }))!.id);
+    await Promise.all(postIds.map(async (id) => {
+      await call("POST", `/posts/${id}/comments`, { content: "mine" });
+      await call("POST", `/posts/${id}/likes`);
+    }));
+    const { posts, users, feed } = system.store;
+    const withName = async (name: string) => {
+      let total = 0;
+      for (const container of [posts, users, feed]) {
+        const { resources } = await container.items.query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userUsername = @name", parameters: [{ name: "@name", value: name }] }).fetchAll();
+        total += resources[0] ?? 0;
+      }
+      return total;
+    };
+    const items = (await posts.items.query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userId = @u", parameters: [{ name: "@u", value: "pipeline-author" }] }).fetchAll()).resources[0] ?? 0;
+    // Let the copies settle first, so the rename is measured on its own.
+    await waitUntil(async () => (await withName("before")) === items + 2 * (existing + postIds.length) - Math.max(0, existing + postIds.length - 100), 120_000);
+    await call("PUT", "/users/pipeline-author", { username: "after" });
+    const ms = await waitUntil(async () => (await withName("before")) === 0, 120_000);
+    return {
+      postVisibleMs: { samples: visible.length, p50: percentile([...visible].sort((a, b) => a - b), 50), p95: percentile([...visible].sort((a, b) => a - b), 95), max: Math.max(...visible) },
+      rename: { items, ms },
+    };
+  } finally {
+    await system.stop();
+  }
+}
