@@ -1,0 +1,56 @@
+import { describe, expect, it, vi } from "vitest";
+
+const recorded = vi.hoisted(() => ({
+  cosmosDB: [] as { name: string; options: Record<string, unknown> }[],
+  orchestrations: [] as { name: string; handler: unknown }[],
+  activities: [] as { name: string; options: Record<string, unknown> }[],
+}));
+
+// `app` of @azure/functions and `df.app` of durable-functions replaced by recorders.
+vi.mock("@azure/functions", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("@azure/functions")>();
+  return { ...actual, app: { ...actual.app, cosmosDB: (name: string, options: Record<string, unknown>) => recorded.cosmosDB.push({ name, options }) } };
+});
+vi.mock("durable-functions", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("durable-functions")>();
+  return {
+    ...actual,
+    app: {
+      ...actual.app,
+      orchestration: (name: string, handler: unknown) => recorded.orchestrations.push({ name, handler }),
+      activity: (name: string, options: Record<string, unknown>) => recorded.activities.push({ name, options }),
+    },
+  };
+});
+
+describe("functions/ registrations of the pipeline", () => {
+  it("register one Cosmos DB trigger per consumer with the v4 options, a lease prefix each and a retry policy", async () => {
+    await import("../../functions/changeFeeds");
+    const { changeFeedTriggers } = await import("../../src/pipeline/triggers");
+    expect(recorded.cosmosDB.map((r) => r.name)).toEqual(["postsChangeFeed", "usersChangeFeed"]);
+    for (const trigger of changeFeedTriggers) {
+      const { options } = recorded.cosmosDB.find((r) => r.name === trigger.name)!;
+      expect(options).toMatchObject({
+        connection: "COSMOS",
+        databaseName: "%COSMOS_DATABASE%",
+        containerName: trigger.containerName,
+        leaseContainerName: "leases",
+        leaseContainerPrefix: trigger.leaseContainerPrefix,
+        createLeaseContainerIfNotExists: false,
+        retry: { strategy: "exponentialBackoff", maxRetryCount: -1 },
+      });
+      expect(typeof options.handler).toBe("function");
+      expect((options.extraInputs as unknown[]).length).toBe(trigger.needsDurableClient ? 1 : 0);
+    }
+    expect(recorded.cosmosDB.map((r) => r.options.containerName)).toEqual(["posts", "users"]);
+    expect(new Set(recorded.cosmosDB.map((r) => r.options.leaseContainerPrefix)).size).toBe(2);
+  });
+
+  it("register the username propagation orchestration and its activities", async () => {
+    await import("../../functions/usernamePropagation");
+    const propagation = await import("../../src/pipeline/username-propagation");
+    expect(recorded.orchestrations).toEqual([{ name: "propagateUsername", handler: propagation.propagateUsername }]);
+    expect(recorded.activities.map((a) => a.name).sort()).toEqual(["findStalePartitions", "renameInPartition"]);
+    for (const activity of recorded.activities) expect(typeof activity.options.handler).toBe("function");
+  });
+});
