@@ -13,17 +13,29 @@ async function main(): Promise<void> {
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
 
   console.log(external ? `Using Cosmos DB at ${external}` : "Starting the embedded Cosmos DB server (in memory)...");
-  const system = await startLocalSystem({
-    port,
-    cosmos: settings?.cosmos,
-    cosmosPort,
-    databaseName: settings?.cosmos.databaseName,
-    auth: { ...settings?.auth, devSecret },
-    softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
-    log: (line) => {
-      if (!quiet) console.log(`  ${line}`);
-    },
-  });
+  const start = (embeddedPort: number) =>
+    startLocalSystem({
+      port,
+      cosmos: settings?.cosmos,
+      cosmosPort: embeddedPort,
+      databaseName: settings?.cosmos.databaseName,
+      auth: { ...settings?.auth, devSecret },
+      softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
+      log: (line) => {
+        if (!quiet) console.log(`  ${line}`);
+      },
+    });
+  let system;
+  try {
+    system = await start(cosmosPort);
+  } catch (error) {
+    const { code, port: busy } = error as { code?: string; port?: number };
+    if (code !== "EADDRINUSE") throw error;
+    if (busy !== cosmosPort || external) throw new Error(`port ${busy} is in use: set PORT to another port`);
+    // The embedded server only needs some port; the banner prints the one it got.
+    console.log(`  port ${cosmosPort} is in use (an emulator?): the embedded Cosmos DB server takes a free port instead`);
+    system = await start(0);
+  }
 
   console.log(`
 Blog API ready on ${system.url}
