@@ -148,4 +148,30 @@ describe("stored procedures", () => {
     expect(await statusOf(sproc.execute("loop"))).toBe(408);
     expect(await count("loop")).toBe(0);
   });
+
+  it("page queries with pageSize and continuation, and fail a replace whose etag is stale", async () => {
+    for (let i = 0; i < 7; i++) await c.items.create({ id: `pg${i}`, pk: "paging", n: i });
+    const sproc = await define("pages", function () {
+      const collection = getContext().getCollection();
+      const seen: number[] = [];
+      const pageSizes: number[] = [];
+      function page(token?: string) {
+        collection.queryDocuments(collection.getSelfLink(), "SELECT * FROM c ORDER BY c.n", { pageSize: 3, continuation: token }, function (err, docs, options) {
+          if (err) throw err;
+          pageSizes.push(docs.length);
+          docs.forEach(function (d: { n: number }) { seen.push(d.n); });
+          if (options.continuation) page(options.continuation);
+          else {
+            const first = docs[0] as { _self: string };
+            collection.replaceDocument(first._self, { id: "pg6", pk: "paging", n: 6 }, { etag: '"stale"' }, function (replaceErr) {
+              getContext().getResponse().setBody({ seen: seen, pageSizes: pageSizes, status: replaceErr && replaceErr.number });
+            });
+          }
+        });
+      }
+      page();
+    });
+    const { resource } = await sproc.execute("paging");
+    expect(resource).toEqual({ seen: [0, 1, 2, 3, 4, 5, 6], pageSizes: [3, 3, 1], status: 412 });
+  });
 });

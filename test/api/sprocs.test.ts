@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCosmos, type RunningCosmos } from "../../local/cosmos";
+import { clientFor } from "../support/cosmos";
+import { provision } from "../../src/store/provision";
+import type { Container } from "@azure/cosmos";
+
+/** The product's stored procedures on a server that stops accepting after 10 operations. */
+let cosmos: RunningCosmos;
+let posts: Container;
+beforeAll(async () => {
+  cosmos = await startCosmos({ scriptOperationLimit: 10 });
+  const client = clientFor(cosmos);
+  await provision(client, "blog");
+  posts = client.database("blog").container("posts");
+});
+afterAll(() => cosmos.stop());
+
+async function seedPartition(postId: string, items: number) {
+  await posts.items.create({ id: postId, type: "post", postId, userId: "u1", userUsername: "old", title: "t", content: "c", commentCount: 0, likeCount: 0, creationDate: "2026-01-01T00:00:00.000Z" });
+  for (let i = 0; i < items; i++) {
+    await posts.items.create({ id: `c${i}`, type: "comment", postId, userId: i % 5 === 0 ? "someone-else" : "u1", userUsername: "old", content: "x", creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z` });
+  }
+}
+
+describe("bounded stored procedures resume from their continuation", () => {
+  it("updateUsernames rewrites a large partition over several calls, touching only that user's items", async () => {
+    await seedPartition("big", 40);
+    let continuation: string | null = null;
+    let calls = 0;
+    let updated = 0;
+    do {
+      const { resource } = await posts.scripts.storedProcedure("updateUsernames").execute<{ updated: number; continuation: string | null }>("big", ["u1", "new", continuation]);
+      continuation = resource!.continuation;
+      updated += resource!.updated;
+      calls++;
+    } while (continuation !== null && calls < 50);
+    expect(calls).toBeGreaterThan(2);
+    expect(updated).toBe(33); // the post and 32 of the 40 comments belong to u1
+    const { resources } = await posts.items.query("SELECT c.userId, c.userUsername FROM c", { partitionKey: "big" }).fetchAll();
+    expect(resources.filter((r) => r.userId === "u1").every((r) => r.userUsername === "new")).toBe(true);
+    expect(resources.filter((r) => r.userId !== "u1").every((r) => r.userUsername === "old")).toBe(true);
+  });
+
+  it("treats a userId as data, never as SQL", async () => {
+    await seedPartition("inject", 3);
+    const { resource } = await posts.scripts.storedProcedure("updateUsernames").execute<{ updated: number }>("inject", ["x' OR 1=1 --", "hacked", null]);
+    expect(resource!.updated).toBe(0);
+  });
+
+  it("deletePost marks the post first, then everything else over several calls", async () => {
+    await seedPartition("doomed", 25);
+    const first = await posts.scripts.storedProcedure("deletePost").execute<{ status: string; continuation: string | null }>("doomed", ["doomed", 60, null]);
+    expect(first.resource!.status).toBe("deleted");
+    expect(first.resource!.continuation).not.toBeNull();
+    expect((await posts.item("doomed", "doomed").read()).resource).toMatchObject({ deleted: true, ttl: 60 });
+    let continuation = first.resource!.continuation;
+    let calls = 1;
+    while (continuation !== null && calls < 50) {
+      const next = await posts.scripts.storedProcedure("deletePost").execute<{ continuation: string | null }>("doomed", ["doomed", 60, continuation]);
+      continuation = next.resource!.continuation;
+      calls++;
+    }
+    const { resources } = await posts.items.query("SELECT VALUE COUNT(1) FROM c WHERE NOT IS_DEFINED(c.deleted)", { partitionKey: "doomed" }).fetchAll();
+    expect(resources).toEqual([0]);
+    expect(calls).toBeGreaterThan(2);
+  });
+
+  it("truncateFeed keeps the feed at 100 through the trigger", async () => {
+    const feed = clientFor(cosmos).database("blog").container("feed");
+    for (let i = 0; i < 104; i++) {
+      await feed.items.create({ id: `f${i}`, type: "post", creationDate: `2026-01-01T00:${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.000Z` }, { postTriggerInclude: ["truncateFeed"] });
+    }
+    const { resources } = await feed.items.query("SELECT VALUE c.id FROM c", { partitionKey: "post" }).fetchAll();
+    expect(resources).toHaveLength(100);
+    expect(resources).not.toContain("f0");
+    expect(resources).toContain("f103");
+  });
+});
