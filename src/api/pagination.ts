@@ -1,6 +1,6 @@
 import { withoutSystemFields } from "../model/items";
 import { invalid } from "../model/errors";
-import type { Page } from "../store/cosmos-helpers";
+import type { Page } from "../store/requests";
 import type { ApiCall, ApiResult } from "./http";
 import { listQuery } from "./schemas";
 

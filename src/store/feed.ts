@@ -1,6 +1,6 @@
 import type { ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { queryPage } from "./cosmos-helpers";
+import { queryPage } from "./requests";
 
 /** The feed container's only partition key value: every item is a post. */
 export const FEED_PARTITION = "post";

@@ -1,7 +1,7 @@
 import { forbidden, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
-import { cosmosStatus, executeProcedure, queryPage, type Page } from "./cosmos-helpers";
+import { cosmosStatus, executeProcedure, queryPage, type Page } from "./requests";
 import { SPROCS } from "./definitions";
 
 export type StoredPost = PostItem & { _etag: string };

@@ -1,5 +1,5 @@
 import { store } from "./client";
-import { executeProcedure } from "./cosmos-helpers";
+import { executeProcedure } from "./requests";
 import { SPROCS } from "./definitions";
 
 /**

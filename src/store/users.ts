@@ -2,7 +2,7 @@ import { conflict, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
 import type { ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { cosmosStatus, queryPage, type Page } from "./cosmos-helpers";
+import { cosmosStatus, queryPage, type Page } from "./requests";
 
 export type StoredUser = UserItem & { _etag: string };
 

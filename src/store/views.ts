@@ -2,7 +2,7 @@ import type { Container, ItemDefinition } from "@azure/cosmos";
 import type { PostItem } from "../model/items";
 import { toShortForm, type ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { cosmosStatus } from "./cosmos-helpers";
+import { cosmosStatus } from "./requests";
 import { TRIGGERS } from "./definitions";
 import { FEED_PARTITION } from "./feed";
 
