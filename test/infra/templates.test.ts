@@ -73,6 +73,11 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       expect(c.indexingPolicy.includedPaths.map((p) => p.path), c.name).toContain("/*");
     }
     expect(containerDefinitions.containers.find((c) => c.name === "posts")).toMatchObject({ defaultTtl: -1 });
+    // Q3, Q4/Q5 and Q6 filter on type and order by creationDate: a composite index serves each.
+    const composite = (name: string) => (containerDefinitions.containers.find((c) => c.name === name)!.indexingPolicy as { compositeIndexes?: { path: string; order: string }[][] }).compositeIndexes;
+    expect(composite("users")).toEqual([[{ path: "/type", order: "ascending" }, { path: "/creationDate", order: "descending" }]]);
+    expect(composite("posts")).toEqual([[{ path: "/type", order: "ascending" }, { path: "/creationDate", order: "ascending" }]]);
+    expect(composite("feed")).toEqual([[{ path: "/type", order: "ascending" }, { path: "/creationDate", order: "descending" }]]);
   });
 
   it("are keyless: local auth off, shared keys off, no keys or connection strings anywhere", () => {
