@@ -60,15 +60,26 @@ export class ChangeFeedPump {
 
   private async run(): Promise<void> {
     const iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: await this.startFrom(), maxItemCount: this.options.maxItems });
+    let failures = 0;
     while (!this.abort.signal.aborted) {
-      const response = await iterator.readNext();
-      if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
-        await sleep(this.options.pollMs, this.abort.signal);
-        continue;
+      try {
+        const response = await iterator.readNext();
+        failures = 0;
+        if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
+          await sleep(this.options.pollMs, this.abort.signal);
+          continue;
+        }
+        if (!(await this.deliver(response.result))) return; // stopped mid-retry: the batch stays unacknowledged
+        const lease: Lease = { id: this.leaseId, continuation: response.continuationToken, owner: "local-host", timestamp: new Date().toISOString() };
+        await this.leases.items.upsert(lease);
+      } catch (error) {
+        // Reading the feed or checkpointing failed (not the handler): the iterator has not moved
+        // past an unhandled batch, so wait and read again. A lost checkpoint only means redelivery.
+        failures++;
+        const delay = Math.min(toMs(this.trigger.retry.minimumInterval) * 2 ** (failures - 1), toMs(this.trigger.retry.maximumInterval));
+        this.options.log(`${this.trigger.name}: reading the change feed failed: ${(error as Error).message}; retrying in ${delay} ms`);
+        await sleep(delay, this.abort.signal);
       }
-      if (!(await this.deliver(response.result))) return; // stopped mid-retry: the batch stays unacknowledged
-      const lease: Lease = { id: this.leaseId, continuation: response.continuationToken, owner: "local-host", timestamp: new Date().toISOString() };
-      await this.leases.items.upsert(lease);
     }
   }
 

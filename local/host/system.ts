@@ -52,7 +52,9 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
   };
   const store = useStore(createStore(settings));
-  await provision(store.client, settings.cosmos.databaseName, log);
+  if (cosmos.key) await provision(store.client, settings.cosmos.databaseName, log);
+  // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
+  else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
   const durable = new LocalDurableRuntime(
     { [PROPAGATION]: propagateUsername },
