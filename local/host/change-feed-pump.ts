@@ -76,28 +76,29 @@ export class ChangeFeedPump {
         // Reading the feed or checkpointing failed (not the handler): the iterator has not moved
         // past an unhandled batch, so wait and read again. A lost checkpoint only means redelivery.
         failures++;
-        const delay = Math.min(toMs(this.trigger.retry.minimumInterval) * 2 ** (failures - 1), toMs(this.trigger.retry.maximumInterval));
+        const delay = this.backoff(failures);
         this.options.log(`${this.trigger.name}: reading the change feed failed: ${(error as Error).message}; retrying in ${delay} ms`);
         await sleep(delay, this.abort.signal);
       }
     }
   }
 
-  /** Calls the handler until it succeeds; false only if the pump was stopped first. */
+  /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
+  private backoff(attempt: number): number {
+    const { minimumInterval, maximumInterval } = this.trigger.retry;
+    return Math.min(toMs(minimumInterval) * 2 ** (attempt - 1), toMs(maximumInterval));
+  }
+
+  /** Calls the handler until it succeeds (the triggers retry forever); false only if the pump was stopped first. */
   private async deliver(documents: unknown[]): Promise<boolean> {
-    const { retry } = this.trigger;
-    let delay = toMs(retry.minimumInterval);
     for (let attempt = 1; !this.abort.signal.aborted; attempt++) {
       try {
         await this.trigger.handler(documents, this.services);
         return true;
       } catch (error) {
-        if (retry.maxRetryCount !== -1 && attempt > retry.maxRetryCount) {
-          throw new Error(`${this.trigger.name} gave up after ${attempt} attempts: ${(error as Error).message}`);
-        }
+        const delay = this.backoff(attempt);
         this.options.log(`${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}): ${(error as Error).message}; retrying in ${delay} ms`);
         await sleep(delay, this.abort.signal);
-        delay = Math.min(delay * 2, toMs(retry.maximumInterval));
       }
     }
     return false;

@@ -8,12 +8,12 @@ import { listQuery } from "./schemas";
  * Continuation tokens are opaque to clients: the Cosmos DB token, wrapped and base64url
  * encoded, bound to the list it came from so it cannot be replayed against another.
  */
-export function encodeContinuation(list: string, cosmosToken: string | undefined): string | null {
+function encodeContinuation(list: string, cosmosToken: string | undefined): string | null {
   if (!cosmosToken) return null;
   return Buffer.from(JSON.stringify({ l: list, t: cosmosToken }), "utf8").toString("base64url");
 }
 
-export function decodeContinuation(list: string, token: string | undefined): string | undefined {
+function decodeContinuation(list: string, token: string | undefined): string | undefined {
   if (token === undefined) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { l?: unknown; t?: unknown };

@@ -14,13 +14,13 @@ export interface ChangeFeedTrigger {
   /** One lease prefix per function, all on the shared `leases` container. */
   leaseContainerPrefix: string;
   startFromBeginning: boolean;
-  /** Retried until it succeeds: a batch is never skipped. */
-  retry: ExponentialBackoffRetryOptions;
+  /** Retried until it succeeds (maxRetryCount -1): a batch is never skipped. */
+  retry: ExponentialBackoffRetryOptions & { maxRetryCount: -1 };
   needsDurableClient: boolean;
   handler(documents: unknown[], services: PipelineServices): Promise<void>;
 }
 
-const retryForever: ExponentialBackoffRetryOptions = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
+const retryForever: ChangeFeedTrigger["retry"] = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
 
 /** THE change feed consumers: functions/ registers them with app.cosmosDB, local/host pumps them. */
 export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [

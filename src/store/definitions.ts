@@ -8,8 +8,6 @@ import definitions from "../../infra/containers.json";
  */
 export const containerDefinitions = definitions;
 
-export type ContainerDefinition = (typeof definitions.containers)[number];
-
 function declared(name: string): string {
   if (!definitions.containers.some((c) => c.name === name)) throw new Error(`Container '${name}' is not declared in infra/containers.json`);
   return name;

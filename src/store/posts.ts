@@ -1,7 +1,7 @@
 import { forbidden, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
-import { cosmosStatus, executeProcedure, queryPage, type Page } from "./requests";
+import { cosmosStatus, executeProcedure, executeUntilDone, queryPage, type Page } from "./requests";
 import { SPROCS } from "./definitions";
 
 export type StoredPost = PostItem & { _etag: string };
@@ -65,16 +65,15 @@ export async function updatePost(postId: string, callerId: string, fields: { tit
 /** Soft delete of the post, its comments and likes (flag + TTL), one bounded sproc call at a time. */
 export async function deletePost(postId: string, callerId: string): Promise<void> {
   await ownPost(postId, callerId);
-  let continuation: string | null = null;
-  do {
-    const result: { status: string; continuation?: string | null } = await executeProcedure(store().posts, SPROCS.deletePost, postId, [
-      postId,
-      store().settings.softDeleteTtlSeconds,
-      continuation,
-    ]);
-    if (result.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
-    continuation = result.continuation ?? null;
-  } while (continuation !== null);
+  await executeUntilDone<{ status: string; continuation?: string | null }>(
+    store().posts,
+    SPROCS.deletePost,
+    postId,
+    (continuation) => [postId, store().settings.softDeleteTtlSeconds, continuation],
+    (result) => {
+      if (result.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
+    },
+  );
 }
 
 /** C3: the createComment sproc adds the comment and bumps commentCount atomically. */

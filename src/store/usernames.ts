@@ -1,5 +1,5 @@
 import { store } from "./client";
-import { executeProcedure } from "./requests";
+import { executeProcedure, executeUntilDone } from "./requests";
 import { SPROCS } from "./definitions";
 
 /**
@@ -28,11 +28,12 @@ export async function rewriteUsernames(postId: string, userId: string, username:
 /** Rewrites one partition completely, following continuations. */
 export async function rewriteUsernamesInPartition(postId: string, userId: string, username: string): Promise<number> {
   let updated = 0;
-  let continuation: string | null = null;
-  do {
-    const result: { updated: number; continuation: string | null } = await rewriteUsernames(postId, userId, username, continuation);
-    updated += result.updated;
-    continuation = result.continuation;
-  } while (continuation !== null);
+  await executeUntilDone<{ updated: number; continuation: string | null }>(
+    store().posts,
+    SPROCS.updateUsernames,
+    postId,
+    (continuation) => [userId, username, continuation],
+    (result) => (updated += result.updated),
+  );
   return updated;
 }
