@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { OrchestrationContext, RetryOptions, Task } from "durable-functions";
 
 /** A unit of work an orchestrator yields; the driver runs it and sends back the result. */
@@ -17,7 +18,6 @@ export interface InstanceStatus {
   error?: string;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Runs `work` under durable-functions RetryOptions: attempts, first interval, backoff, cap. */
 export async function withRetry<T>(retry: RetryOptions, work: () => Promise<T>, onRetry?: (attempt: number, error: unknown) => void): Promise<T> {
@@ -124,7 +124,7 @@ export class LocalDurableRuntime {
       callActivity: (name: string, input?: unknown) => new LocalTask(() => this.activity(name, input)),
       callActivityWithRetry: (name: string, retry: RetryOptions, input?: unknown) =>
         new LocalTask(() => withRetry(retry, () => this.activity(name, input), (attempt, error) => this.log(`activity ${name} attempt ${attempt} failed: ${(error as Error).message}; retrying`))),
-      createTimer: (fireAt: Date) => new LocalTask(() => sleep(fireAt.getTime() - Date.now())),
+      createTimer: (fireAt: Date) => new LocalTask(() => sleep(Math.max(0, fireAt.getTime() - Date.now()))),
       Task: {
         all: (tasks: LocalTask[]) => new LocalTask(() => Promise.all(tasks.map((t) => t.run()))),
         any: (tasks: LocalTask[]) => new LocalTask(() => Promise.race(tasks.map((t) => t.run()))),
