@@ -8,7 +8,13 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
   const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
   const settings = external ? loadSettings() : undefined;
-  const devSecret = localDevSecret();
+  // The built-in secret is for the embedded server only: against an account, dev tokens need a secret of your own.
+  const devSecret = settings ? settings.auth.devSecret : localDevSecret();
+  if (settings && !devSecret && !(settings.auth.issuer && settings.auth.audience)) {
+    throw new Error(
+      `with COSMOS_ENDPOINT set, set AUTH_DEV_SECRET (at least 32 random characters) to accept dev tokens, or AUTH_ISSUER and AUTH_AUDIENCE for real ones; the built-in local secret is only accepted with the embedded server`,
+    );
+  }
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
 
@@ -40,7 +46,7 @@ async function main(): Promise<void> {
   console.log(`
 Blog API ready on ${system.url}
   Cosmos DB:   COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`}
-  Dev token:   npm run token -- alice${process.env.AUTH_DEV_SECRET?.trim() ? "" : "   (signed with the local default secret)"}
+  Dev token:   ${devSecret ? `npm run token -- alice${process.env.AUTH_DEV_SECRET?.trim() ? "" : "   (signed with the local default secret)"}` : "(dev tokens are off: AUTH_DEV_SECRET is not set)"}
   Try it:
     TOKEN=$(npm run --silent token -- alice)
     curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'
