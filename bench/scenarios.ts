@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { readFeed } from "../src/store/feed";
-import { createComment, createPost, likePost, listComments, listLikes, readPost } from "../src/store/posts";
-import { createUser, listUserPosts, readUser } from "../src/store/users";
+import { listComments, listLikes, listUserPosts } from "../src/store/lists";
+import { createComment, createPost, likePost, readPost } from "../src/store/posts";
+import { createUser, readUser } from "../src/store/users";
 import type { Dataset } from "./dataset";
 import type { V1Strategy } from "./v1";
 

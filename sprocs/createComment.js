@@ -1,7 +1,9 @@
 /**
  * C3: adds a comment to a post and increments the post's commentCount in one transaction,
  * so the count always equals the number of comments. Runs in the post's partition.
- * Response body: {status: "created", comment} or {status: "postNotFound"}.
+ * A comment id that exists already (a retry with the same Idempotency-Key) returns that
+ * comment and changes nothing.
+ * Response body: {status: "created" | "exists", comment} or {status: "postNotFound"}.
  *
  * @param {string} postId
  * @param {{id: string, userId: string, userUsername: string, content: string, creationDate: string}} comment
@@ -11,7 +13,7 @@ function createComment(postId, comment) {
   var response = getContext().getResponse();
 
   function ensure(/** @type {boolean} */ accepted) {
-    // Three operations never exceed the budget; if they do, fail whole rather than half.
+    // Four operations never exceed the budget; if they do, fail whole rather than half.
     if (!accepted) throw new Error("createComment was not accepted; retry the request.");
   }
 
@@ -21,22 +23,32 @@ function createComment(postId, comment) {
     if (err) throw err;
     if (post.type !== "post" || post.deleted) return response.setBody({ status: "postNotFound" });
 
-    post.commentCount = (post.commentCount || 0) + 1;
-    ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
-      if (replaceErr) throw replaceErr;
-      var item = {
-        id: comment.id,
-        type: "comment",
-        postId: postId,
-        userId: comment.userId,
-        userUsername: comment.userUsername,
-        content: comment.content,
-        creationDate: comment.creationDate
-      };
-      ensure(collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {
-        if (createErr) throw createErr;
+    var item = {
+      id: comment.id,
+      type: "comment",
+      postId: postId,
+      userId: comment.userId,
+      userUsername: comment.userUsername,
+      content: comment.content,
+      creationDate: comment.creationDate
+    };
+    ensure(collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {
+      if (createErr && createErr.number === 409) return returnExisting();
+      if (createErr) throw createErr;
+      post.commentCount = (post.commentCount || 0) + 1;
+      ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
+        if (replaceErr) throw replaceErr;
         response.setBody({ status: "created", comment: created });
       }));
     }));
   }));
+
+  function returnExisting() {
+    ensure(collection.readDocument(collection.getAltLink() + "/docs/" + comment.id, {}, function (readErr, existing) {
+      if (readErr) throw readErr;
+      var found = /** @type {BlogItem} */ (existing);
+      if (found.type !== "comment" || found.userId !== comment.userId) throw new Error("The comment id belongs to another item.");
+      response.setBody({ status: "exists", comment: existing });
+    }));
+  }
 }

@@ -1,11 +1,13 @@
 /**
- * Unlike: removes a user's like and decrements likeCount, in one transaction.
+ * Unlike: soft-deletes a user's like (flag + ttl, as every delete in the posts container) and
+ * decrements likeCount, in one transaction. Liking again replaces the flagged like.
  * Response body: {status: "deleted"} or {status: "postNotFound" | "likeNotFound"}.
  *
  * @param {string} postId
  * @param {string} userId
+ * @param {number} ttlSeconds
  */
-function deleteLike(postId, userId) {
+function deleteLike(postId, userId, ttlSeconds) {
   var collection = getContext().getCollection();
   var response = getContext().getResponse();
 
@@ -25,7 +27,10 @@ function deleteLike(postId, userId) {
       if (readErr) throw readErr;
       if (like.deleted) return response.setBody({ status: "likeNotFound" });
 
-      ensure(collection.deleteDocument(like._self, { etag: like._etag }, function (deleteErr) {
+      like.deleted = true;
+      like.deletedDate = new Date().toISOString();
+      like.ttl = ttlSeconds;
+      ensure(collection.replaceDocument(like._self, like, { etag: like._etag }, function (deleteErr) {
         if (deleteErr) throw deleteErr;
         post.likeCount = Math.max(0, (post.likeCount || 0) - 1);
         ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {

@@ -2,7 +2,10 @@
  * Soft-deletes a post and everything in its partition: sets `deleted: true` and a `ttl`, so
  * reads stop serving the items at once, the change feed still carries the post (deletes would
  * not appear there) and Cosmos DB removes the items when the ttl expires. The post is marked
- * first. Bounded: returns a continuation when the server stops accepting operations.
+ * first, so every list of the post stops being served with that one write. Idempotent: a post
+ * already marked has its remaining items marked. The query selects only unmarked items and is
+ * re-run from the start each page (marked items drop out). Bounded: when the server stops
+ * accepting operations it returns a continuation ("" = call again).
  * Response body: {status: "deleted", continuation} or {status: "postNotFound"}.
  *
  * @param {string} postId
@@ -12,7 +15,8 @@
 function deletePost(postId, ttlSeconds, continuation) {
   var collection = getContext().getCollection();
   var response = getContext().getResponse();
-  var query = { query: "SELECT * FROM p WHERE p.postId = @postId", parameters: [{ name: "@postId", value: postId }] };
+  var pageSize = 100;
+  var query = { query: "SELECT * FROM p WHERE p.postId = @postId AND NOT IS_DEFINED(p.deleted)", parameters: [{ name: "@postId", value: postId }] };
   var deletedAt = new Date().toISOString();
 
   function finish(/** @type {string | null} */ next) {
@@ -22,34 +26,31 @@ function deletePost(postId, ttlSeconds, continuation) {
   /** @param {BlogItem} doc */
   function markDeleted(doc) {
     doc.deleted = true;
-    doc.deletedDate = doc.deletedDate || deletedAt;
+    doc.deletedDate = deletedAt;
     doc.ttl = ttlSeconds;
     return collection.replaceDocument(doc._self, doc, {});
   }
 
-  /** @param {string | undefined} pageToken */
-  function processPage(pageToken) {
-    var accepted = collection.queryDocuments(collection.getSelfLink(), query, { pageSize: 100, continuation: pageToken }, function (err, docs, options) {
+  function drain() {
+    var accepted = collection.queryDocuments(collection.getSelfLink(), query, { pageSize: pageSize }, function (err, docs) {
       if (err) throw err;
       for (var i = 0; i < docs.length; i++) {
-        var doc = /** @type {BlogItem} */ (docs[i]);
-        if (doc.deleted) continue;
-        if (!markDeleted(doc)) return finish(pageToken || "");
+        if (!markDeleted(/** @type {BlogItem} */ (docs[i]))) return finish("");
       }
-      if (options.continuation) processPage(options.continuation);
+      if (docs.length === pageSize) drain();
       else finish(null);
     });
-    if (!accepted) finish(pageToken || "");
+    if (!accepted) finish("");
   }
 
-  if (continuation) return processPage(continuation);
+  if (continuation !== null && continuation !== undefined) return drain();
   var accepted = collection.readDocument(collection.getAltLink() + "/docs/" + postId, {}, function (err, found) {
     var post = /** @type {BlogItem} */ (found);
     if (err && err.number === 404) return response.setBody({ status: "postNotFound" });
     if (err) throw err;
     if (post.type !== "post") return response.setBody({ status: "postNotFound" });
     if (!post.deleted && !markDeleted(post)) throw new Error("deletePost was not accepted; retry the request.");
-    processPage(undefined);
+    drain();
   });
   if (!accepted) throw new Error("deletePost was not accepted; retry the request.");
 }

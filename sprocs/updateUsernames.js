@@ -1,8 +1,9 @@
 /**
- * Rewrites userUsername on every post, comment and like of one user in this partition.
- * Parameterized query, paged; stops when the server stops accepting operations and returns
- * the continuation of the page it was on, so the caller calls again with it. Idempotent:
- * items that already carry the new name are skipped.
+ * Rewrites userUsername on every live post, comment and like of one user in this partition
+ * (soft-deleted items are left alone: a rewrite would restart their TTL). The parameterized
+ * query selects only items that still carry another name, so each page is re-queried from the
+ * start: rewritten items drop out, and nothing can be skipped. Bounded: when the server stops
+ * accepting operations it returns a continuation ("" = call again), which the caller passes back.
  * Response body: {updated, continuation} where continuation is null when the partition is done.
  *
  * @param {string} userId
@@ -12,32 +13,31 @@
 function updateUsernames(userId, username, continuation) {
   var collection = getContext().getCollection();
   var response = getContext().getResponse();
-  var query = { query: "SELECT * FROM p WHERE p.userId = @userId", parameters: [{ name: "@userId", value: userId }] };
+  var pageSize = 100;
+  var query = {
+    query: "SELECT * FROM p WHERE p.userId = @userId AND p.userUsername != @username AND NOT IS_DEFINED(p.deleted)",
+    parameters: [{ name: "@userId", value: userId }, { name: "@username", value: username }]
+  };
   var updated = 0;
 
   function finish(/** @type {string | null} */ next) {
     response.setBody({ updated: updated, continuation: next });
   }
 
-  /** @param {string | undefined} pageToken */
-  function processPage(pageToken) {
-    var accepted = collection.queryDocuments(collection.getSelfLink(), query, { pageSize: 100, continuation: pageToken }, function (err, docs, options) {
+  function drain() {
+    var accepted = collection.queryDocuments(collection.getSelfLink(), query, { pageSize: pageSize }, function (err, docs) {
       if (err) throw err;
       for (var i = 0; i < docs.length; i++) {
         var doc = /** @type {BlogItem} */ (docs[i]);
-        if (doc.userUsername === username) continue;
         doc.userUsername = username;
-        if (!collection.replaceDocument(doc._self, doc, {})) {
-          // Out of budget: resume this page next time (already-renamed items are skipped).
-          return finish(pageToken || "");
-        }
+        if (!collection.replaceDocument(doc._self, doc, {})) return finish("");
         updated++;
       }
-      if (options.continuation) processPage(options.continuation);
+      if (docs.length === pageSize) drain();
       else finish(null);
     });
-    if (!accepted) finish(pageToken || "");
+    if (!accepted) finish("");
   }
 
-  processPage(continuation || undefined);
+  drain();
 }

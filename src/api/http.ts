@@ -1,24 +1,29 @@
 import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { z, ZodTypeAny } from "zod";
-import { invalid, tooLarge } from "../model/errors";
+import { invalid, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
 import { store } from "../store/client";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
 import { authenticate } from "./auth";
+import { noneMatchHits } from "./conditional";
 import { problemResponse } from "./problems";
-import { id } from "./schemas";
+import { id, idempotencyKey } from "./schemas";
 
 export interface ApiResult {
   status: number;
   body?: unknown;
   etag?: string;
   location?: string;
+  headers?: Record<string, string>;
 }
 
 function validationError(where: string, error: z.ZodError): Error {
   const errors = error.issues.map((issue) => ({ path: issue.path.join(".") || where, message: issue.message }));
   return invalid(`Invalid ${where}: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}`, errors);
 }
+
+/** `application/json`, or any `+json` type, with or without parameters such as charset. */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /** What a handler may ask of the request: validated parameters, query, body and caller. */
 export class ApiCall {
@@ -48,13 +53,17 @@ export class ApiCall {
     if (Buffer.byteLength(text, "utf8") > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
     let json: unknown = {};
     if (text.trim().length > 0) {
+      const type = this.request.headers.get("content-type");
+      if (type !== null && !JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType(`Send the body as application/json, not ${type}.`);
       try {
         json = JSON.parse(text);
       } catch {
-        throw invalid("The request body is not valid JSON.");
+        throw invalid("The request body is not valid JSON.", [{ path: "body", message: "is not valid JSON" }]);
       }
     }
-    if (typeof json !== "object" || json === null || Array.isArray(json)) throw invalid("The request body must be a JSON object.");
+    if (typeof json !== "object" || json === null || Array.isArray(json)) {
+      throw invalid("The request body must be a JSON object.", [{ path: "body", message: "must be a JSON object" }]);
+    }
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw validationError("body", parsed.error);
     return parsed.data;
@@ -68,9 +77,21 @@ export class ApiCall {
   header(name: string): string | undefined {
     return this.request.headers.get(name) ?? undefined;
   }
+
+  /** The `Idempotency-Key` header, validated; undefined when the client sent none. */
+  idempotencyKey(): string | undefined {
+    const value = this.header("idempotency-key");
+    if (value === undefined) return undefined;
+    const parsed = idempotencyKey.safeParse(value);
+    if (!parsed.success) throw validationError("Idempotency-Key", parsed.error);
+    return parsed.data;
+  }
 }
 
-/** `Server-Timing`: how many Cosmos DB requests the call made and what they were charged. */
+/** Marks a response that repeats the result of an earlier request with the same Idempotency-Key. */
+export const replayHeaders = (created: boolean): Record<string, string> => (created ? {} : { "idempotent-replayed": "true" });
+
+/** `Server-Timing`: how many Cosmos DB requests the call made, what they were charged, and for how long. */
 function serverTiming(usage: CosmosUsage, totalMs: number): string {
   return [
     `cosmos;desc="${usage.requests.length} requests";dur=${usage.durationMs.toFixed(1)}`,
@@ -80,19 +101,22 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
   ].join(", ");
 }
 
+function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
+  const headers: Record<string, string> = { ...result.headers };
+  if (result.etag) headers.etag = result.etag;
+  if (result.location) headers.location = result.location;
+  if (result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag)) return { status: 304, headers };
+  if (result.body === undefined) return { status: result.status, headers };
+  return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
+}
+
 /** Wraps a handler: Cosmos metering, problem+json for every error, ETag/Location/Server-Timing headers. */
 export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandler {
   return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     const started = performance.now();
     const { result: response, usage } = await measureCosmos(async (): Promise<HttpResponseInit> => {
       try {
-        const result = await work(new ApiCall(request, context));
-        const headers: Record<string, string> = {};
-        if (result.etag) headers.etag = result.etag;
-        if (result.location) headers.location = result.location;
-        if (result.etag && request.headers.get("if-none-match") === result.etag) return { status: 304, headers };
-        if (result.body === undefined) return { status: result.status, headers };
-        return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
+        return toResponse(request, await work(new ApiCall(request, context)));
       } catch (error) {
         return problemResponse(error, (message, cause) => context.error(message, cause));
       }

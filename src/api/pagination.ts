@@ -1,35 +1,51 @@
+import { z } from "zod";
+import { invalid, notFound } from "../model/errors";
 import { withoutSystemFields } from "../model/items";
-import { invalid } from "../model/errors";
-import type { Page } from "../store/requests";
+import type { ListPosition, Page } from "../store/lists";
 import type { ApiCall, ApiResult } from "./http";
 import { listQuery } from "./schemas";
 
 /**
- * Continuation tokens are opaque to clients: the Cosmos DB token, wrapped and base64url
- * encoded, bound to the list it came from so it cannot be replayed against another.
+ * Continuation tokens are opaque to clients: the sort key of the last item served (keyset
+ * pagination), bound to the list it came from and base64url encoded. The store turns them
+ * into query parameters, never into a Cosmos DB continuation, so no client string ever
+ * reaches the SDK's headers.
  */
-function encodeContinuation(list: string, cosmosToken: string | undefined): string | null {
-  if (!cosmosToken) return null;
-  return Buffer.from(JSON.stringify({ l: list, t: cosmosToken }), "utf8").toString("base64url");
+const position = z.object({
+  l: z.string(),
+  d: z.string().max(64).regex(/^[0-9TZ:.+-]*$/),
+  i: z.string().min(1).max(300).regex(/^[\x21-\x7e]+$/),
+});
+
+function encodeContinuation(list: string, next: ListPosition | undefined): string | null {
+  if (!next) return null;
+  return Buffer.from(JSON.stringify({ l: list, d: next.date, i: next.id }), "utf8").toString("base64url");
 }
 
-function decodeContinuation(list: string, token: string | undefined): string | undefined {
+function decodeContinuation(list: string, token: string | undefined): ListPosition | undefined {
   if (token === undefined) return undefined;
   try {
-    const parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { l?: unknown; t?: unknown };
-    if (parsed.l === list && typeof parsed.t === "string" && parsed.t.length > 0) return parsed.t;
+    const parsed = position.safeParse(JSON.parse(Buffer.from(token, "base64url").toString("utf8")));
+    if (parsed.success && parsed.data.l === list) return { date: parsed.data.d, id: parsed.data.i };
   } catch {
-    // fall through to the same answer as a well-formed token for another list
+    // not JSON: the same answer as a well-formed token for another list
   }
-  throw invalid("continuationToken is not valid for this list.");
+  throw invalid("continuationToken is not valid for this list.", [{ path: "continuationToken", message: "is not valid for this list" }]);
 }
 
 /**
  * A paged list response: validates `limit` and `continuationToken`, fetches one page of the
- * list named `list`, and returns `{items, continuationToken}` with system fields removed.
+ * list named `list` (undefined when its owner does not exist: 404), and returns
+ * `{items, continuationToken}` with system fields removed.
  */
-export async function pagedList<T extends object>(call: ApiCall, list: string, fetchPage: (limit: number, cosmosToken?: string) => Promise<Page<T>>): Promise<ApiResult> {
+export async function pagedList<T extends object>(
+  call: ApiCall,
+  list: string,
+  missing: string,
+  fetchPage: (limit: number, after?: ListPosition) => Promise<Page<T> | undefined>,
+): Promise<ApiResult> {
   const { limit, continuationToken } = call.query(listQuery);
   const page = await fetchPage(limit, decodeContinuation(list, continuationToken));
-  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.continuationToken) } };
+  if (!page) throw notFound(missing);
+  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.next) } };
 }

@@ -9,6 +9,7 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   conflict: { status: 409, title: "Conflict" },
   preconditionFailed: { status: 412, title: "Precondition Failed" },
   tooLarge: { status: 413, title: "Payload Too Large" },
+  unsupportedMediaType: { status: 415, title: "Unsupported Media Type" },
 };
 
 /** RFC 9457 problem details: the one place errors become HTTP responses. */

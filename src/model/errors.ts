@@ -1,11 +1,17 @@
 /** Outcomes the API reports as client errors; mapped to problem+json in one place (api/problems.ts). */
-export type ProblemKind = "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge";
+export type ProblemKind = "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType";
+
+/** One thing that was wrong with a request: where (a field, a header, a parameter) and what. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
 
 export class DomainError extends Error {
   constructor(
     readonly kind: ProblemKind,
     readonly detail: string,
-    readonly errors?: { path: string; message: string }[],
+    readonly errors?: FieldError[],
   ) {
     super(detail);
   }
@@ -16,6 +22,8 @@ export const conflict = (detail: string) => new DomainError("conflict", detail);
 export const forbidden = (detail: string) => new DomainError("forbidden", detail);
 export const preconditionFailed = (detail = "The resource has changed since it was read (If-Match does not match).") =>
   new DomainError("preconditionFailed", detail);
-export const invalid = (detail: string, errors?: { path: string; message: string }[]) => new DomainError("invalid", detail, errors);
+/** A 400 always names what was wrong, so a client can show it next to the field. */
+export const invalid = (detail: string, errors: FieldError[]) => new DomainError("invalid", detail, errors);
 export const unauthorized = (detail: string) => new DomainError("unauthorized", detail);
 export const tooLarge = (detail: string) => new DomainError("tooLarge", detail);
+export const unsupportedMediaType = (detail: string) => new DomainError("unsupportedMediaType", detail);

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /** Item shapes of the V3 model, as stored (see SPEC section 2). */
 
 export interface UserItem {
@@ -72,6 +74,18 @@ export function withoutSystemFields<T extends object>(item: T): T {
 }
 
 export const nowIso = () => new Date().toISOString();
+
+/**
+ * A UUID (version 8, name-based) derived from its parts: the same client retry always
+ * addresses the same item, so creating it twice is a conflict instead of a duplicate.
+ */
+export function idFromParts(...parts: string[]): string {
+  const hash = createHash("sha256").update(parts.join("\n")).digest();
+  hash[6] = (hash[6] & 0x0f) | 0x80;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /** The claim key of a username: usernames are unique regardless of case. */
 export const usernameClaimId = (username: string) => `username:${username.toLowerCase()}`;

@@ -1,8 +1,14 @@
 /** Limits of SPEC section 4; lengths count UTF-16 code units, as JavaScript strings do. */
 export const LIMITS = {
   usernamePattern: /^[A-Za-z0-9_.-]{3,32}$/,
-  /** User and post ids (token subjects such as "auth0|123" included); never ":", which username claims and likes use. */
-  idPattern: /^[A-Za-z0-9_.@|-]{1,128}$/,
+  /**
+   * User and post ids (token subjects such as "auth0|123" included): what Cosmos DB can address
+   * by path. Never ":", which username claims and likes use, and never "." or "..", which URL
+   * normalisation turns into another path.
+   */
+  idPattern: /^(?!\.{1,2}$)[A-Za-z0-9_.@|-]{1,128}$/,
+  /** Idempotency-Key: visible ASCII, as the IETF draft and the common APIs use it. */
+  idempotencyKeyPattern: /^[\x21-\x7e]{1,255}$/,
   titleLength: 200,
   postContentLength: 20_000,
   commentLength: 2_000,

@@ -1,7 +1,11 @@
 import type { PostsContainerItem } from "../model/items";
+import { store } from "../store/client";
+import { newestLivePosts, readFeedEntries } from "../store/feed";
+import { finishDeletion } from "../store/posts";
 import { readUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/usernames";
-import { syncPostCopies, type PostChange } from "../store/views";
+import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
+import { FeedWindow } from "./feed-window";
 
 type Change = PostsContainerItem & { _lsn: number };
 
@@ -25,15 +29,44 @@ async function repairStaleUsernames(changes: Change[]): Promise<void> {
   }
 }
 
+/** Refills the feed from the source after deletions left it short of the 100 newest live posts. */
+async function refillFeed(): Promise<void> {
+  const window = new FeedWindow(await readFeedEntries());
+  if (window.full) return;
+  for (const post of await newestLivePosts()) {
+    if (!window.entry(post.postId)) await createIfAbsent(feed(), copyOf({ ...post, _lsn: post._lsn ?? 0 }));
+  }
+}
+
 /**
- * The `posts` change feed: keep usernames right, then copy each new or changed post in short
- * form into its author's `users` partition (Q3) and into `feed` (Q6); deleted posts leave both.
- * Idempotent, so at-least-once delivery is safe. A throw makes the host retry the batch.
+ * Q6: new and changed posts inside the window are copied (never a post older than the 100th);
+ * a deleted post inside it leaves a tombstone, and the next newest live post takes its place.
+ */
+async function syncFeed(posts: PostChange[]): Promise<void> {
+  const window = new FeedWindow(await readFeedEntries());
+  let gap = false;
+  for (const post of posts) {
+    if (!window.admits(post)) continue;
+    if (!post.deleted) await writeIfNewer(feed(), copyOf(post));
+    else if ((await writeIfNewer(feed(), tombstoneOf(post, store().settings.softDeleteTtlSeconds))) && window.holds(post.postId)) gap = true;
+  }
+  if (gap) await refillFeed();
+}
+
+/**
+ * The `posts` change feed: keep usernames right, finish any deletion left undone, then bring
+ * the short-form copies up to date: the author's list (Q3) follows every change, the feed (Q6)
+ * only its window. Idempotent, so at-least-once delivery is safe. A throw makes the host retry
+ * the batch.
  */
 export async function handlePostsChanges(documents: unknown[]): Promise<void> {
   const changes = documents.filter(isPostsItem);
   await repairStaleUsernames(changes);
-  for (const change of changes) {
-    if (change.type === "post") await syncPostCopies(change as PostChange);
+  const posts = changes.filter((change): change is PostChange => change.type === "post");
+  for (const post of posts) {
+    if (post.deleted) await finishDeletion(post.postId);
+    const ttl = store().settings.softDeleteTtlSeconds;
+    await writeIfNewer(authorsList(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
   }
+  if (posts.length > 0) await syncFeed(posts);
 }

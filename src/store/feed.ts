@@ -1,17 +1,70 @@
+import type { PostItem } from "../model/items";
+import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { queryPage } from "./requests";
 
 /** The feed container's only partition key value: every item is a post. */
 export const FEED_PARTITION = "post";
 
-/** Q6: the `limit` newest posts in short form, from the single `feed` partition. */
+/** Q6: the `limit` newest live posts in short form, from the single `feed` partition. */
 export async function readFeed(limit: number): Promise<ShortPost[]> {
-  const page = await queryPage<ShortPost>(
-    store().feed,
-    { query: "SELECT * FROM f WHERE f.type = @type ORDER BY f.creationDate DESC", parameters: [{ name: "@type", value: FEED_PARTITION }] },
-    FEED_PARTITION,
-    limit,
-  );
-  return page.items;
+  const { resources } = await store()
+    .feed.items.query<ShortPost>(
+      {
+        query: "SELECT TOP @limit * FROM f WHERE f.type = @type AND NOT IS_DEFINED(f.deleted) ORDER BY f.type DESC, f.creationDate DESC, f.id DESC",
+        parameters: [
+          { name: "@limit", value: limit },
+          { name: "@type", value: FEED_PARTITION },
+        ],
+      },
+      { partitionKey: FEED_PARTITION, maxItemCount: limit },
+    )
+    .fetchNext();
+  return resources;
+}
+
+/** What the pipeline needs to know of one feed entry (a live copy or a tombstone). */
+export interface FeedEntry {
+  id: string;
+  creationDate: string;
+  sourceLsn: number;
+  deleted?: boolean;
+  userUsername?: string;
+  title?: string;
+  content?: string;
+  commentCount?: number;
+  likeCount?: number;
+}
+
+/** Every entry of the feed partition, newest first: at most 100 live copies plus recent tombstones. */
+export async function readFeedEntries(): Promise<FeedEntry[]> {
+  const { resources } = await store()
+    .feed.items.query<FeedEntry>(
+      {
+        query:
+          "SELECT f.id, f.creationDate, f.sourceLsn, f.deleted, f.userUsername, f.title, f.content, f.commentCount, f.likeCount " +
+          "FROM f WHERE f.type = @type ORDER BY f.type DESC, f.creationDate DESC, f.id DESC",
+        parameters: [{ name: "@type", value: FEED_PARTITION }],
+      },
+      { partitionKey: FEED_PARTITION },
+    )
+    .fetchAll();
+  return resources;
+}
+
+/**
+ * The newest live posts at the source (`posts`), for refilling the feed after deletions: a
+ * cross-partition query, run only by the pipeline and only when a deletion left a gap.
+ */
+export async function newestLivePosts(count: number = LIMITS.feedSize): Promise<(PostItem & { _lsn?: number })[]> {
+  const { resources } = await store()
+    .posts.items.query<PostItem & { _lsn?: number }>({
+      query: "SELECT TOP @count * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate DESC",
+      parameters: [
+        { name: "@count", value: count },
+        { name: "@type", value: "post" },
+      ],
+    })
+    .fetchAll();
+  return resources;
 }

@@ -18,7 +18,11 @@ export interface CosmosRequest {
 export interface CosmosUsage {
   requests: CosmosRequest[];
   requestCharge: number;
+  /** Wall-clock time with at least one request in flight: overlapping requests count once. */
   durationMs: number;
+  /** Requests in flight now, and since when the current busy stretch began. */
+  inFlight: number;
+  busySince: number;
   /** An enclosing measurement (a test or benchmark around an API call) also sees these requests. */
   parent?: CosmosUsage;
   /** Ask Cosmos DB for query metrics on every query (the benchmark counts items read). */
@@ -33,7 +37,7 @@ const current = new AsyncLocalStorage<CosmosUsage>();
  */
 export async function measureCosmos<T>(work: () => Promise<T>, options: { queryMetrics?: boolean } = {}): Promise<{ result: T; usage: CosmosUsage }> {
   const parent = current.getStore();
-  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, parent, queryMetrics: options.queryMetrics ?? parent?.queryMetrics };
+  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, inFlight: 0, busySince: 0, parent, queryMetrics: options.queryMetrics ?? parent?.queryMetrics };
   const result = await current.run(usage, work);
   return { result, usage };
 }
@@ -44,8 +48,17 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
     async sendRequest(request) {
       const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
       if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
+      const usages: CosmosUsage[] = [];
+      for (let usage = current.getStore(); usage; usage = usage.parent) usages.push(usage);
       const started = performance.now();
-      const response = await inner.sendRequest(request);
+      for (const usage of usages) if (usage.inFlight++ === 0) usage.busySince = started;
+      let response;
+      try {
+        response = await inner.sendRequest(request);
+      } finally {
+        const ended = performance.now();
+        for (const usage of usages) if (--usage.inFlight === 0) usage.durationMs += ended - usage.busySince;
+      }
       const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
       const record: CosmosRequest = {
         method: request.method,
@@ -57,9 +70,7 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
         requestCharge: charge,
         retrievedDocumentCount: retrievedDocuments(response.headers.get("x-ms-documentdb-query-metrics")),
       };
-      const elapsed = performance.now() - started;
-      for (let usage = current.getStore(); usage; usage = usage.parent) {
-        usage.durationMs += elapsed;
+      for (const usage of usages) {
         usage.requestCharge += charge;
         usage.requests.push(record);
       }

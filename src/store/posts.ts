@@ -1,19 +1,28 @@
 import { forbidden, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
-import { cosmosStatus, executeProcedure, executeUntilDone, queryPage, type Page } from "./requests";
 import { SPROCS } from "./definitions";
+import { cosmosStatus, executeProcedure, executeUntilDone } from "./requests";
 
 export type StoredPost = PostItem & { _etag: string };
 
-/** Q2: one point read; soft-deleted posts are not served. */
-export async function readPost(postId: string): Promise<StoredPost | undefined> {
+/** The post document as stored, soft-deleted or not. */
+async function readPostDocument(postId: string): Promise<StoredPost | undefined> {
   const { resource } = await store().posts.item(postId, postId).read<StoredPost>();
-  return resource?.type === "post" && !resource.deleted ? resource : undefined;
+  return resource?.type === "post" ? resource : undefined;
 }
 
-/** C2 (create). */
-export async function createPost(postId: string, author: UserItem, fields: { title: string; content: string }): Promise<StoredPost> {
+/** Q2: one point read; soft-deleted posts are not served. */
+export async function readPost(postId: string): Promise<StoredPost | undefined> {
+  const post = await readPostDocument(postId);
+  return post && !post.deleted ? post : undefined;
+}
+
+/**
+ * C2 (create). The id may come from the client's Idempotency-Key: a repeat then finds the
+ * post it created the first time (`created: false`) and writes nothing.
+ */
+export async function createPost(postId: string, author: UserItem, fields: { title: string; content: string }): Promise<{ post: StoredPost; created: boolean }> {
   const post: PostItem = {
     id: postId,
     type: "post",
@@ -26,8 +35,15 @@ export async function createPost(postId: string, author: UserItem, fields: { tit
     likeCount: 0,
     creationDate: nowIso(),
   };
-  const { resource } = await store().posts.items.create(post);
-  return resource as StoredPost;
+  try {
+    const { resource } = await store().posts.items.create(post);
+    return { post: resource as StoredPost, created: true };
+  } catch (error) {
+    if (cosmosStatus(error) !== 409) throw error;
+    const existing = await readPost(postId);
+    if (!existing || existing.userId !== author.userId) throw notFound(`The post created with this Idempotency-Key no longer exists.`);
+    return { post: existing, created: false };
+  }
 }
 
 async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
@@ -41,63 +57,70 @@ async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
  * C2 (edit): a patch of title and content only, so it can never undo a concurrent
  * comment or like count change made by the stored procedures.
  */
-export async function updatePost(postId: string, callerId: string, fields: { title: string; content: string }, ifMatch?: string): Promise<StoredPost> {
+export async function updatePost(postId: string, callerId: string, fields: { title: string; content: string }, ifMatch: (etag: string) => boolean | undefined): Promise<StoredPost> {
   const post = await ownPost(postId, callerId);
-  if (ifMatch !== undefined && ifMatch !== "*" && ifMatch !== post._etag) throw preconditionFailed();
+  const condition = ifMatch(post._etag);
+  if (condition === false) throw preconditionFailed();
   try {
     const { resource } = await store()
       .posts.item(postId, postId)
       .patch<StoredPost>(
-        [
-          { op: "set", path: "/title", value: fields.title },
-          { op: "set", path: "/content", value: fields.content },
-          { op: "set", path: "/updatedDate", value: nowIso() },
-        ],
-        ifMatch && ifMatch !== "*" ? { accessCondition: { type: "IfMatch", condition: ifMatch } } : {},
+        {
+          // Never edit a post deleted since it was read.
+          condition: "FROM p WHERE NOT IS_DEFINED(p.deleted)",
+          operations: [
+            { op: "set", path: "/title", value: fields.title },
+            { op: "set", path: "/content", value: fields.content },
+            { op: "set", path: "/updatedDate", value: nowIso() },
+          ],
+        },
+        // The client's If-Match held on the read; the write must still see the same version.
+        condition ? { accessCondition: { type: "IfMatch", condition: post._etag } } : {},
       );
     return resource as StoredPost;
   } catch (error) {
-    if (cosmosStatus(error) === 412) throw preconditionFailed();
+    if (cosmosStatus(error) === 412 && condition) throw preconditionFailed();
+    if (cosmosStatus(error) === 412) throw notFound(`Post '${postId}' does not exist.`);
     throw error;
   }
 }
 
-/** Soft delete of the post, its comments and likes (flag + TTL), one bounded sproc call at a time. */
-export async function deletePost(postId: string, callerId: string): Promise<void> {
-  await ownPost(postId, callerId);
+/**
+ * Soft-deletes the post, then its comments and likes (flag + TTL), one bounded stored
+ * procedure call at a time. Idempotent: a repeat, or the posts change feed seeing the deleted
+ * post, finishes whatever an earlier call left undone. False when there is no such post (any more).
+ */
+export async function finishDeletion(postId: string): Promise<boolean> {
+  let found = true;
   await executeUntilDone<{ status: string; continuation?: string | null }>(
     store().posts,
     SPROCS.deletePost,
     postId,
     (continuation) => [postId, store().settings.softDeleteTtlSeconds, continuation],
     (result) => {
-      if (result.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
+      found = result.status !== "postNotFound";
     },
   );
+  return found;
 }
 
-/** C3: the createComment sproc adds the comment and bumps commentCount atomically. */
-export async function createComment(postId: string, author: UserItem, commentId: string, content: string): Promise<CommentItem> {
+/** DELETE of a post: only its author; a repeat by the author answers the same and completes the work. */
+export async function deletePost(postId: string, callerId: string): Promise<void> {
+  const post = await readPostDocument(postId);
+  if (!post || (post.deleted && post.userId !== callerId)) throw notFound(`Post '${postId}' does not exist.`);
+  if (post.userId !== callerId) throw forbidden("Only the author may change this post.");
+  if (!(await finishDeletion(postId))) throw notFound(`Post '${postId}' does not exist.`);
+}
+
+/**
+ * C3: the createComment sproc adds the comment and bumps commentCount atomically. A comment
+ * id that exists already (an Idempotency-Key repeat) returns that comment and counts nothing.
+ */
+export async function createComment(postId: string, author: UserItem, commentId: string, content: string): Promise<{ comment: CommentItem; created: boolean }> {
   const comment = { id: commentId, userId: author.userId, userUsername: author.username, content, creationDate: nowIso() };
   const result: { status: string; comment?: CommentItem } = await executeProcedure(store().posts, SPROCS.createComment, postId, [postId, comment]);
-  if (result.status !== "created" || !result.comment) throw notFound(`Post '${postId}' does not exist.`);
-  return result.comment;
-}
-
-/** Items of one type in a post's partition that are not soft-deleted, oldest first. */
-function listPostItems<T>(postId: string, type: "comment" | "like", limit: number, continuationToken?: string): Promise<Page<T>> {
-  return queryPage<T>(
-    store().posts,
-    { query: "SELECT * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate ASC", parameters: [{ name: "@type", value: type }] },
-    postId,
-    limit,
-    continuationToken,
-  );
-}
-
-/** Q4: comments of one post, oldest first, from the post's partition. */
-export function listComments(postId: string, limit: number, continuationToken?: string): Promise<Page<CommentItem>> {
-  return listPostItems(postId, "comment", limit, continuationToken);
+  if ((result.status !== "created" && result.status !== "exists") || !result.comment) throw notFound(`Post '${postId}' does not exist.`);
+  return { comment: result.comment, created: result.status === "created" };
 }
 
 /** C4: like once; a repeat returns the existing like and changes no count. */
@@ -108,15 +131,9 @@ export async function likePost(postId: string, liker: UserItem): Promise<{ like:
   return { like: result.like, created: result.status === "created" };
 }
 
-/** Unlike: the deleteLike sproc removes the like and decrements likeCount atomically. */
+/** Unlike: the deleteLike sproc soft-deletes the like and decrements likeCount atomically. */
 export async function unlikePost(postId: string, userId: string): Promise<void> {
-  const result: { status: string } = await executeProcedure(store().posts, SPROCS.deleteLike, postId, [postId, userId]);
+  const result: { status: string } = await executeProcedure(store().posts, SPROCS.deleteLike, postId, [postId, userId, store().settings.softDeleteTtlSeconds]);
   if (result.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
   if (result.status === "likeNotFound") throw notFound(`User '${userId}' has not liked post '${postId}'.`);
 }
-
-/** Q5: likes of one post, oldest first, from the post's partition. */
-export function listLikes(postId: string, limit: number, continuationToken?: string): Promise<Page<LikeItem>> {
-  return listPostItems(postId, "like", limit, continuationToken);
-}
-

@@ -1,30 +1,10 @@
-import type { Container, SqlQuerySpec } from "@azure/cosmos";
-import { invalid } from "../model/errors";
+import type { Container } from "@azure/cosmos";
 
 /** The HTTP status of a failed SDK call, if it has one. */
 export const cosmosStatus = (error: unknown): number | undefined => {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === "number" ? code : undefined;
 };
-
-export interface Page<T> {
-  items: T[];
-  continuationToken?: string;
-}
-
-/**
- * One page of a single-partition query: exactly one query request (plus the SDK's query
- * plan request). A continuation the service rejects is the caller's bad input.
- */
-export async function queryPage<T>(container: Container, query: SqlQuerySpec, partitionKey: string, limit: number, continuationToken?: string): Promise<Page<T>> {
-  try {
-    const page = await container.items.query<T>(query, { partitionKey, maxItemCount: limit, continuationToken }).fetchNext();
-    return { items: page.resources, continuationToken: page.continuationToken || undefined };
-  } catch (error) {
-    if (continuationToken !== undefined && cosmosStatus(error) === 400) throw invalid("continuationToken is not valid for this list.");
-    throw error;
-  }
-}
 
 /**
  * Calls a bounded stored procedure until it returns no continuation, passing each call's

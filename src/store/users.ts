@@ -1,10 +1,28 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { conflict, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
-import type { ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { cosmosStatus, queryPage, type Page } from "./requests";
+import { cosmosStatus } from "./requests";
 
 export type StoredUser = UserItem & { _etag: string };
+type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
+
+/**
+ * Usernames are unique through claim items: `username:<lower-case name>` in `users`, each its
+ * own logical partition, so creating one is atomic. The invariant every function here keeps:
+ * the name a profile uses is claimed by that profile's user. So a claim is only ever deleted
+ * after checking that its owner's profile does not use it, and that check is made
+ * linearizable with the owner's renames by "fencing" the profile (a conditional no-op write
+ * that makes any rename which read the profile before it fail with 412 and start over).
+ */
+
+/** A claim whose owner has no profile yet is left alone this long: its create may still be in flight. */
+const UNBORN_CLAIM_GRACE_SECONDS = 60;
+/** Optimistic rounds before a write that keeps losing races gives up with 409. */
+const ATTEMPTS = 16;
+
+/** Before another optimistic round: a short random wait, so racing writers stop colliding. */
+const backOff = (attempt: number) => (attempt === 0 ? Promise.resolve() : sleep(Math.random() * 5 * Math.min(attempt, 8)));
 
 /** Q1: one point read. */
 export async function readUser(userId: string): Promise<StoredUser | undefined> {
@@ -12,74 +30,151 @@ export async function readUser(userId: string): Promise<StoredUser | undefined> 
   return resource?.type === "user" ? resource : undefined;
 }
 
-/** Claims `username` for `ownerId`; a claim the owner already holds (a retry) is fine. */
-async function claimUsername(ownerId: string, username: string): Promise<void> {
-  const id = usernameClaimId(username);
-  const claim: UsernameClaim = { id, type: "username", userId: id, ownerId, username };
+async function readClaim(id: string): Promise<StoredClaim | undefined> {
+  const { resource } = await store().users.item(id, id).read<StoredClaim>();
+  return resource?.type === "username" ? resource : undefined;
+}
+
+/** Runs a conditional write; false when its condition failed (412) or the item is gone (404). */
+async function conditionally(write: () => Promise<unknown>): Promise<boolean> {
   try {
-    await store().users.items.create(claim);
+    await write();
+    return true;
   } catch (error) {
-    if (cosmosStatus(error) !== 409) throw error;
-    const { resource } = await store().users.item(id, id).read<UsernameClaim>();
-    if (resource?.ownerId !== ownerId) throw conflict(`The username '${username}' is already taken.`);
+    if (cosmosStatus(error) === 412 || cosmosStatus(error) === 404) return false;
+    throw error;
   }
 }
 
-/** Frees a claim, but only the owner's: another user may have claimed the name since. */
-async function releaseUsername(ownerId: string, username: string): Promise<void> {
+const usesClaim = (profile: UserItem | undefined, claimId: string) => profile !== undefined && usernameClaimId(profile.username) === claimId;
+
+/**
+ * Deletes the claim `claimId` unless its owner's profile uses it (or might be about to: an
+ * owner without a profile gets a grace period). Returns true when the claim is gone.
+ */
+export async function releaseIfUnused(claimId: string): Promise<boolean> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const claim = await readClaim(claimId);
+    if (!claim) return true;
+    const owner = await readUser(claim.ownerId);
+    if (usesClaim(owner, claimId)) return false;
+    if (!owner && claim._ts > Date.now() / 1000 - UNBORN_CLAIM_GRACE_SECONDS) return false;
+    // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
+    if (owner && !(await conditionally(() => store().users.item(owner.id, owner.id).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } })))) continue;
+    if (await conditionally(() => store().users.item(claimId, claimId).delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }))) return true;
+  }
+  return false;
+}
+
+/**
+ * Claims `username` for `ownerId`: creates the claim, or, when the owner already holds it,
+ * "touches" it (a conditional write that makes any release which read it before fail), or
+ * takes it over when its owner no longer uses it. `created` says whether this call made it.
+ */
+async function acquireClaim(ownerId: string, username: string): Promise<{ created: boolean }> {
   const id = usernameClaimId(username);
-  const { resource } = await store().users.item(id, id).read<UsernameClaim & { _etag: string }>();
-  if (resource?.ownerId !== ownerId) return;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const claim: UsernameClaim = { id, type: "username", userId: id, ownerId, username };
+    try {
+      await store().users.items.create(claim);
+      return { created: true };
+    } catch (error) {
+      if (cosmosStatus(error) !== 409) throw error;
+    }
+    const existing = await readClaim(id);
+    if (!existing) continue;
+    if (existing.ownerId === ownerId) {
+      const touched = await conditionally(() => store().users.item(id, id).replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }));
+      if (touched) return { created: false };
+      continue;
+    }
+    if (!(await releaseIfUnused(id))) throw conflict(`The username '${username}' is already taken.`);
+  }
+  throw conflict(`The username '${username}' is being claimed concurrently; try again.`);
+}
+
+/** Frees a name after a profile stopped using it; a failure leaves it to the orphaned-claim sweep. */
+async function releaseAfterRename(username: string, log: (message: string) => void): Promise<void> {
   try {
-    await store().users.item(id, id).delete({ accessCondition: { type: "IfMatch", condition: resource._etag } });
+    await releaseIfUnused(usernameClaimId(username));
   } catch (error) {
-    if (cosmosStatus(error) !== 404 && cosmosStatus(error) !== 412) throw error;
+    log(`could not free the username '${username}' yet (the sweep will): ${(error as Error).message}`);
   }
 }
 
 /** C1 (create): claim the username first, so two racing creates of one name cannot both win. */
 export async function createUser(userId: string, username: string): Promise<StoredUser> {
   if (await readUser(userId)) throw conflict("A profile already exists for this user.");
-  await claimUsername(userId, username);
+  const { created } = await acquireClaim(userId, username);
   const user: UserItem = { id: userId, type: "user", userId, username, creationDate: nowIso() };
+  let stored: StoredUser;
   try {
-    const { resource } = await store().users.items.create(user);
-    return resource as StoredUser;
+    stored = (await store().users.items.create(user)).resource as StoredUser;
   } catch (error) {
-    await releaseUsername(userId, username);
+    // Only a claim this call created may be freed, and only if the existing profile uses another name.
+    if (created) await releaseIfUnused(usernameClaimId(username)).catch(() => false);
     if (cosmosStatus(error) === 409) throw conflict("A profile already exists for this user.");
     throw error;
   }
-}
-
-/** C1 (edit): claim the new name, replace the profile, then free the old name. */
-export async function renameUser(userId: string, username: string, ifMatch?: string): Promise<StoredUser> {
-  const current = await readUser(userId);
-  if (!current) throw notFound(`User '${userId}' does not exist.`);
-  if (ifMatch !== undefined && ifMatch !== "*" && ifMatch !== current._etag) throw preconditionFailed();
-  if (current.username === username) return current;
-  const sameClaim = usernameClaimId(current.username) === usernameClaimId(username);
-  if (!sameClaim) await claimUsername(userId, username);
-  try {
-    const { resource } = await store()
-      .users.item(userId, userId)
-      .replace<UserItem>({ ...current, username, usernameChangedDate: nowIso() }, { accessCondition: { type: "IfMatch", condition: current._etag } });
-    if (!sameClaim) await releaseUsername(userId, current.username);
-    return resource as StoredUser;
-  } catch (error) {
-    if (!sameClaim) await releaseUsername(userId, username);
-    if (cosmosStatus(error) === 412) throw preconditionFailed();
-    throw error;
+  // The claim was taken over only if this call stalled beyond the grace period: undo the profile.
+  if ((await readClaim(usernameClaimId(username)))?.ownerId !== userId) {
+    await conditionally(() => store().users.item(userId, userId).delete({ accessCondition: { type: "IfMatch", condition: stored._etag } }));
+    throw conflict(`The username '${username}' is already taken.`);
   }
+  return stored;
 }
 
-/** Q3: the user's posts in short form, newest first, from the user's own partition. */
-export function listUserPosts(userId: string, limit: number, continuationToken?: string): Promise<Page<ShortPost>> {
-  return queryPage<ShortPost>(
-    store().users,
-    { query: "SELECT * FROM u WHERE u.type = @type ORDER BY u.creationDate DESC", parameters: [{ name: "@type", value: "post" }] },
-    userId,
-    limit,
-    continuationToken,
-  );
+/**
+ * C1 (edit): claim the new name, replace the profile conditionally, then free the old name.
+ * Without If-Match the last writer wins: a lost race re-reads and tries again. With If-Match,
+ * a profile changed since the client read it is the client's 412.
+ */
+export async function renameUser(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const current = await readUser(userId);
+    if (!current) throw notFound(`User '${userId}' does not exist.`);
+    const clientCondition = ifMatch(current._etag);
+    if (clientCondition === false) throw preconditionFailed();
+    if (current.username === username) return current;
+    const newClaim = usernameClaimId(current.username) !== usernameClaimId(username);
+    if (newClaim) await acquireClaim(userId, username);
+    const replaced = await store()
+      .users.item(userId, userId)
+      .replace<UserItem>({ ...current, username, usernameChangedDate: nowIso() }, { accessCondition: { type: "IfMatch", condition: current._etag } })
+      .then(
+        (response) => response.resource as StoredUser,
+        (error: unknown) => {
+          if (cosmosStatus(error) === 412) return undefined;
+          throw error;
+        },
+      );
+    if (replaced) {
+      if (newClaim) await releaseAfterRename(current.username, log);
+      return replaced;
+    }
+    if (clientCondition === true) throw preconditionFailed();
+  }
+  throw conflict("The profile is being changed concurrently; try again.");
+}
+
+/**
+ * The orphaned-claim sweep for one user: every claim it owns that its profile does not use
+ * (left by a crash between the steps above) is freed. A background, cross-partition query.
+ */
+export async function releaseOrphanedClaims(userId: string): Promise<{ released: number; kept: number }> {
+  const { resources } = await store()
+    .users.items.query<{ id: string }>({
+      query: "SELECT c.id FROM c WHERE c.type = @type AND c.ownerId = @owner",
+      parameters: [
+        { name: "@type", value: "username" },
+        { name: "@owner", value: userId },
+      ],
+    })
+    .fetchAll();
+  let released = 0;
+  for (const { id } of resources) if (await releaseIfUnused(id)) released++;
+  return { released, kept: resources.length - released };
 }

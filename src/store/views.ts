@@ -2,64 +2,69 @@ import type { Container, ItemDefinition } from "@azure/cosmos";
 import type { PostItem } from "../model/items";
 import { toShortForm, type ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { cosmosStatus } from "./requests";
 import { TRIGGERS } from "./definitions";
 import { FEED_PARTITION } from "./feed";
+import { cosmosStatus } from "./requests";
 
 /** A short-form copy remembers which version of the post it was made from. */
 export type PostCopy = ShortPost & { sourceLsn: number };
 
+/**
+ * What a deleted post leaves in place of its copy: the version it was deleted at, so a late
+ * or redelivered older version can never bring the copy back, and a TTL. Q3 and Q6 skip it.
+ */
+export type Tombstone = Pick<PostItem, "id" | "type" | "postId" | "userId" | "creationDate"> & { deleted: true; deletedDate: string; ttl: number; sourceLsn: number };
+
 /** A post as the change feed delivers it: with its log sequence number. */
 export type PostChange = PostItem & { _lsn: number };
 
-interface CopyTarget {
+export interface CopyTarget {
   container: Container;
   partitionKey: string;
   triggers?: string[];
 }
 
-function targets(post: PostItem): CopyTarget[] {
-  const { users, feed } = store();
-  return [
-    { container: users, partitionKey: post.userId },
-    { container: feed, partitionKey: FEED_PARTITION, triggers: [TRIGGERS.truncateFeed] },
-  ];
+/** Where the author's list (Q3) keeps its copy of a post. */
+export const authorsList = (post: { userId: string }): CopyTarget => ({ container: store().users, partitionKey: post.userId });
+
+/** The feed (Q6); every live copy written there runs the truncating trigger in its transaction. */
+export const feed = (): CopyTarget => ({ container: store().feed, partitionKey: FEED_PARTITION, triggers: [TRIGGERS.truncateFeed] });
+
+export const copyOf = (post: PostChange): PostCopy => ({ ...toShortForm(post), sourceLsn: post._lsn });
+
+export function tombstoneOf(post: PostChange, ttl: number): Tombstone {
+  const { id, postId, userId, creationDate } = post;
+  return { id, type: "post", postId, userId, creationDate, deleted: true, deletedDate: post.deletedDate ?? new Date().toISOString(), ttl, sourceLsn: post._lsn };
 }
 
 /**
- * Writes `copy` unless the stored copy was made from the same or a newer version, so a
- * redelivered or late batch never puts an older version over a newer one. Optimistic:
- * create-if-absent or replace-if-unchanged, retried when another writer got there first.
+ * Writes `item` unless the stored one was made from the same or a newer version, so a
+ * redelivered or late batch never puts an older version over a newer one (or over a
+ * tombstone). Optimistic: create-if-absent or replace-if-unchanged, retried on a lost race.
+ * Returns whether it wrote.
  */
-async function writeIfNewer(target: CopyTarget, copy: PostCopy): Promise<void> {
-  const options = target.triggers ? { postTriggerInclude: target.triggers } : {};
+export async function writeIfNewer(target: CopyTarget, item: PostCopy | Tombstone): Promise<boolean> {
+  const options = target.triggers && !("deleted" in item) ? { postTriggerInclude: target.triggers } : {};
   for (;;) {
-    const { resource: existing } = await target.container.item(copy.id, target.partitionKey).read<PostCopy & ItemDefinition>();
-    if (existing && existing.sourceLsn >= copy.sourceLsn) return;
+    const { resource: existing } = await target.container.item(item.id, target.partitionKey).read<(PostCopy | Tombstone) & ItemDefinition>();
+    if (existing && existing.sourceLsn >= item.sourceLsn) return false;
     try {
-      if (!existing) await target.container.items.create(copy, options);
-      else await target.container.item(copy.id, target.partitionKey).replace(copy, { ...options, accessCondition: { type: "IfMatch", condition: existing._etag as string } });
-      return;
+      if (!existing) await target.container.items.create(item, options);
+      else await target.container.item(item.id, target.partitionKey).replace(item, { ...options, accessCondition: { type: "IfMatch", condition: existing._etag as string } });
+      return true;
     } catch (error) {
       if (cosmosStatus(error) !== 409 && cosmosStatus(error) !== 412) throw error;
     }
   }
 }
 
-async function removeCopy(target: CopyTarget, postId: string): Promise<void> {
+/** Writes `copy` only where nothing (no copy, no tombstone) exists yet: the feed's backfill. */
+export async function createIfAbsent(target: CopyTarget, copy: PostCopy): Promise<boolean> {
   try {
-    await target.container.item(postId, target.partitionKey).delete();
+    await target.container.items.create(copy, target.triggers ? { postTriggerInclude: target.triggers } : {});
+    return true;
   } catch (error) {
-    if (cosmosStatus(error) !== 404) throw error;
+    if (cosmosStatus(error) === 409) return false;
+    throw error;
   }
-}
-
-/** Brings the Q3 (author's partition of `users`) and Q6 (`feed`) copies of a post up to date. */
-export async function syncPostCopies(post: PostChange): Promise<void> {
-  if (post.deleted) {
-    await Promise.all(targets(post).map((target) => removeCopy(target, post.postId)));
-    return;
-  }
-  const copy: PostCopy = { ...toShortForm(post), sourceLsn: post._lsn };
-  for (const target of targets(post)) await writeIfNewer(target, copy);
 }

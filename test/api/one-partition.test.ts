@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
 import type { CosmosRequest } from "../../src/store/metering";
-import { syncPostCopies, type PostChange } from "../../src/store/views";
+import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import type { PostChange } from "../../src/store/views";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
@@ -13,7 +14,7 @@ beforeAll(async () => {
   await api.request("POST", `/api/posts/${postId}/comments`, { as: "reader", body: { content: "c" } });
   await api.request("POST", `/api/posts/${postId}/likes`, { as: "reader" });
   const { result: resources } = await api.blog.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) }).readNext();
-  await syncPostCopies(resources.find((r) => r.type === "post")!);
+  await handlePostsChanges([resources.find((r) => r.type === "post")!]);
 });
 afterAll(() => api.stop());
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostItem } from "../../src/model/items";
-import { syncPostCopies, type PostChange } from "../../src/store/views";
+import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import type { PostChange } from "../../src/store/views";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
@@ -18,9 +19,12 @@ async function change(postId: string): Promise<PostChange> {
   return resources.find((item) => item.type === "post") as PostChange;
 }
 
+/** The posts change feed handler, given one version of one post. */
+const syncCopies = (change: PostChange) => handlePostsChanges([change]);
+
 async function publish(title: string, content = "c"): Promise<PostItem> {
   const post = (await api.request("POST", "/api/posts", { as: "poet", body: { title, content } })).body as PostItem;
-  await syncPostCopies(await change(post.postId));
+  await syncCopies(await change(post.postId));
   return post;
 }
 
@@ -51,8 +55,8 @@ describe("Q3 and Q6 over the short-form copies", () => {
     const post = await publish("original");
     const older = await change(post.postId);
     await api.request("PUT", `/api/posts/${post.postId}`, { as: "poet", body: { title: "edited", content: "c" } });
-    await syncPostCopies(await change(post.postId));
-    await syncPostCopies(older); // a late redelivery of the first version
+    await syncCopies(await change(post.postId));
+    await syncCopies(older); // a late redelivery of the first version
     const { body } = await api.request("GET", "/api/feed?limit=1");
     expect(body.items[0].title).toBe("edited");
   });
@@ -60,7 +64,7 @@ describe("Q3 and Q6 over the short-form copies", () => {
   it("removes the copies of a deleted post", async () => {
     const post = await publish("short-lived");
     await api.request("DELETE", `/api/posts/${post.postId}`, { as: "poet" });
-    await syncPostCopies(await change(post.postId));
+    await syncCopies(await change(post.postId));
     const titles = (await api.request("GET", "/api/users/poet/posts?limit=100")).body.items.map((p: PostItem) => p.title);
     expect(titles).not.toContain("short-lived");
     expect((await api.request("GET", "/api/feed?limit=100")).body.items.map((p: PostItem) => p.title)).not.toContain("short-lived");

@@ -1,23 +1,26 @@
 import { randomUUID } from "node:crypto";
-import { withoutSystemFields } from "../../model/items";
-import { createComment, listComments } from "../../store/posts";
-import { endpoint } from "../http";
+import { idFromParts, withoutSystemFields } from "../../model/items";
+import { listComments } from "../../store/lists";
+import { createComment } from "../../store/posts";
+import { endpoint, replayHeaders } from "../http";
 import { pagedList } from "../pagination";
 import { commentBody } from "../schemas";
 import { requireProfile } from "./profile";
 
-/** POST /posts/{postId}/comments — C3, through the createComment stored procedure. */
+/** POST /posts/{postId}/comments — C3, through the createComment stored procedure; Idempotency-Key honoured. */
 export const addComment = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
+  const key = call.idempotencyKey();
   const { content } = await call.body(commentBody);
   const author = await requireProfile(userId);
-  const comment = await createComment(postId, author, randomUUID(), content);
-  return { status: 201, body: withoutSystemFields(comment) };
+  const commentId = key === undefined ? randomUUID() : idFromParts("comment", postId, userId, key);
+  const { comment, created } = await createComment(postId, author, commentId, content);
+  return { status: 201, body: withoutSystemFields(comment), headers: replayHeaders(created) };
 });
 
-/** GET /posts/{postId}/comments — Q4: oldest first, from the post's partition. */
+/** GET /posts/{postId}/comments — Q4: oldest first, from the post's partition; 404 for a missing or deleted post. */
 export const listPostComments = endpoint(async (call) => {
   const postId = call.param("postId");
-  return pagedList(call, `posts/${postId}/comments`, (limit, token) => listComments(postId, limit, token));
+  return pagedList(call, `posts/${postId}/comments`, `Post '${postId}' does not exist.`, (limit, after) => listComments(postId, limit, after));
 });

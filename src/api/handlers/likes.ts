@@ -1,5 +1,6 @@
 import { withoutSystemFields } from "../../model/items";
-import { likePost, listLikes, unlikePost } from "../../store/posts";
+import { listLikes } from "../../store/lists";
+import { likePost, unlikePost } from "../../store/posts";
 import { endpoint } from "../http";
 import { pagedList } from "../pagination";
 import { emptyBody } from "../schemas";
@@ -26,5 +27,5 @@ export const unlikeBlogPost = endpoint(async (call) => {
 /** GET /posts/{postId}/likes — Q5, from the post's partition. */
 export const listPostLikes = endpoint(async (call) => {
   const postId = call.param("postId");
-  return pagedList(call, `posts/${postId}/likes`, (limit, token) => listLikes(postId, limit, token));
+  return pagedList(call, `posts/${postId}/likes`, `Post '${postId}' does not exist.`, (limit, after) => listLikes(postId, limit, after));
 });

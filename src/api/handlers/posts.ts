@@ -1,18 +1,27 @@
 import { randomUUID } from "node:crypto";
 import { notFound } from "../../model/errors";
-import { withoutSystemFields } from "../../model/items";
+import { idFromParts, withoutSystemFields } from "../../model/items";
 import { createPost, deletePost, readPost, updatePost } from "../../store/posts";
-import { endpoint } from "../http";
+import { ifMatchHolds } from "../conditional";
+import { endpoint, replayHeaders } from "../http";
 import { postBody } from "../schemas";
 import { requireProfile } from "./profile";
 
-/** POST /posts — C2: the caller is the author. */
+/** POST /posts — C2: the caller is the author. An Idempotency-Key makes a retry return the first post. */
 export const createBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
+  const key = call.idempotencyKey();
   const fields = await call.body(postBody);
   const author = await requireProfile(userId);
-  const post = await createPost(randomUUID(), author, fields);
-  return { status: 201, body: withoutSystemFields(post), etag: post._etag, location: `/api/posts/${post.postId}` };
+  const postId = key === undefined ? randomUUID() : idFromParts("post", userId, key);
+  const { post, created } = await createPost(postId, author, fields);
+  return {
+    status: 201,
+    body: withoutSystemFields(post),
+    etag: post._etag,
+    location: `/api/posts/${post.postId}`,
+    headers: replayHeaders(created),
+  };
 });
 
 /** PUT /posts/{postId} — C2: only the author; honours If-Match. */
@@ -20,7 +29,7 @@ export const updateBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   const fields = await call.body(postBody);
-  const post = await updatePost(postId, userId, fields, call.header("if-match"));
+  const post = await updatePost(postId, userId, fields, (etag) => ifMatchHolds(call.header("if-match"), etag));
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 
@@ -32,7 +41,7 @@ export const getBlogPost = endpoint(async (call) => {
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 
-/** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. */
+/** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. */
 export const deleteBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");

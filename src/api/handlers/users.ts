@@ -1,5 +1,7 @@
 import { forbidden, notFound } from "../../model/errors";
-import { createUser, listUserPosts, readUser, renameUser, type StoredUser } from "../../store/users";
+import { listUserPosts } from "../../store/lists";
+import { createUser, readUser, renameUser, type StoredUser } from "../../store/users";
+import { ifMatchHolds } from "../conditional";
 import { endpoint } from "../http";
 import { pagedList } from "../pagination";
 import { userBody } from "../schemas";
@@ -20,7 +22,7 @@ export const updateUserProfile = endpoint(async (call) => {
   const userId = call.param("userId");
   if (caller !== userId) throw forbidden("You may only edit your own profile.");
   const { username } = await call.body(userBody);
-  const user = await renameUser(userId, username, call.header("if-match"));
+  const user = await renameUser(userId, username, (etag) => ifMatchHolds(call.header("if-match"), etag), (message) => call.context.warn(message));
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
@@ -35,5 +37,5 @@ export const getUserProfile = endpoint(async (call) => {
 /** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
 export const listPostsOfUser = endpoint(async (call) => {
   const userId = call.param("userId");
-  return pagedList(call, `users/${userId}/posts`, (limit, token) => listUserPosts(userId, limit, token));
+  return pagedList(call, `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => listUserPosts(userId, limit, after));
 });

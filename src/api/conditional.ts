@@ -1,0 +1,28 @@
+/**
+ * Conditional requests (RFC 9110 section 13): entity tags parsed from If-None-Match and
+ * If-Match, compared weakly for GET (304) and strongly for writes (412).
+ */
+const ENTITY_TAG = /(W\/)?("[^"]*")/g;
+
+/** The entity tags of a header value, each with whether it was weak (`W/"..."`). */
+function entityTags(header: string): { weak: boolean; opaque: string }[] {
+  return [...header.matchAll(ENTITY_TAG)].map((match) => ({ weak: match[1] !== undefined, opaque: match[2] }));
+}
+
+/** `If-None-Match`: `*`, or any listed tag equal to `etag` by weak comparison (W/ ignored). */
+export function noneMatchHits(header: string | undefined, etag: string | undefined): boolean {
+  if (header === undefined || etag === undefined) return false;
+  if (header.trim() === "*") return true;
+  const current = etag.replace(/^W\//, "");
+  return entityTags(header).some((tag) => tag.opaque === current);
+}
+
+/**
+ * `If-Match`: `*`, or any listed strong tag equal to `etag` (strong comparison: a weak tag
+ * never matches). Returns undefined when the client sent no If-Match at all.
+ */
+export function ifMatchHolds(header: string | undefined, etag: string): boolean | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === "*") return true;
+  return entityTags(header).some((tag) => !tag.weak && tag.opaque === etag);
+}

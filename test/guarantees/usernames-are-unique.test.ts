@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CosmosClient } from "@azure/cosmos";
+import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
+import { usernameClaimId } from "../../src/model/items";
+import { BlogStore, useStore } from "../../src/store/client";
+import { apiFixture, type ApiFixture } from "../support/api";
+
+/**
+ * Guarantee: usernames are unique, always. A name a profile uses is claimed by that profile's
+ * user, and no retry or race of any client can free it or hand it to someone else.
+ */
+let api: ApiFixture;
+beforeAll(async () => (api = await apiFixture()));
+afterAll(() => api.stop());
+
+async function claimOwner(username: string): Promise<string | undefined> {
+  const id = usernameClaimId(username);
+  const { resource } = await api.blog.users.item(id, id).read<{ ownerId: string }>();
+  return resource?.ownerId;
+}
+
+/** The invariant itself: the profile's current name is claimed by its user, and nobody else can take it. */
+async function expectNameHeld(userId: string, intruder: string): Promise<string> {
+  const profile = await api.request("GET", `/api/users/${userId}`);
+  expect(profile.status).toBe(200);
+  const name = profile.body.username as string;
+  expect(await claimOwner(name)).toBe(userId);
+  const stolen = await api.request("POST", "/api/users", { as: intruder, body: { username: name.toUpperCase() } });
+  expect(stolen.status).toBe(409);
+  return name;
+}
+
+describe("usernames are unique, always", () => {
+  it("three concurrent creates by the same caller with the same name: one 201, the others 409, and the name stays claimed", async () => {
+    for (let round = 0; round < 10; round++) {
+      const user = `triple${round}`;
+      const responses = await Promise.all([0, 1, 2].map(() => api.request("POST", "/api/users", { as: user, body: { username: `same-${round}` } })));
+      expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+      await expectNameHeld(user, `thief${round}`);
+    }
+  });
+
+  it("two concurrent identical renames both succeed (last writer wins) and the new name stays claimed", async () => {
+    for (let round = 0; round < 10; round++) {
+      const user = `twin${round}`;
+      await api.user(user, `twin-before-${round}`);
+      const responses = await Promise.all([0, 1].map(() => api.request("PUT", `/api/users/${user}`, { as: user, body: { username: `twin-after-${round}` } })));
+      expect(responses.map((r) => r.status)).toEqual([200, 200]);
+      expect(await expectNameHeld(user, `twin-thief${round}`)).toBe(`twin-after-${round}`);
+    }
+  });
+
+  it("racing renames A->B and B->A never leave the profile's name unclaimed", async () => {
+    const user = "pingpong";
+    await api.user(user, "ping");
+    // Freeing a claim is slow here (as it is under load), so the renames interleave.
+    const inner = createDefaultHttpClient();
+    const slowReleases = new BlogStore(
+      new CosmosClient({
+        endpoint: api.cosmos.endpoint,
+        key: api.cosmos.key,
+        connectionPolicy: { enableEndpointDiscovery: false },
+        httpClient: {
+          async sendRequest(request) {
+            if (request.method === "DELETE" && request.url.includes("username")) await sleep(30);
+            return inner.sendRequest(request);
+          },
+        },
+      }),
+      api.settings,
+    );
+    useStore(slowReleases);
+    try {
+      for (let round = 0; round < 10; round++) {
+        const first = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "pong" } });
+        await sleep(8);
+        await Promise.all([first, api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "ping" } })]);
+        await expectNameHeld(user, `pingpong-thief${round}`);
+      }
+    } finally {
+      useStore(api.blog);
+      slowReleases.dispose();
+    }
+  });
+
+  it("concurrent renames without If-Match never answer 412: the last writer wins", async () => {
+    await api.user("busy", "busy-0");
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api.request("PUT", "/api/users/busy", { as: "busy", body: { username: `busy-${i + 1}` } })),
+    );
+    expect(responses.every((r) => r.status === 200)).toBe(true);
+    await expectNameHeld("busy", "busy-thief");
+  });
+
+  it("a stale If-Match is still the client's own 412", async () => {
+    await api.user("careful", "careful-0");
+    const stale = await api.request("PUT", "/api/users/careful", { as: "careful", body: { username: "careful-1" }, headers: { "if-match": '"not-the-etag"' } });
+    expect(stale.status).toBe(412);
+    expect(await expectNameHeld("careful", "careful-thief")).toBe("careful-0");
+  });
+
+  it("a claim left behind by a crash (its owner uses another name) can be taken by another user", async () => {
+    await api.user("crashed", "crashed-now");
+    // What a rename cut off after replacing the profile, before freeing the old name, leaves behind.
+    const id = usernameClaimId("crashed-before");
+    await api.blog.users.items.create({ id, type: "username", userId: id, ownerId: "crashed", username: "crashed-before" });
+    const taken = await api.request("POST", "/api/users", { as: "newcomer", body: { username: "crashed-before" } });
+    expect(taken.status).toBe(201);
+    expect(await claimOwner("crashed-before")).toBe("newcomer");
+    await expectNameHeld("crashed", "crashed-thief");
+  });
+});
