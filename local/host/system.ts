@@ -1,15 +1,18 @@
 import type { Server } from "node:http";
+import { join } from "node:path";
 import { startCosmos, type RunningCosmos } from "../cosmos";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
+import { activities, ensureStarted, orchestrations } from "../../src/pipeline/orchestrations";
+import type { PipelinePolicy } from "../../src/pipeline/policy";
 import { changeFeedTriggers, type PipelineServices } from "../../src/pipeline/triggers";
-import { ACTIVITIES, findStalePartitions, PROPAGATION, propagateUsername, renameInPartition } from "../../src/pipeline/username-propagation";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
 import { containerDefinitions } from "../../src/store/definitions";
 import { provision } from "../../src/store/provision";
 import { ChangeFeedPump } from "./change-feed-pump";
 import { LOCAL_DEV_SECRET } from "./dev-auth";
-import { LocalDurableRuntime } from "./durable";
+import { DurableHost } from "./durable/host";
+import { fileInstanceStore } from "./durable/store";
 import { createHttpServer } from "./http-server";
 
 export interface LocalSystemOptions {
@@ -24,6 +27,10 @@ export interface LocalSystemOptions {
   softDeleteTtlSeconds?: number;
   /** How often an idle change feed is polled. */
   pollMs?: number;
+  /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
+  policy?: Partial<PipelinePolicy>;
+  /** Where durable orchestration state is kept across restarts; in memory when absent. */
+  dataDir?: string;
   log?: (line: string) => void;
 }
 
@@ -31,7 +38,9 @@ export interface LocalSystem {
   /** Base URL of the API, e.g. http://localhost:7071/api */
   url: string;
   store: BlogStore;
-  durable: LocalDurableRuntime;
+  durable: DurableHost;
+  /** What the change feed handlers are given (tests deliver batches through it directly). */
+  services: PipelineServices;
   cosmosEndpoint: string;
   cosmosKey?: string;
   stop(): Promise<void>;
@@ -56,17 +65,17 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
-  const durable = new LocalDurableRuntime(
-    { [PROPAGATION]: propagateUsername },
-    { [ACTIVITIES.findStalePartitions]: findStalePartitions, [ACTIVITIES.renameInPartition]: renameInPartition },
-    log,
-  );
+  const durable = new DurableHost({ orchestrations, activities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable")) : undefined, log });
+  durable.resume();
   const services: PipelineServices = {
-    propagations: {
-      async start(instanceId, input) {
-        if (durable.startNew(PROPAGATION, instanceId, input)) log(`orchestration ${instanceId} started for ${input.userId}`);
+    orchestrations: {
+      async ensureStarted(name, instanceId, input) {
+        const outcome = await ensureStarted(durable, name, instanceId, input);
+        if (outcome !== "exists") log(`orchestration ${instanceId} ${outcome}`);
+        return outcome;
       },
     },
+    policy: options.policy,
   };
   const pumps = changeFeedTriggers.map(
     (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, { pollMs: options.pollMs ?? 100, maxItems: 100, log }),
@@ -84,14 +93,14 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     url: `http://localhost:${port}/api`,
     store,
     durable,
+    services,
     cosmosEndpoint: cosmos.endpoint,
     cosmosKey: cosmos.key,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(pumps.map((pump) => pump.stop()));
-      durable.stop();
-      await durable.idle();
+      await durable.stop();
       store.dispose();
       await embedded?.stop();
     },

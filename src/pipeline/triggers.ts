@@ -1,11 +1,14 @@
 import type { ExponentialBackoffRetryOptions } from "@azure/functions";
 import { CONTAINERS } from "../store/definitions";
 import { handlePostsChanges } from "./posts-feed";
-import { handleUsersChanges, type PropagationStarter } from "./users-feed";
+import type { PipelinePolicy } from "./policy";
+import { handleUsersChanges, type OrchestrationStarter } from "./users-feed";
 
 /** What a change feed handler may use besides the documents: supplied by each host. */
 export interface PipelineServices {
-  propagations: PropagationStarter;
+  orchestrations: OrchestrationStarter;
+  /** Overrides of the orchestrations' pacing (the local host's options; Azure uses the defaults). */
+  policy?: Partial<PipelinePolicy>;
 }
 
 export interface ChangeFeedTrigger {
@@ -40,6 +43,6 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) => handleUsersChanges(documents, services.propagations),
+    handler: (documents, services) => handleUsersChanges(documents, services.orchestrations, services.policy),
   },
 ];

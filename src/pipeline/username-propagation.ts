@@ -1,94 +1,97 @@
-import * as df from "durable-functions";
 import type { OrchestrationContext, Task } from "durable-functions";
 import { readUser } from "../store/users";
-import { partitionsWithStaleUsername, rewriteUsernames } from "../store/usernames";
+import { stalePartitionsPage, rewriteUsernamesInPartition } from "../store/usernames";
+import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
 export const PROPAGATION = "propagateUsername";
-export const ACTIVITIES = { findStalePartitions: "findStalePartitions", renameInPartition: "renameInPartition" } as const;
+export const PROPAGATION_ACTIVITIES = { findStalePartitions: "findStalePartitions", renameInPartition: "renameInPartition" } as const;
+
+export interface PropagationStatus {
+  /** The user's current username (null if the profile is gone): every item should carry it. */
+  username: string | null;
+  sweep: number;
+  pages: number;
+  partitions: number;
+  updated: number;
+  /** Failed rounds in a row (an activity ran out of attempts); reset by a good round. */
+  failures: number;
+  lastError?: string;
+}
 
 export interface PropagationInput {
   userId: string;
+  policy?: Partial<PipelinePolicy>;
+  /** Carried across continue-as-new: where the lookup goes on, and what is done so far. */
+  continuation?: string | null;
+  renamedThisSweep?: number;
+  status?: PropagationStatus;
 }
 
-export interface StalePartitions {
-  /** The user's current username (null if the profile is gone): every item should carry it. */
+export interface StalePage {
   username: string | null;
   postIds: string[];
-}
-
-export interface PartitionRename {
-  userId: string;
-  postId: string;
   continuation: string | null;
 }
 
-export interface PropagationStatus {
-  username: string | null;
-  round: number;
-  partitions: number;
-  done: number;
-  updated: number;
-}
-
-/** At most this many partitions are rewritten at once. */
-export const FAN_OUT = 50;
-/** Sweeps after the first: writes that read the old name just before the rename may land later. */
-export const MAX_ROUNDS = 10;
-export const SETTLE_MS = 500;
-
-export const activityRetry = (() => {
-  const retry = new df.RetryOptions(500, 6);
-  retry.backoffCoefficient = 2;
-  retry.maxRetryIntervalInMilliseconds = 10_000;
-  return retry;
-})();
-
-/** Activity: which partitions still carry a username other than the user's current one. */
-export async function findStalePartitions(input: PropagationInput): Promise<StalePartitions> {
+/** Activity: one page of the posts partitions that still hold an item of the user under another name. */
+export async function findStalePartitions(input: { userId: string; continuation: string | null; pageSize: number }): Promise<StalePage> {
   const user = await readUser(input.userId);
-  if (!user) return { username: null, postIds: [] };
-  return { username: user.username, postIds: await partitionsWithStaleUsername(input.userId, user.username) };
+  if (!user) return { username: null, postIds: [], continuation: null };
+  return { username: user.username, ...(await stalePartitionsPage(input.userId, user.username, input.pageSize, input.continuation)) };
 }
 
 /**
- * Activity: one bounded updateUsernames call. It reads the current username itself, so two
- * propagations of quick successive renames both converge on the latest name.
+ * Activity: rewrites one partition completely (bounded stored procedure calls, following
+ * continuations). It reads the current username itself, so two propagations of quick
+ * successive renames both converge on the latest name.
  */
-export async function renameInPartition(input: PartitionRename): Promise<{ updated: number; continuation: string | null }> {
+export async function renameInPartition(input: { userId: string; postId: string }): Promise<{ updated: number }> {
   const user = await readUser(input.userId);
-  if (!user) return { updated: 0, continuation: null };
-  return rewriteUsernames(input.postId, input.userId, user.username, input.continuation);
+  if (!user) return { updated: 0 };
+  return { updated: await rewriteUsernamesInPartition(input.postId, input.userId, user.username) };
 }
 
+const initialStatus = (): PropagationStatus => ({ username: null, sweep: 0, pages: 0, partitions: 0, updated: 0, failures: 0 });
+
 /**
- * Orchestration: rewrite userUsername on every post, comment and like of one user, one
- * stored-procedure call per posts partition (fan-out, retried), following continuations,
- * then sweep again until no item carries another name. Progress is the custom status.
+ * Orchestration: rewrite userUsername on every live post, comment and like of one user. Each
+ * execution handles one page of the stale-partition lookup (one updateUsernames fan-out over
+ * its partitions) and continues as new with the lookup's continuation, so the history stays
+ * bounded however many posts the user has. A finished sweep that still found work is followed
+ * by another after a short wait. A round whose activity ran out of attempts is not the end:
+ * the orchestration waits (a durable timer, backing off) and tries that round again.
+ * Progress is the custom status.
  */
-export function* propagateUsername(context: OrchestrationContext): Generator<Task, PropagationStatus, unknown> {
-  const { userId } = context.df.getInput<PropagationInput>();
-  const status: PropagationStatus = { username: null, round: 0, partitions: 0, done: 0, updated: 0 };
-  while (status.round < MAX_ROUNDS) {
-    const stale = (yield context.df.callActivityWithRetry(ACTIVITIES.findStalePartitions, activityRetry, { userId })) as StalePartitions;
-    status.username = stale.username;
-    if (stale.postIds.length === 0) break;
-    status.round += 1;
-    status.partitions += stale.postIds.length;
-    let pending: PartitionRename[] = stale.postIds.map((postId) => ({ userId, postId, continuation: null }));
-    while (pending.length > 0) {
-      const batch = pending.slice(0, FAN_OUT);
-      const results = (yield context.df.Task.all(batch.map((rename) => context.df.callActivityWithRetry(ACTIVITIES.renameInPartition, activityRetry, rename)))) as {
-        updated: number;
-        continuation: string | null;
-      }[];
-      const unfinished = batch.flatMap((rename, i) => (results[i].continuation === null ? [] : [{ ...rename, continuation: results[i].continuation }]));
-      status.updated += results.reduce((sum, r) => sum + r.updated, 0);
-      status.done += batch.length - unfinished.length;
-      pending = [...pending.slice(FAN_OUT), ...unfinished];
-      context.df.setCustomStatus({ ...status });
+export function* propagateUsername(context: OrchestrationContext): Generator<Task, PropagationStatus | undefined, unknown> {
+  const input = context.df.getInput<PropagationInput>();
+  const policy = withDefaults(input.policy);
+  const status = input.status ?? initialStatus();
+  const continueWith = (next: Partial<PropagationInput>) => context.df.continueAsNew({ ...input, status, ...next });
+  try {
+    const retry = activityRetry(policy);
+    const page = (yield context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.findStalePartitions, retry, { userId: input.userId, continuation: input.continuation ?? null, pageSize: policy.pageSize })) as StalePage;
+    const renamed = page.postIds.length === 0 ? [] : ((yield context.df.Task.all(page.postIds.map((postId) => context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.renameInPartition, retry, { userId: input.userId, postId })))) as { updated: number }[]);
+    const updated = renamed.reduce((sum, r) => sum + r.updated, 0);
+    Object.assign(status, { username: page.username, pages: status.pages + 1, partitions: status.partitions + page.postIds.length, updated: status.updated + updated, failures: 0 });
+    context.df.setCustomStatus(status);
+    const renamedThisSweep = (input.renamedThisSweep ?? 0) + page.postIds.length;
+    if (page.continuation) {
+      continueWith({ continuation: page.continuation, renamedThisSweep });
+      return undefined;
     }
-    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + SETTLE_MS));
+    if (renamedThisSweep > 0 && status.sweep + 1 < policy.maxSweeps) {
+      yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + policy.settleMs));
+      status.sweep += 1;
+      continueWith({ continuation: null, renamedThisSweep: 0 });
+      return undefined;
+    }
+    return status;
+  } catch (error) {
+    status.failures += 1;
+    status.lastError = (error as Error).message.slice(0, 500);
+    context.df.setCustomStatus(status);
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + failureBackoff(policy, status.failures)));
+    continueWith({});
+    return undefined;
   }
-  context.df.setCustomStatus({ ...status });
-  return status;
 }

@@ -1,31 +1,33 @@
 import { store } from "./client";
-import { executeProcedure, executeUntilDone } from "./requests";
 import { SPROCS } from "./definitions";
+import { cosmosStatus, executeUntilDone } from "./requests";
 
 /**
- * The posts partitions that still hold an item of `userId` carrying another username than
- * `username`. The one cross-partition query of the system: it runs in the background
- * propagation, never on a request path.
+ * One page of the posts partitions that still hold a live item of `userId` carrying another
+ * username than `username`. The one cross-partition query of the system: it runs in the
+ * background propagation, never on a request path, and is paged so no call is unbounded. A
+ * continuation the service no longer accepts starts the lookup over (the rewrite is idempotent).
  */
-export async function partitionsWithStaleUsername(userId: string, username: string): Promise<string[]> {
-  const { resources } = await store()
-    .posts.items.query<{ postId: string }>({
-      query: "SELECT p.postId FROM p WHERE p.userId = @userId AND p.userUsername != @username",
-      parameters: [
-        { name: "@userId", value: userId },
-        { name: "@username", value: username },
-      ],
-    })
-    .fetchAll();
-  return [...new Set(resources.map((r) => r.postId))];
+export async function stalePartitionsPage(userId: string, username: string, pageSize: number, continuation: string | null): Promise<{ postIds: string[]; continuation: string | null }> {
+  const query = {
+    query: "SELECT c.postId FROM c WHERE c.userId = @userId AND c.userUsername != @username AND NOT IS_DEFINED(c.deleted)",
+    parameters: [
+      { name: "@userId", value: userId },
+      { name: "@username", value: username },
+    ],
+  };
+  const fetch = (token: string | undefined) => store().posts.items.query<{ postId: string }>(query, { maxItemCount: pageSize, continuationToken: token }).fetchNext();
+  let page;
+  try {
+    page = await fetch(continuation ?? undefined);
+  } catch (error) {
+    if (continuation === null || cosmosStatus(error) !== 400) throw error;
+    page = await fetch(undefined);
+  }
+  return { postIds: [...new Set(page.resources.map((r) => r.postId))], continuation: page.continuationToken || null };
 }
 
-/** One bounded updateUsernames call in one posts partition; a non-null continuation means "call again". */
-export async function rewriteUsernames(postId: string, userId: string, username: string, continuation: string | null): Promise<{ updated: number; continuation: string | null }> {
-  return executeProcedure(store().posts, SPROCS.updateUsernames, postId, [userId, username, continuation]);
-}
-
-/** Rewrites one partition completely, following continuations. */
+/** Rewrites one partition completely, following the stored procedure's continuations. */
 export async function rewriteUsernamesInPartition(postId: string, userId: string, username: string): Promise<number> {
   let updated = 0;
   await executeUntilDone<{ updated: number; continuation: string | null }>(

@@ -17,7 +17,7 @@ type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
  */
 
 /** A claim whose owner has no profile yet is left alone this long: its create may still be in flight. */
-const UNBORN_CLAIM_GRACE_SECONDS = 60;
+export const UNBORN_CLAIM_GRACE_SECONDS = 60;
 /** Optimistic rounds before a write that keeps losing races gives up with 409. */
 const ATTEMPTS = 16;
 
@@ -52,14 +52,14 @@ const usesClaim = (profile: UserItem | undefined, claimId: string) => profile !=
  * Deletes the claim `claimId` unless its owner's profile uses it (or might be about to: an
  * owner without a profile gets a grace period). Returns true when the claim is gone.
  */
-export async function releaseIfUnused(claimId: string): Promise<boolean> {
+export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<boolean> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
     const claim = await readClaim(claimId);
     if (!claim) return true;
     const owner = await readUser(claim.ownerId);
     if (usesClaim(owner, claimId)) return false;
-    if (!owner && claim._ts > Date.now() / 1000 - UNBORN_CLAIM_GRACE_SECONDS) return false;
+    if (!owner && claim._ts > Date.now() / 1000 - unbornGraceSeconds) return false;
     // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
     if (owner && !(await conditionally(() => store().users.item(owner.id, owner.id).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } })))) continue;
     if (await conditionally(() => store().users.item(claimId, claimId).delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }))) return true;
@@ -162,9 +162,11 @@ export async function renameUser(userId: string, username: string, ifMatch: (eta
 
 /**
  * The orphaned-claim sweep for one user: every claim it owns that its profile does not use
- * (left by a crash between the steps above) is freed. A background, cross-partition query.
+ * (left by a request cut off between the steps above) is freed. `pending` counts claims kept
+ * because a profile creation may still be using them: look again later. A background,
+ * cross-partition query.
  */
-export async function releaseOrphanedClaims(userId: string): Promise<{ released: number; kept: number }> {
+export async function releaseOrphanedClaims(userId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<{ released: number; pending: number }> {
   const { resources } = await store()
     .users.items.query<{ id: string }>({
       query: "SELECT c.id FROM c WHERE c.type = @type AND c.ownerId = @owner",
@@ -174,7 +176,13 @@ export async function releaseOrphanedClaims(userId: string): Promise<{ released:
       ],
     })
     .fetchAll();
+  const profile = await readUser(userId);
   let released = 0;
-  for (const { id } of resources) if (await releaseIfUnused(id)) released++;
-  return { released, kept: resources.length - released };
+  let pending = 0;
+  for (const { id } of resources) {
+    if (usesClaim(profile, id)) continue;
+    if (await releaseIfUnused(id, unbornGraceSeconds)) released++;
+    else pending++;
+  }
+  return { released, pending };
 }

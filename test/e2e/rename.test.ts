@@ -48,7 +48,7 @@ describe("username change propagation", () => {
 
   it("repairs a write that lands with the old name after the propagation finished", async () => {
     const { posts } = app.system.store;
-    await app.system.durable.idle();
+    await app.system.durable.waitForIdle();
     // What a comment request that read the profile before the rename and wrote after every sweep leaves behind.
     const late = { id: "late-comment", type: "comment", postId: postIds[50], userId: "writer", userUsername: "old-name", content: "late", creationDate: new Date().toISOString() };
     await posts.items.create(late);

@@ -111,3 +111,25 @@ describe("usernames are unique, always", () => {
     await expectNameHeld("crashed", "crashed-thief");
   });
 });
+
+describe("the orphaned-claim sweep in the pipeline", () => {
+  it("frees claims left behind by crashes: a rename cut off before freeing the old name, a create cut off before the profile", async () => {
+    const { localSystem, within } = await import("../support/system");
+    const app = await localSystem({ policy: { unbornClaimGraceSeconds: 1, claimRecheckMs: 300, activityRetryFirstMs: 10 } });
+    try {
+      const { users } = app.system.store;
+      await app.call("POST", "/users", { as: "survivor", body: { username: "survivor-now" } });
+      const orphan = usernameClaimId("survivor-then");
+      await users.items.create({ id: orphan, type: "username", userId: orphan, ownerId: "survivor", username: "survivor-then" });
+      const unborn = usernameClaimId("never-born");
+      await users.items.create({ id: unborn, type: "username", userId: unborn, ownerId: "ghost", username: "never-born" });
+      const gone = async (id: string) => (await users.item(id, id).read()).resource === undefined;
+      await within(20_000, async () => (await gone(orphan)) && (await gone(unborn)));
+      // The name a profile uses is never swept.
+      expect(await gone(usernameClaimId("survivor-now"))).toBe(false);
+      expect((await app.call("POST", "/users", { as: "heir", body: { username: "survivor-then" } })).status).toBe(201);
+    } finally {
+      await app.stop();
+    }
+  }, 40_000);
+});

@@ -46,11 +46,12 @@ describe("functions/ registrations of the pipeline", () => {
     expect(new Set(recorded.cosmosDB.map((r) => r.options.leaseContainerPrefix)).size).toBe(2);
   });
 
-  it("register the username propagation orchestration and its activities", async () => {
-    await import("../../functions/usernamePropagation");
-    const propagation = await import("../../src/pipeline/username-propagation");
-    expect(recorded.orchestrations).toEqual([{ name: "propagateUsername", handler: propagation.propagateUsername }]);
-    expect(recorded.activities.map((a) => a.name).sort()).toEqual(["findStalePartitions", "renameInPartition"]);
+  it("register every orchestration and activity of the shared table", async () => {
+    await import("../../functions/orchestrations");
+    const table = await import("../../src/pipeline/orchestrations");
+    expect(recorded.orchestrations).toEqual(Object.entries(table.orchestrations).map(([name, handler]) => ({ name, handler })));
+    expect(recorded.orchestrations.map((o) => o.name).sort()).toEqual(["propagateUsername", "releaseOrphanedUsernames"]);
+    expect(recorded.activities.map((a) => a.name).sort()).toEqual(["findStalePartitions", "releaseOrphanedClaims", "renameInPartition"]);
     for (const activity of recorded.activities) expect(typeof activity.options.handler).toBe("function");
   });
 });

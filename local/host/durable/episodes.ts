@@ -1,0 +1,106 @@
+import { ActionType } from "durable-functions/lib/src/actions/ActionType";
+import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
+import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy } from "./store";
+
+/**
+ * History events and actions in the extension's wire shapes, and the bookkeeping of one
+ * episode: which ids new tasks get, and how retries of failed activities are scheduled.
+ * Ids are handed out in exactly the order the package's replay engine numbers its tasks,
+ * so a completion always reaches the task that is waiting for it.
+ */
+
+const event = (type: HistoryEventType, at: Date, fields: Record<string, unknown> = {}, eventId = -1): HistoryEvent => ({
+  EventType: type,
+  EventId: eventId,
+  IsPlayed: false,
+  Timestamp: at.toISOString(),
+  ...fields,
+});
+
+export const historyEvents = {
+  orchestratorStarted: (at: Date) => event(HistoryEventType.OrchestratorStarted, at),
+  orchestratorCompleted: (at: Date) => event(HistoryEventType.OrchestratorCompleted, at),
+  executionStarted: (at: Date, name: string, input: string) => event(HistoryEventType.ExecutionStarted, at, { Name: name, Input: input }),
+  executionCompleted: (at: Date, result: string) => event(HistoryEventType.ExecutionCompleted, at, { Result: result }),
+  taskScheduled: (at: Date, id: number, name: string, input: string) => event(HistoryEventType.TaskScheduled, at, { Name: name, Input: input }, id),
+  taskCompleted: (at: Date, id: number, result: string) => event(HistoryEventType.TaskCompleted, at, { TaskScheduledId: id, Result: result }),
+  taskFailed: (at: Date, id: number, reason: string, details: string) => event(HistoryEventType.TaskFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
+  timerCreated: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerCreated, at, { FireAt: fireAt }, id),
+  timerFired: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerFired, at, { TimerId: id, FireAt: fireAt }),
+};
+
+/** Inputs travel as JSON: the package pre-encodes strings, everything else the extension serializes. */
+export const inputJson = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input ?? null));
+
+/** The atomic actions in the order the package numbered their tasks (compound actions flattened). */
+export function atomicActions(actions: PackageAction[]): PackageAction[] {
+  return actions.flatMap((action) => (action.compoundActions ? atomicActions(action.compoundActions) : [action]));
+}
+
+/** What a replay must reproduce of an action: its kind and the function it calls. */
+export const describeAction = (action: PackageAction) => `${ActionType[action.actionType] ?? action.actionType}${action.functionName ? ` ${action.functionName}` : ""}`;
+
+/** Wait before the next attempt: the first interval, multiplied per attempt, capped. */
+export function retryDelay(retry: RetryPolicy, failedAttempt: number): number {
+  const delay = retry.firstRetryIntervalInMilliseconds * Math.pow(retry.backoffCoefficient || 1, failedAttempt - 1);
+  return retry.maxRetryIntervalInMilliseconds ? Math.min(delay, retry.maxRetryIntervalInMilliseconds) : delay;
+}
+
+/** What an episode decided besides its history: work to start once the record is saved. */
+export interface EpisodeWork {
+  activities: PendingActivity[];
+  timers: PendingTimer[];
+}
+
+/**
+ * Before the orchestrator sees `delivered`: settle the task it answers. A failed retryable
+ * activity gets a retry timer (always, also after the last attempt: the package waits for it
+ * before failing the task); a fired retry timer gets the next attempt scheduled, if any is left.
+ */
+export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
+  if (delivered.EventType === HistoryEventType.TaskCompleted || delivered.EventType === HistoryEventType.TaskFailed) {
+    const activity = record.activities.find((a) => a.id === delivered.TaskScheduledId);
+    record.activities = record.activities.filter((a) => a !== activity);
+    if (activity?.retry && delivered.EventType === HistoryEventType.TaskFailed) {
+      const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(), retry: activity };
+      episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
+      record.timers.push(timer);
+      work.timers.push(timer);
+    }
+  }
+  if (delivered.EventType === HistoryEventType.TimerFired) {
+    const timer = record.timers.find((t) => t.id === delivered.TimerId);
+    record.timers = record.timers.filter((t) => t !== timer);
+    const failed = timer?.retry;
+    if (failed?.retry && failed.attempt < failed.retry.maxNumberOfAttempts) {
+      const next: PendingActivity = { ...failed, id: record.nextEventId++, attempt: failed.attempt + 1 };
+      episode.push(historyEvents.taskScheduled(at, next.id, next.name, next.input));
+      record.activities.push(next);
+      work.activities.push(next);
+    }
+  }
+}
+
+/** Schedules a new action: its history event, and the activity or timer to start. */
+export function scheduleAction(record: InstanceRecord, action: PackageAction, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
+  switch (action.actionType) {
+    case ActionType.CallActivity:
+    case ActionType.CallActivityWithRetry: {
+      const activity: PendingActivity = { id: record.nextEventId++, name: action.functionName!, input: inputJson(action.input), attempt: 1, retry: action.retryOptions };
+      episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
+      record.activities.push(activity);
+      work.activities.push(activity);
+      return;
+    }
+    case ActionType.CreateTimer: {
+      const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(action.fireAt!).toISOString() };
+      episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
+      record.timers.push(timer);
+      work.timers.push(timer);
+      return;
+    }
+    default:
+      throw new Error(`The local durable host does not support ${describeAction(action)} actions.`);
+  }
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from "node:crypto";
+import { InvocationContext } from "@azure/functions";
+import type { OrchestrationHandler } from "durable-functions";
+import { ActionType } from "durable-functions/lib/src/actions/ActionType";
+import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
+import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { atomicActions, describeAction, historyEvents, inputJson, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
+import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
+
+export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
+
+/** An instance's status, as the durable client's getStatus reports it. */
+export interface InstanceStatus {
+  name: string;
+  instanceId: string;
+  createdTime: Date;
+  lastUpdatedTime: Date;
+  input: unknown;
+  output: unknown;
+  runtimeStatus: RuntimeStatus;
+  customStatus?: unknown;
+  history?: unknown[];
+}
+
+export interface DurableHostOptions {
+  orchestrations: Record<string, OrchestrationHandler>;
+  activities: Record<string, ActivityHandler>;
+  store?: InstanceStore;
+  log?: (line: string) => void;
+}
+
+const FINISHED: RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
+
+/** The orchestrator's error, from the state the package appends to the message for the extension ($OutOfProcData$). */
+function failureOf(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const data = text.indexOf("$OutOfProcData$:");
+  if (data >= 0) {
+    try {
+      const state = JSON.parse(text.slice(data + "$OutOfProcData$:".length)) as { error?: string };
+      if (state.error) return state.error;
+    } catch {
+      // not the package's format: fall back to the message
+    }
+  }
+  return text;
+}
+
+/** What the extension sends with every orchestration trigger: replay schema V3, and its timer limits (TimeSpans). */
+const TRIGGER_SETTINGS = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" };
+
+/**
+ * Durable Functions in this process, driven as the Functions extension drives them: every
+ * episode replays the orchestrator, through the durable-functions package's own replay engine,
+ * from the history kept here (inputs, results and custom status as JSON; timers as history
+ * events), then schedules the actions it returned. The record of every instance is saved after
+ * each change, so a host restarted on the same store resumes where it stopped: answered tasks
+ * are not run again, unanswered activities are (at least once, as on Azure), timers fire late.
+ */
+export class DurableHost {
+  private readonly store: InstanceStore;
+  private readonly records = new Map<string, InstanceRecord>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly log: (line: string) => void;
+  private stopped = false;
+
+  constructor(private readonly options: DurableHostOptions) {
+    this.store = options.store ?? memoryInstanceStore();
+    this.log = options.log ?? (() => {});
+    for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
+  }
+
+  /** Continues every instance the store holds as running: timers re-armed, unanswered activities run again. */
+  resume(): void {
+    for (const record of this.records.values()) {
+      if (record.runtimeStatus !== "Running") continue;
+      record.timers.forEach((timer) => this.arm(record, timer));
+      record.activities.forEach((activity) => this.dispatch(record, activity));
+      this.kick(record);
+    }
+  }
+
+  /** Starts `name` as `instanceId`; an instance that has finished is replaced, a running one is an error (as on Azure). */
+  async startNew(name: string, options: { instanceId?: string; input?: unknown } = {}): Promise<string> {
+    if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
+    const instanceId = options.instanceId ?? randomUUID();
+    const existing = this.records.get(instanceId);
+    if (existing && !FINISHED.includes(existing.runtimeStatus)) throw new Error(`An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
+    const now = new Date().toISOString();
+    const record: InstanceRecord = {
+      instanceId,
+      name,
+      input: inputJson(options.input),
+      runtimeStatus: "Pending",
+      createdTime: now,
+      lastUpdatedTime: now,
+      executionId: "",
+      history: [],
+      inbox: [],
+      nextEventId: 0,
+      actions: [],
+      activities: [],
+      timers: [],
+    };
+    this.newExecution(record, record.input);
+    this.records.set(instanceId, record);
+    this.save(record);
+    this.kick(record);
+    return instanceId;
+  }
+
+  async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
+    const record = this.records.get(instanceId);
+    return record ? this.status(record, options.showHistory ?? false) : undefined;
+  }
+
+  async listInstances(): Promise<InstanceStatus[]> {
+    return [...this.records.values()].map((record) => this.status(record, false));
+  }
+
+  /** Stops an instance for good: nothing it waits for will be delivered. */
+  async terminate(instanceId: string, reason: string): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record || FINISHED.includes(record.runtimeStatus)) return;
+    await this.running.get(instanceId);
+    this.finish(record, "Terminated", { failure: reason });
+    this.save(record);
+  }
+
+  /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
+  async restart(instanceId: string): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
+    await this.startNew(record.name, { instanceId, input: JSON.parse(record.input) });
+  }
+
+  /** Deletes a finished instance's record and history. */
+  async purgeInstanceHistory(instanceId: string): Promise<boolean> {
+    const record = this.records.get(instanceId);
+    if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
+    this.records.delete(instanceId);
+    this.store.remove(instanceId);
+    return true;
+  }
+
+  /** Resolves once no instance is running (for shutdown and tests); throws after `timeoutMs`. */
+  async waitForIdle(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ([...this.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus))) {
+      if (Date.now() > deadline) throw new Error(`orchestrations still running after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** Stops delivering anything; every instance stays resumable from the store. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all([...this.running.values()]);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private status(record: InstanceRecord, showHistory: boolean): InstanceStatus {
+    return {
+      name: record.name,
+      instanceId: record.instanceId,
+      createdTime: new Date(record.createdTime),
+      lastUpdatedTime: new Date(record.lastUpdatedTime),
+      input: JSON.parse(record.input),
+      output: record.runtimeStatus === "Failed" || record.runtimeStatus === "Terminated" ? record.failure : record.output,
+      runtimeStatus: record.runtimeStatus,
+      customStatus: record.customStatus,
+      ...(showHistory ? { history: [...record.history] } : {}),
+    };
+  }
+
+  /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
+  private newExecution(record: InstanceRecord, input: string): void {
+    Object.assign(record, { input, executionId: randomUUID(), history: [], nextEventId: 0, actions: [], activities: [], timers: [], runtimeStatus: "Running" });
+    record.inbox = [historyEvents.executionStarted(new Date(), record.name, input)];
+  }
+
+  private save(record: InstanceRecord): void {
+    if (this.stopped) return;
+    record.lastUpdatedTime = new Date().toISOString();
+    this.store.save(record);
+  }
+
+  private finish(record: InstanceRecord, status: RuntimeStatus, fields: Partial<InstanceRecord>): void {
+    Object.assign(record, fields, { runtimeStatus: status, activities: [], timers: [], inbox: [] });
+  }
+
+  /** Delivers the instance's inbox, one event per episode, never two episodes of one instance at once. */
+  private kick(record: InstanceRecord): void {
+    if (this.running.has(record.instanceId) || this.stopped) return;
+    const run = (async () => {
+      while (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) await this.episode(record);
+    })()
+      .catch((error: unknown) => this.log(`orchestration ${record.instanceId}: host error ${(error as Error).stack}`))
+      .finally(() => {
+        this.running.delete(record.instanceId);
+        if (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) this.kick(record);
+      });
+    this.running.set(record.instanceId, run);
+  }
+
+  private async episode(record: InstanceRecord): Promise<void> {
+    const at = new Date();
+    const delivered = record.inbox.shift()!;
+    const episode = [historyEvents.orchestratorStarted(at), delivered];
+    const work: EpisodeWork = { activities: [], timers: [] };
+    settleDelivered(record, delivered, at, episode, work);
+
+    const context = new InvocationContext({ functionName: record.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`) });
+    let state;
+    try {
+      // The package mutates what it is given (timestamps become Dates): hand it a copy, as JSON from the wire would be.
+      const history = JSON.parse(JSON.stringify([...record.history, ...episode])) as unknown[];
+      state = await new Orchestrator(this.options.orchestrations[record.name]).handle(
+        { ...TRIGGER_SETTINGS, history, input: JSON.parse(record.input), instanceId: record.instanceId, isReplaying: false, parentInstanceId: "" },
+        context,
+      );
+    } catch (error) {
+      const message = failureOf(error);
+      this.log(`orchestration ${record.instanceId} failed: ${message}`);
+      this.finish(record, "Failed", { failure: message });
+      this.save(record);
+      return;
+    }
+
+    const actions = atomicActions(state.actions.flat());
+    const replayed = actions.slice(0, record.actions.length).map(describeAction);
+    const diverged = replayed.findIndex((action, i) => action !== record.actions[i]);
+    if (diverged >= 0) {
+      const message = `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`;
+      this.log(`orchestration ${record.instanceId} failed: ${message}`);
+      this.finish(record, "Failed", { failure: message });
+      this.save(record);
+      return;
+    }
+    const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
+    for (const action of actions.slice(record.actions.length)) {
+      if (action === continueAs) break;
+      scheduleAction(record, action, at, episode, work);
+      record.actions.push(describeAction(action));
+    }
+    record.customStatus = state.customStatus;
+    episode.push(historyEvents.orchestratorCompleted(at));
+    record.history.push(...episode);
+
+    if (continueAs) this.newExecution(record, inputJson(continueAs.input));
+    else if (state.isDone) {
+      record.history.push(historyEvents.executionCompleted(at, JSON.stringify(state.output ?? null)));
+      this.finish(record, "Completed", { output: state.output });
+    }
+    this.save(record);
+    if (record.runtimeStatus !== "Running" || continueAs) return;
+    work.activities.forEach((activity) => this.dispatch(record, activity));
+    work.timers.forEach((timer) => this.arm(record, timer));
+  }
+
+  /** Runs an activity; its answer (JSON, like everything that crosses the wire) joins the inbox. */
+  private dispatch(record: InstanceRecord, activity: PendingActivity): void {
+    const execution = record.executionId;
+    const handler = this.options.activities[activity.name];
+    const context = new InvocationContext({ functionName: activity.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`) });
+    const run = (async () => {
+      if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
+      return handler(JSON.parse(activity.input) as never, context);
+    })().then(
+      (result) => this.deliver(record, execution, historyEvents.taskCompleted(new Date(), activity.id, JSON.stringify(result ?? null))),
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);
+        this.deliver(record, execution, historyEvents.taskFailed(new Date(), activity.id, `Activity function '${activity.name}' failed: ${message}`, (error as Error)?.stack ?? message));
+      },
+    );
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+  }
+
+  private arm(record: InstanceRecord, timer: PendingTimer): void {
+    const execution = record.executionId;
+    const handle = setTimeout(() => {
+      this.timers.delete(handle);
+      this.deliver(record, execution, historyEvents.timerFired(new Date(), timer.id, timer.fireAt));
+    }, Math.max(0, Date.parse(timer.fireAt) - Date.now()));
+    this.timers.add(handle);
+  }
+
+  private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {
+    // An answer for an execution that has since continued as new, finished or been terminated goes nowhere.
+    if (this.stopped || record.executionId !== execution || record.runtimeStatus !== "Running") return;
+    if (event.EventType === HistoryEventType.TimerFired && !record.timers.some((t) => t.id === event.TimerId)) return;
+    record.inbox.push(event);
+    this.save(record);
+    this.kick(record);
+  }
+}

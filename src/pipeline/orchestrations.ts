@@ -1,0 +1,44 @@
+import type { OrchestrationHandler } from "durable-functions";
+import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
+import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
+
+/** THE orchestrations: functions/ registers them with df.app.orchestration, local/host runs them. */
+export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
+  [PROPAGATION]: propagateUsername,
+  [CLAIMS_SWEEP]: releaseOrphanedUsernames,
+};
+
+/** THE activities they call (df.app.activity), each taking its input as JSON delivers it. */
+export const activities: Readonly<Record<string, (input: never) => Promise<unknown>>> = {
+  [PROPAGATION_ACTIVITIES.findStalePartitions]: findStalePartitions,
+  [PROPAGATION_ACTIVITIES.renameInPartition]: renameInPartition,
+  [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: releaseOrphanedClaimsActivity,
+};
+
+/** The part of the durable client the starters use (df.getClient(context) in Azure, the local host's own). */
+export interface DurableClientLike {
+  getStatus(instanceId: string): Promise<{ runtimeStatus: string } | undefined>;
+  startNew(name: string, options: { instanceId: string; input: unknown }): Promise<string>;
+}
+
+const RESTARTABLE = ["Failed", "Terminated", "Canceled"];
+
+/**
+ * Starts `name` as `instanceId` unless that instance is running or has completed; restarts it
+ * when it failed or was terminated. Instance ids come from the change that caused them, so a
+ * redelivered change starts nothing twice, yet a stopped propagation is not left stopped.
+ */
+export async function ensureStarted(client: DurableClientLike, name: string, instanceId: string, input: unknown): Promise<"started" | "restarted" | "exists"> {
+  // The durable client answers an unknown instance with nothing, or an error, depending on version.
+  const status = await client.getStatus(instanceId).catch(() => undefined);
+  if (status?.runtimeStatus && !RESTARTABLE.includes(status.runtimeStatus)) return "exists";
+  try {
+    await client.startNew(name, { instanceId, input });
+  } catch (error) {
+    // Another consumer (a lease that moved) started it first.
+    const now = await client.getStatus(instanceId).catch(() => undefined);
+    if (now?.runtimeStatus && !RESTARTABLE.includes(now.runtimeStatus)) return "exists";
+    throw error;
+  }
+  return status ? "restarted" : "started";
+}

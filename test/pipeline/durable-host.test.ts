@@ -1,0 +1,171 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import * as df from "durable-functions";
+import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
+import { DurableHost, type ActivityHandler } from "../../local/host/durable/host";
+import { fileInstanceStore } from "../../local/host/durable/store";
+
+/** The local durable host: the durable-functions package's own replay engine over a history kept here. */
+const host = (orchestrations: Record<string, OrchestrationHandler>, activities: Record<string, ActivityHandler>, dataDir?: string) =>
+  new DurableHost({ orchestrations, activities, store: dataDir ? fileInstanceStore(dataDir) : undefined });
+
+const retry = (attempts: number) => new df.RetryOptions(10, attempts);
+
+describe("local durable host", () => {
+  it("replays the orchestrator from its history on every episode, with inputs and results through JSON", async () => {
+    let episodes = 0;
+    const seen: unknown[] = [];
+    function* greet(context: OrchestrationContext) {
+      episodes++;
+      const input = context.df.getInput<{ when: string; names: string[] }>();
+      const first = yield context.df.callActivity("hello", { name: input.names[0], at: new Date(input.when) });
+      const second = yield context.df.callActivity("hello", { name: input.names[1] });
+      context.df.setCustomStatus({ greeted: 2, missing: undefined });
+      return [first, second];
+    }
+    const durable = host({ greet }, { hello: async (input: { name: string; at?: unknown }) => (seen.push(input), `hello ${input.name}`) });
+    const id = await durable.startNew("greet", { input: { when: "2026-01-01T00:00:00.000Z", names: ["a", "b"] } });
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id, { showHistory: true });
+    expect(status).toMatchObject({ runtimeStatus: "Completed", output: ["hello a", "hello b"], customStatus: { greeted: 2 } });
+    // A Date in an activity input arrives as the string JSON makes of it, as it does in Azure.
+    expect(seen[0]).toEqual({ name: "a", at: "2026-01-01T00:00:00.000Z" });
+    expect(episodes).toBe(3); // start, and once per completed activity: each a replay from the beginning
+    const types = status!.history!.map((e) => (e as { EventType: number }).EventType);
+    expect(types.filter((t) => t === 4)).toHaveLength(2); // TaskScheduled
+    expect(types.filter((t) => t === 5)).toHaveLength(2); // TaskCompleted
+  });
+
+  it("retries activities per RetryOptions inside a fan-out, timers and ids interleaved as the extension does", async () => {
+    const failuresLeft: Record<string, number> = { a: 2, b: 0, c: 1, d: 3 };
+    function* fanOut(context: OrchestrationContext) {
+      return yield context.df.Task.all(["a", "b", "c", "d"].map((name) => context.df.callActivityWithRetry("flaky", retry(4), name)));
+    }
+    const durable = host({ fanOut }, {
+      flaky: async (name: string) => {
+        if (failuresLeft[name]-- > 0) throw new Error(`${name} is down`);
+        return name.toUpperCase();
+      },
+    });
+    const id = await durable.startNew("fanOut", {});
+    await durable.waitForIdle();
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["A", "B", "C", "D"] });
+  });
+
+  it("fails a task once its attempts are spent, and the orchestrator can catch it and wait on a durable timer", async () => {
+    function* resilient(context: OrchestrationContext) {
+      try {
+        yield context.df.callActivityWithRetry("broken", retry(2), null);
+        return "unexpected";
+      } catch (error) {
+        yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 30));
+        return `recovered from: ${(error as Error).message}`;
+      }
+    }
+    let calls = 0;
+    const durable = host({ resilient }, { broken: async () => Promise.reject(new Error(`broken ${++calls}`)) });
+    const id = await durable.startNew("resilient", {});
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id, { showHistory: true });
+    expect(calls).toBe(2);
+    expect(status?.output).toMatch(/recovered from: .*broken 2/);
+    const types = status!.history!.map((e) => (e as { EventType: number }).EventType);
+    expect(types.filter((t) => t === 10)).toHaveLength(3); // two retry timers (the last one too) and the orchestrator's own
+  });
+
+  it("continues as new with a fresh history, keeping the instance id", async () => {
+    function* counter(context: OrchestrationContext) {
+      const n = context.df.getInput<number>();
+      yield context.df.callActivity("tick", n);
+      if (n < 5) context.df.continueAsNew(n + 1);
+      return n;
+    }
+    const ticks: number[] = [];
+    const durable = host({ counter }, { tick: async (n: number) => void ticks.push(n) });
+    const id = await durable.startNew("counter", { instanceId: "count", input: 1 });
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id, { showHistory: true });
+    expect(status).toMatchObject({ instanceId: "count", runtimeStatus: "Completed", output: 5, input: 5 });
+    expect(ticks).toEqual([1, 2, 3, 4, 5]);
+    expect(status!.history!.length).toBeLessThan(10); // only the last execution's events
+  });
+
+  it("fails an instance whose orchestrator no longer replays its history (non-determinism), as on Azure", async () => {
+    let version = 1;
+    function* changing(context: OrchestrationContext) {
+      yield context.df.callActivity(version === 1 ? "first" : "renamed", null);
+      yield context.df.callActivity("second", null);
+      return "done";
+    }
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const durable = host({ changing }, { first: () => gate, renamed: async () => undefined, second: async () => undefined });
+    const id = await durable.startNew("changing", {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    version = 2; // a deployment changed the code while an instance was in flight
+    release();
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id);
+    expect(status?.runtimeStatus).toBe("Failed");
+    expect(String(status?.output)).toMatch(/Non-deterministic workflow detected/);
+  });
+
+  it("survives a restart of the host: finished tasks are not run again, the unanswered one is, timers fire late", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "durable-"));
+    const runs: string[] = [];
+    function* steps(context: OrchestrationContext) {
+      const a = yield context.df.callActivity("step", "a");
+      yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 200));
+      const b = yield context.df.callActivity("step", "b");
+      return [a, b];
+    }
+    let hang = true;
+    const step: ActivityHandler = async (name: string) => {
+      runs.push(name);
+      if (name === "b" && hang) await new Promise(() => {}); // cut off by the restart
+      return name;
+    };
+    const first = host({ steps }, { step }, dir);
+    const id = await first.startNew("steps", { instanceId: "restartable" });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(runs).toEqual(["a", "b"]);
+    void first.stop();
+
+    hang = false;
+    const second = host({ steps }, { step }, dir);
+    expect((await second.getStatus(id))?.runtimeStatus).toBe("Running");
+    second.resume();
+    await second.waitForIdle();
+    expect(await second.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["a", "b"] });
+    expect(runs).toEqual(["a", "b", "b"]); // "a" was answered before the restart; "b" runs again (at least once)
+  });
+
+  it("manages instances as the durable client does: terminate, restart, purge; a running id cannot be started twice", async () => {
+    function* waits(context: OrchestrationContext) {
+      yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 60_000));
+      return "woke";
+    }
+    function* quick() {
+      return "quick";
+    }
+    const durable = host({ waits, quick: quick as OrchestrationHandler }, {});
+    await durable.startNew("waits", { instanceId: "sleeper", input: { why: "test" } });
+    await expect(durable.startNew("waits", { instanceId: "sleeper" })).rejects.toThrow(/already exists/);
+    await durable.terminate("sleeper", "no longer needed");
+    expect(await durable.getStatus("sleeper")).toMatchObject({ runtimeStatus: "Terminated", output: "no longer needed" });
+    await durable.restart("sleeper");
+    expect(await durable.getStatus("sleeper")).toMatchObject({ runtimeStatus: "Running", input: { why: "test" } });
+    await durable.terminate("sleeper", "again");
+    expect(await durable.purgeInstanceHistory("sleeper")).toBe(true);
+    expect(await durable.getStatus("sleeper")).toBeUndefined();
+
+    await durable.startNew("quick", { instanceId: "q" });
+    await durable.waitForIdle();
+    await durable.startNew("quick", { instanceId: "q" }); // a finished instance may be started again
+    await durable.waitForIdle();
+    expect(await durable.getStatus("q")).toMatchObject({ runtimeStatus: "Completed", output: "quick" });
+    await durable.stop();
+  });
+});
