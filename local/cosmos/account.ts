@@ -19,6 +19,25 @@ export interface ContainerState {
 const TRIGGER_TYPES = ["pre", "post"];
 const TRIGGER_OPERATIONS = ["all", "create", "update", "delete", "replace", "upsert"];
 
+const ETAG_PATH = '/"_etag"/?';
+
+/**
+ * An indexing policy as the service stores it: the client's, completed with the defaults it
+ * left out (consistent, automatic, everything included) and with `_etag` always excluded.
+ */
+function completeIndexingPolicy(given: unknown): JsonObject {
+  const policy: JsonObject = isObject(given) ? { ...given } : {};
+  policy.indexingMode = typeof policy.indexingMode === "string" ? policy.indexingMode.toLowerCase() : "consistent";
+  policy.automatic = policy.automatic ?? true;
+  const none = policy.indexingMode === "none";
+  const included = Array.isArray(policy.includedPaths) ? policy.includedPaths : [];
+  policy.includedPaths = none ? [] : included.length > 0 ? included : [{ path: "/*" }];
+  const excluded = Array.isArray(policy.excludedPaths) ? policy.excludedPaths : [];
+  const hasEtag = excluded.some((p) => isObject(p) && p.path === ETAG_PATH);
+  policy.excludedPaths = none || hasEtag ? excluded : [...excluded, { path: ETAG_PATH }];
+  return policy;
+}
+
 /** The whole in-memory account: databases, containers, scripts. */
 export class Account {
   readonly databases = new Map<string, Database>();
@@ -52,8 +71,8 @@ export class Account {
     this.checkTtl(definition.defaultTtl);
     const props = systemProperties("");
     const resource: JsonObject = {
-      indexingPolicy: { indexingMode: "consistent", automatic: true, includedPaths: [{ path: "/*" }], excludedPaths: [{ path: '/"_etag"/?' }] },
       ...definition,
+      indexingPolicy: completeIndexingPolicy(definition.indexingPolicy),
       partitionKey,
       conflictResolutionPolicy: { mode: "LastWriterWins", conflictResolutionPath: "/_ts", conflictResolutionProcedure: "" },
       geospatialConfig: { type: "Geography" },
@@ -84,7 +103,7 @@ export class Account {
       throw badRequest("Partition key paths of a container cannot be changed.");
     }
     this.checkTtl(body.defaultTtl);
-    const next: JsonObject = { ...data.resource, indexingPolicy: body.indexingPolicy ?? data.resource.indexingPolicy, _etag: newEtag(), _ts: nowSeconds() };
+    const next: JsonObject = { ...data.resource, indexingPolicy: completeIndexingPolicy(body.indexingPolicy ?? data.resource.indexingPolicy), _etag: newEtag(), _ts: nowSeconds() };
     if (body.defaultTtl === undefined) delete next.defaultTtl;
     else next.defaultTtl = body.defaultTtl;
     data.resource = next;

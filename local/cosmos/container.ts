@@ -2,7 +2,7 @@ import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { equalityFilters, matches } from "./candidates";
 import { badRequest, conflict, CosmosError, notFound, preconditionFailed } from "./errors";
 import { applyPatch } from "./patch";
-import { checkId, isObject, newEtag, newRid, nowSeconds, type Json, type JsonObject } from "./resources";
+import { checkId, isObject, newEtag, nowSeconds, type Json, type JsonObject } from "./resources";
 
 export interface PartitionKeyDefinition {
   paths: string[];
@@ -10,10 +10,12 @@ export interface PartitionKeyDefinition {
   version?: number;
 }
 
-/** A stored item: the document the client sees, plus the log sequence number of its last write. */
+/** A stored item: the document the client sees, the log sequence number of its last write, and its insertion order. */
 interface Entry {
   doc: JsonObject;
   lsn: number;
+  /** Assigned on the item's first write and kept by updates: the order of `_rid`, in which scans return items. */
+  seq: number;
   expiresAt?: number;
 }
 
@@ -42,6 +44,9 @@ export interface QuerySpec {
 }
 
 type Query = ReturnType<typeof query>;
+
+/** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
+const CONTINUATION = /^\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?$/;
 const parsedQueries = new Map<string, Query>();
 
 /** Parsed queries, cached: the same few queries run over and over. */
@@ -61,6 +66,7 @@ export class Container {
   /** Append-only change log in LSN order; entries superseded by a later write are skipped when read. */
   private log: { lsn: number; pk: string; id: string }[] = [];
   private lsn = 0;
+  private seq = 0;
   private liveCount = 0;
   private readonly expiring = new Set<string>();
   private undo: UndoRecord[] | undefined;
@@ -143,6 +149,13 @@ export class Container {
     return current;
   }
 
+  /** Deletes every item of one logical partition (the service does this in the background; here at once). */
+  deletePartition(pk: string): number {
+    const ids = [...(this.partitions.get(pk)?.keys() ?? [])];
+    for (const id of ids) this.put(pk, id, undefined);
+    return ids.length;
+  }
+
   patch(pk: string, id: string, operations: unknown, condition?: string, ifMatch?: string): JsonObject {
     const current = this.existing(pk, id);
     this.checkEtag(current, ifMatch);
@@ -153,6 +166,7 @@ export class Container {
 
   /** Runs SQL over one logical partition (`pk`) or, when `pk` is undefined, over all of them. */
   query(pk: string | undefined, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
+    if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
     try {
       const parsed = compiled(spec.query);
       const filters = equalityFilters(parsed.ast, spec.parameters ?? []);
@@ -241,7 +255,8 @@ export class Container {
     this.checkUniqueKeys(pk, body);
     const id = body.id as string;
     const previous = this.partitions.get(pk)?.get(id);
-    const rid = (previous?.doc._rid as string | undefined) ?? newRid();
+    const seq = previous?.seq ?? ++this.seq;
+    const rid = (previous?.doc._rid as string | undefined) ?? this.ridOf(seq);
     const doc: JsonObject = {
       ...body,
       _rid: rid,
@@ -251,7 +266,7 @@ export class Container {
       _ts: nowSeconds(),
     };
     this.lsn += 1;
-    this.put(pk, id, { doc, lsn: this.lsn });
+    this.put(pk, id, { doc, lsn: this.lsn, seq });
     this.log.push({ lsn: this.lsn, pk, id });
     return doc;
   }
@@ -321,12 +336,23 @@ export class Container {
     return entry.expiresAt === undefined || entry.expiresAt > nowSeconds();
   }
 
+  /** Live documents of one logical partition, or of all, in insertion (`_rid`) order. */
   private liveDocs(pk: string | undefined): JsonObject[] {
     const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk) ?? new Map<string, Entry>()];
-    const docs: JsonObject[] = [];
-    for (const partition of partitions) for (const entry of partition.values()) if (this.isLive(entry)) docs.push(entry.doc);
-    return docs;
+    const entries: Entry[] = [];
+    for (const partition of partitions) for (const entry of partition.values()) if (this.isLive(entry)) entries.push(entry);
+    if (partitions.length > 1) entries.sort((a, b) => a.seq - b.seq);
+    return entries.map((entry) => entry.doc);
   }
+
+  /**
+   * A document `_rid`: the container's resource id, then the document's ordinal, in fixed-width
+   * hex so that `_rid` order (which scans and continuations follow) is insertion order.
+   */
+  private ridOf(seq: number): string {
+    return `${Buffer.from(this.resource._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase()}${seq.toString(16).toUpperCase().padStart(12, "0")}`;
+  }
+
 
   private *logAfter(afterLsn: number): Generator<Entry> {
     let low = 0;

@@ -64,6 +64,7 @@
     getBody: function () { return responseBody; },
     setBody: function (body) { responseBody = body; },
     appendBody: function (text) { responseBody = (responseBody === undefined ? "" : String(responseBody)) + text; },
+    appendValue: function (_key, value) { responseBody = (responseBody === undefined ? "" : String(responseBody)) + String(value); },
     getMaxResponseBodySize: function () { return 2 * 1024 * 1024; },
     getCurrentResponseBodySize: function () { return responseBody === undefined ? 0 : JSON.stringify(responseBody).length; }
   };
@@ -75,7 +76,25 @@
   };
   globalThis.getContext = function () { return context; };
   globalThis.__ = Object.assign(Object.create(collection), collection, { request: request, response: response });
-  globalThis.console = { log: function () { logs.push(Array.prototype.join.call(arguments, " ")); } };
+  // console.log as Node's util.format does it: %s %d %i %f %j %o %O %% in the first argument, the rest appended.
+  function format(args) {
+    var rest = Array.prototype.slice.call(args);
+    var first = rest.length > 0 && typeof rest[0] === "string" ? rest.shift() : undefined;
+    var text = first === undefined ? "" : first.replace(/%[sdifjoO%]/g, function (spec) {
+      if (spec === "%%") return "%";
+      if (rest.length === 0) return spec;
+      var value = rest.shift();
+      switch (spec) {
+        case "%s": return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
+        case "%d": case "%i": return String(spec === "%i" ? parseInt(value, 10) : Number(value));
+        case "%f": return String(parseFloat(value));
+        default: return JSON.stringify(value);
+      }
+    });
+    var tail = rest.map(function (value) { return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value); });
+    return (first === undefined ? tail : [text].concat(tail)).join(" ");
+  }
+  globalThis.console = { log: function () { logs.push(format(arguments)); } };
 
   var fn = (0, eval)("(" + input.body + "\n)");
   if (typeof fn !== "function") throw new Error("The script body must be a function.");

@@ -114,6 +114,7 @@ export class CosmosServer {
     if (n <= 4) return this.containers(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documentFeed(call, dbId, collId) : this.document(call, dbId, collId, resourceId);
     if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
+    if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST") return this.deletePartitionKey(call, dbId, collId);
     if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
     throw notFound("Unknown resource path.");
   }
@@ -237,9 +238,26 @@ export class CosmosServer {
     return this.docReply(status, doc);
   }
 
+  /** Deletes every item of the partition key the request names (Azure does it in the background, here at once). */
+  private deletePartitionKey(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.fullPartitionKey(call, data);
+    data.transaction(() => data.deletePartition(pk));
+    return { status: 200 };
+  }
+
+  /** A partition key header naming one logical partition: as many components as the container's key has paths. */
+  private fullPartitionKey(call: Call, data: { partitionKey: { paths: string[] } }): string {
+    const pk = this.partitionKey(call, true) as string;
+    if ((JSON.parse(pk) as unknown[]).length !== data.partitionKey.paths.length) {
+      throw badRequest("Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document.");
+    }
+    return pk;
+  }
+
   private document(call: Call, dbId: string, collId: string, id: string): Reply {
     const { data } = this.account.container(dbId, collId);
-    const pk = this.partitionKey(call, true) as string;
+    const pk = this.fullPartitionKey(call, data);
     const options = this.writeOptions(call);
     switch (call.method) {
       case "GET": {
