@@ -28,7 +28,43 @@ export interface ScriptResult {
 
 // The runtime lives in a plain .js file so it is evaluated inside the sandbox, never in Node's realm.
 const runtime = new vm.Script(readFileSync(join(__dirname, "sandbox-runtime.js"), "utf8"), { filename: "sandbox-runtime.js" });
-const invoke = new vm.Script("(function (input) { delete globalThis.__runtime; delete globalThis.__input; return input.runtime(input); })(globalThis.__input)");
+const invoke = new vm.Script("(function (input) { delete globalThis.__input; return __runtime(input); })(globalThis.__input)");
+// Inside the context (deleting through the host's view of it does not reach the real global):
+// remember the global names after setup, and remove whatever a run adds.
+const installReset = new vm.Script(
+  "Object.defineProperty(globalThis, '__reset', { value: (function () { var keep = Object.getOwnPropertyNames(globalThis).concat(['__reset']);" +
+    " return function () { Object.getOwnPropertyNames(globalThis).forEach(function (name) { if (keep.indexOf(name) < 0) delete globalThis[name]; }); }; })() })",
+);
+const resetGlobals = new vm.Script("__reset()");
+
+/** A script's own context, made once and reset after every run (a fresh context per call costs milliseconds and megabytes). */
+interface Sandbox {
+  context: vm.Context;
+}
+
+const sandboxes = new Map<string, Sandbox>();
+const MAX_SANDBOXES = 200;
+
+function sandboxFor(body: string): Sandbox {
+  let sandbox = sandboxes.get(body);
+  if (sandbox) {
+    // Most recently used last, so the least recently used goes first when the cache is full.
+    sandboxes.delete(body);
+  } else {
+    const context = vm.createContext({}, { codeGeneration: { strings: true, wasm: false } });
+    Object.defineProperty(context, "__runtime", { value: runtime.runInContext(context), enumerable: false, writable: false, configurable: false });
+    installReset.runInContext(context);
+    sandbox = { context };
+    if (sandboxes.size >= MAX_SANDBOXES) sandboxes.delete(sandboxes.keys().next().value as string);
+  }
+  sandboxes.set(body, sandbox);
+  return sandbox;
+}
+
+/** Removes whatever a run left on the context's global object, so the next run starts clean. */
+function reset(sandbox: Sandbox): void {
+  resetGlobals.runInContext(sandbox.context, { timeout: 1000 });
+}
 
 /** The document id a link like `dbs/x/colls/y/docs/<id>` (or a `_self` link) names. */
 function documentRef(link: unknown): string {
@@ -137,8 +173,8 @@ function scriptError(error: unknown): CosmosError {
  */
 export function runScript(container: Container, pk: string, links: { self: string; alt: string }, run: ScriptRun, limits: ScriptLimits): ScriptResult {
   const collection = new ScriptCollection(container, pk, limits);
-  const sandbox = vm.createContext({}, { codeGeneration: { strings: true, wasm: false } });
-  const input = {
+  const sandbox = sandboxFor(run.body);
+  sandbox.context.__input = {
     bridge: (op: string, args: string) => JSON.stringify(collection.handle(op, JSON.parse(args) as Json[])),
     body: run.body,
     params: JSON.stringify(run.params ?? []),
@@ -148,11 +184,11 @@ export function runScript(container: Container, pk: string, links: { self: strin
     altLink: links.alt,
   };
   try {
-    sandbox.__runtime = runtime.runInContext(sandbox);
-    sandbox.__input = { ...input, runtime: sandbox.__runtime };
-    const output = invoke.runInContext(sandbox, { timeout: limits.timeoutMs }) as string;
+    const output = invoke.runInContext(sandbox.context, { timeout: limits.timeoutMs }) as string;
     return JSON.parse(output) as ScriptResult;
   } catch (error) {
     throw scriptError(error);
+  } finally {
+    reset(sandbox);
   }
 }

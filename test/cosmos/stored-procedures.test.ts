@@ -18,6 +18,15 @@ async function define(id: string, fn: (...args: never[]) => void) {
 const count = async (pk: string) => (await c.items.query("SELECT VALUE COUNT(1) FROM c", { partitionKey: pk }).fetchAll()).resources[0] as number;
 
 describe("stored procedures", () => {
+  it("start every run clean: nothing a run leaves on the global object reaches the next (sandboxes are reused)", async () => {
+    const c = await f.container();
+    const { sproc } = await c.scripts.storedProcedures.create({
+      id: "leaky",
+      body: "function () { var before = typeof leaked; leaked = (typeof leaked === 'number' ? leaked : 0) + 1; getContext().getResponse().setBody(before); }",
+    });
+    for (let i = 0; i < 3; i++) expect((await sproc.execute("p")).resource).toBe("undefined");
+  });
+
   it("are created, read, replaced, listed and deleted through container.scripts", async () => {
     await c.scripts.storedProcedures.create({ id: "crud", body: "function crud() { getContext().getResponse().setBody(1); }" });
     expect((await c.scripts.storedProcedure("crud").read()).resource?.body).toContain("setBody(1)");
