@@ -1,4 +1,5 @@
-import { Container } from "./container";
+import { Container, type StoredPut } from "./container";
+import type { JournalRecord } from "./storage";
 import { badRequest, conflict, notFound } from "./errors";
 import { checkId, isObject, newEtag, nowSeconds, systemProperties, type JsonObject } from "./resources";
 
@@ -41,6 +42,8 @@ function completeIndexingPolicy(given: unknown): JsonObject {
 /** The whole in-memory account: databases, containers, scripts. */
 export class Account {
   readonly databases = new Map<string, Database>();
+  /** Told about every change (the data directory's journal); absent in memory-only mode. */
+  journal?: (record: JournalRecord) => void;
 
   createDatabase(body: unknown): JsonObject {
     const id = this.requireId(body);
@@ -48,6 +51,7 @@ export class Account {
     const props = systemProperties("");
     const resource: JsonObject = { id, ...props, _self: `dbs/${props._rid}/`, _colls: "colls/", _users: "users/" };
     this.databases.set(id, { resource, containers: new Map() });
+    this.journal?.({ op: "database", resource });
     return resource;
   }
 
@@ -60,6 +64,7 @@ export class Account {
   deleteDatabase(id: string): void {
     this.database(id);
     this.databases.delete(id);
+    this.journal?.({ op: "dropDatabase", id });
   }
 
   createContainer(dbId: string, body: unknown): JsonObject {
@@ -85,7 +90,8 @@ export class Account {
       _conflicts: "conflicts/",
     };
     if (definition.uniqueKeyPolicy === undefined) resource.uniqueKeyPolicy = { uniqueKeys: [] };
-    db.containers.set(id, { data: new Container(resource, db.resource._rid as string), scripts: { sprocs: new Map(), triggers: new Map() } });
+    this.addContainer(dbId, resource);
+    this.journal?.({ op: "container", db: dbId, resource });
     return resource;
   }
 
@@ -108,12 +114,14 @@ export class Account {
     else next.defaultTtl = body.defaultTtl;
     data.resource = next;
     data.refreshTtl();
+    this.journal?.({ op: "container", db: dbId, resource: next });
     return next;
   }
 
   deleteContainer(dbId: string, id: string): void {
     this.container(dbId, id);
     this.database(dbId).containers.delete(id);
+    this.journal?.({ op: "dropContainer", db: dbId, id });
   }
 
   saveScript(dbId: string, collId: string, kind: ScriptKind, body: unknown, replaceId?: string): JsonObject {
@@ -131,6 +139,7 @@ export class Account {
     const props = systemProperties("");
     const resource: JsonObject = { ...definition, ...props, _self: `${state.data.resource._self as string}${kind}/${props._rid}/` };
     scripts.set(id, resource);
+    this.journal?.({ op: "script", db: dbId, container: collId, kind, resource });
     return resource;
   }
 
@@ -143,6 +152,72 @@ export class Account {
   deleteScript(dbId: string, collId: string, kind: ScriptKind, id: string): void {
     this.script(dbId, collId, kind, id);
     this.container(dbId, collId).scripts[kind].delete(id);
+    this.journal?.({ op: "dropScript", db: dbId, container: collId, kind, id });
+  }
+
+  private addContainer(dbId: string, resource: JsonObject): ContainerState {
+    const db = this.database(dbId);
+    const data = new Container(resource, db.resource._rid as string);
+    data.journal = (puts) => this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
+    const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
+    db.containers.set(resource.id as string, state);
+    return state;
+  }
+
+  /** Rebuilds the account from journal records (snapshot first, then the journal). */
+  load(records: JournalRecord[]): void {
+    const counters = new Map<Container, { lsn?: number; seq?: number }>();
+    for (const record of records) {
+      const db = record.db as string;
+      switch (record.op) {
+        case "database":
+          this.databases.set((record.resource as JsonObject).id as string, { resource: record.resource as JsonObject, containers: new Map() });
+          break;
+        case "dropDatabase":
+          this.databases.delete(record.id as string);
+          break;
+        case "container": {
+          const resource = record.resource as JsonObject;
+          const existing = this.database(db).containers.get(resource.id as string);
+          if (existing) existing.data.resource = resource;
+          else this.addContainer(db, resource);
+          break;
+        }
+        case "dropContainer":
+          this.database(db).containers.delete(record.id as string);
+          break;
+        case "script":
+          this.container(db, record.container as string).scripts[record.kind as ScriptKind].set((record.resource as JsonObject).id as string, record.resource as JsonObject);
+          break;
+        case "dropScript":
+          this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
+          break;
+        case "counters":
+          counters.set(this.container(db, record.container as string).data, record.counters as { lsn: number; seq: number });
+          break;
+        case "items":
+          this.container(db, record.container as string).data.load(record.puts as StoredPut[]);
+          break;
+      }
+    }
+    for (const database of this.databases.values()) {
+      for (const { data } of database.containers.values()) {
+        data.finishLoading(counters.get(data));
+        data.refreshTtl();
+      }
+    }
+  }
+
+  /** The whole account as journal records: what a snapshot holds. */
+  *records(): Generator<JournalRecord> {
+    for (const [dbId, db] of this.databases) {
+      yield { op: "database", resource: db.resource };
+      for (const [id, state] of db.containers) {
+        yield { op: "container", db: dbId, resource: state.data.resource };
+        for (const kind of ["sprocs", "triggers"] as const) for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
+        for (const part of state.data.snapshot()) yield "counters" in part ? { op: "counters", db: dbId, container: id, counters: part.counters } : { op: "items", db: dbId, container: id, puts: part.puts };
+      }
+    }
   }
 
   private requireId(body: unknown): string {

@@ -9,6 +9,7 @@ async function main(): Promise<void> {
       host: { type: "string", default: "127.0.0.1" },
       "script-operation-limit": { type: "string" },
       "script-timeout-ms": { type: "string" },
+      "data-dir": { type: "string" },
     },
   });
   const port = Number(values.port);
@@ -18,8 +19,9 @@ async function main(): Promise<void> {
     host: values.host,
     scriptOperationLimit: values["script-operation-limit"] ? Number(values["script-operation-limit"]) : undefined,
     scriptTimeoutMs: values["script-timeout-ms"] ? Number(values["script-timeout-ms"]) : undefined,
+    dataDir: values["data-dir"],
   });
-  console.log(`Embedded Cosmos DB listening (data in memory, lost on exit)`);
+  console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
   console.log(`  COSMOS_ENDPOINT=${cosmos.endpoint}`);
   console.log(`  COSMOS_KEY=${cosmos.key}`);
   console.log(`@azure/cosmos: new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } })`);

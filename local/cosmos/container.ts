@@ -19,6 +19,9 @@ interface Entry {
   expiresAt?: number;
 }
 
+/** One item's state after a committed transaction, as the journal records it: [pk, id, document or null, lsn, seq]. */
+export type StoredPut = [string, string, JsonObject | null, number, number];
+
 interface UndoRecord {
   pk: string;
   id: string;
@@ -70,6 +73,8 @@ export class Container {
   private liveCount = 0;
   private readonly expiring = new Set<string>();
   private undo: UndoRecord[] | undefined;
+  /** Told about every committed transaction that changed items (the data directory's journal). */
+  journal?: (puts: StoredPut[]) => void;
 
   constructor(
     public resource: JsonObject,
@@ -105,7 +110,9 @@ export class Container {
     const logLength = this.log.length;
     try {
       const result = work();
+      const records = this.undo;
       this.undo = undefined;
+      if (this.journal && records.length > 0) this.journal(this.committed(records));
       return result;
     } catch (error) {
       const records = this.undo ?? [];
@@ -114,6 +121,49 @@ export class Container {
       this.log.length = logLength;
       throw error;
     }
+  }
+
+  /** The final state of every item a transaction touched. */
+  private committed(records: UndoRecord[]): StoredPut[] {
+    const touched = new Map(records.map((r) => [`${r.pk}\u0000${r.id}`, r]));
+    return [...touched.values()].map(({ pk, id }) => {
+      const entry = this.partitions.get(pk)?.get(id);
+      return [pk, id, entry?.doc ?? null, entry?.lsn ?? 0, entry?.seq ?? 0];
+    });
+  }
+
+  /** Applies journaled item states (on start, from the data directory), keeping the LSN and ordinal counters ahead of them. */
+  load(puts: StoredPut[]): void {
+    for (const [pk, id, doc, lsn, seq] of puts) {
+      this.put(pk, id, doc ? { doc, lsn, seq } : undefined);
+      this.lsn = Math.max(this.lsn, lsn);
+      this.seq = Math.max(this.seq, seq);
+    }
+  }
+
+  /** After loading: the change log in LSN order, and the counters at least where they were. */
+  finishLoading(counters: { lsn?: number; seq?: number } = {}): void {
+    this.lsn = Math.max(this.lsn, counters.lsn ?? 0);
+    this.seq = Math.max(this.seq, counters.seq ?? 0);
+    const entries: { lsn: number; pk: string; id: string }[] = [];
+    for (const [pk, partition] of this.partitions) for (const [id, entry] of partition) entries.push({ lsn: entry.lsn, pk, id });
+    this.log = entries.sort((a, b) => a.lsn - b.lsn);
+  }
+
+  /** Everything stored, for a snapshot: counters, then every item in chunks. */
+  *snapshot(chunkSize = 500): Generator<{ counters: { lsn: number; seq: number } } | { puts: StoredPut[] }> {
+    yield { counters: { lsn: this.lsn, seq: this.seq } };
+    let puts: StoredPut[] = [];
+    for (const [pk, partition] of this.partitions) {
+      for (const [id, entry] of partition) {
+        puts.push([pk, id, entry.doc, entry.lsn, entry.seq]);
+        if (puts.length >= chunkSize) {
+          yield { puts };
+          puts = [];
+        }
+      }
+    }
+    if (puts.length > 0) yield { puts };
   }
 
   read(pk: string, id: string): JsonObject | undefined {

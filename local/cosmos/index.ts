@@ -1,4 +1,5 @@
 import { CosmosServer } from "./server";
+import { DataDirectory } from "./storage";
 
 export interface CosmosOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
@@ -8,6 +9,10 @@ export interface CosmosOptions {
   scriptOperationLimit?: number;
   /** A script running longer is stopped and rolled back with 408 (default 5000 ms, as the service). */
   scriptTimeoutMs?: number;
+  /** Keep the data here across restarts (journal + snapshot); in memory only when absent. */
+  dataDir?: string;
+  /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
+  compactAfterBytes?: number;
 }
 
 export interface RunningCosmos {
@@ -29,6 +34,32 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     operationLimit: options.scriptOperationLimit ?? 5000,
     timeoutMs: options.scriptTimeoutMs ?? 5000,
   });
-  const port = await server.listen(options.port ?? 0, host);
-  return { endpoint: `http://${host}:${port}/`, key: LOCAL_COSMOS_KEY, stop: () => server.close() };
+  const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
+  let port: number;
+  try {
+    port = await server.listen(options.port ?? 0, host);
+  } catch (error) {
+    directory?.close();
+    throw error;
+  }
+  return {
+    endpoint: `http://${host}:${port}/`,
+    key: LOCAL_COSMOS_KEY,
+    async stop() {
+      await server.close();
+      directory?.close();
+    },
+  };
+}
+
+/** Loads the account from the data directory and journals every change to it from now on. */
+function openData(server: CosmosServer, path: string, compactAfterBytes: number | undefined): DataDirectory {
+  const { directory, records } = DataDirectory.open(path, { compactAfterBytes });
+  server.account.load(records);
+  if (directory.wantsCompaction) directory.compact(server.account.records());
+  server.account.journal = (record) => {
+    directory.append(record);
+    if (directory.wantsCompaction) directory.compact(server.account.records());
+  };
+  return directory;
 }

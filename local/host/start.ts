@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { loadSettings } from "../../src/config";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
@@ -17,8 +18,11 @@ async function main(): Promise<void> {
   }
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
+  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" } } });
+  // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.
+  const dataDir = flags["in-memory"] ? undefined : flags["data-dir"];
 
-  console.log(external ? `Using Cosmos DB at ${external}` : "Starting the embedded Cosmos DB server (in memory)...");
+  console.log(external ? `Using Cosmos DB at ${external}` : `Starting the embedded Cosmos DB server (${dataDir ? `data in ${dataDir}/` : "in memory"})...`);
   const start = (embeddedPort: number) =>
     startLocalSystem({
       port,
@@ -27,6 +31,7 @@ async function main(): Promise<void> {
       databaseName: settings?.cosmos.databaseName,
       auth: { ...settings?.auth, devSecret },
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
+      dataDir,
       log: (line) => {
         if (!quiet) console.log(`  ${line}`);
       },

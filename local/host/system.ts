@@ -29,7 +29,7 @@ export interface LocalSystemOptions {
   pollMs?: number;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
   policy?: Partial<PipelinePolicy>;
-  /** Where durable orchestration state is kept across restarts; in memory when absent. */
+  /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   log?: (line: string) => void;
 }
@@ -54,7 +54,7 @@ export interface LocalSystem {
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const log = options.log ?? (() => {});
   let embedded: RunningCosmos | undefined;
-  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0 }));
+  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos") }));
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },

@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { jwtVerify } from "jose";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { jwtVerify, SignJWT } from "jose";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { clientFor } from "../support/cosmos";
 
@@ -51,7 +53,7 @@ describe("the commands", () => {
   });
 
   it("npm start serves the API, prints how to get a token, and shuts down on Ctrl-C", async () => {
-    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js")], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" });
+    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" });
     const url = match[1];
     expect(output()).toContain("npm run token -- alice");
     expect(output()).toContain("curl -s -X POST");
@@ -63,6 +65,23 @@ describe("the commands", () => {
     expect(await exited(child)).toBe(0);
     expect(output()).toContain("Stopping...");
   });
+
+  it("npm start keeps its data in the data directory across restarts", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "blog-data-"));
+    const env = { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false", AUTH_DEV_SECRET: "" };
+    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("keeper").setExpirationTime("1h").sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
+    const first = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
+    const created = await fetch(`${first.match[1]}/users`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ username: "keeper" }) });
+    expect(created.status).toBe(201);
+    first.child.removeAllListeners("exit");
+    first.child.kill("SIGKILL");
+    await exited(first.child);
+    const second = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
+    expect(await (await fetch(`${second.match[1]}/users/keeper`)).json()).toEqual({ id: "keeper", username: "keeper" });
+    second.child.removeAllListeners("exit");
+    second.child.kill("SIGINT");
+    expect(await exited(second.child)).toBe(0);
+  }, 40_000);
 
   it("npm run token prints a dev token for the user that npm start accepts", async () => {
     const result = spawnSync(process.execPath, [join(dist, "scripts/token.js"), "alice"], { encoding: "utf8", env: { ...process.env, AUTH_DEV_SECRET: "" } });

@@ -13,7 +13,7 @@ const root = join(__dirname, "../..");
 
 /** Runs `npm start`'s compiled entry point until it is ready or exits; returns what it printed. */
 function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [join(root, "dist/local/host/start.js")], {
+  const child = spawn(process.execPath, [join(root, "dist/local/host/start.js"), "--in-memory"], {
     env: { ...process.env, PORT: "0", LOG_REQUESTS: "false", AUTH_DEV_SECRET: "", AUTH_ISSUER: "", AUTH_AUDIENCE: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
