@@ -1,8 +1,11 @@
-import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
-import { equalityFilters, matches } from "./candidates";
-import { badRequest, conflict, CosmosError, notFound, preconditionFailed } from "./errors";
+import query from "@zeit/cosmosdb-query";
+import { badRequest, conflict, notFound, preconditionFailed } from "./errors";
+import { ContainerIndexes } from "./indexes";
 import { applyPatch } from "./patch";
+import { runQuery, type QueryPage, type QuerySpec } from "./query";
 import { checkId, isObject, newEtag, nowSeconds, type Json, type JsonObject } from "./resources";
+
+export type { QueryPage, QuerySpec } from "./query";
 
 export interface PartitionKeyDefinition {
   paths: string[];
@@ -10,14 +13,35 @@ export interface PartitionKeyDefinition {
   version?: number;
 }
 
-/** A stored item: the document the client sees, the log sequence number of its last write, and its insertion order. */
-interface Entry {
-  doc: JsonObject;
-  lsn: number;
-  /** Assigned on the item's first write and kept by updates: the order of `_rid`, in which scans return items. */
-  seq: number;
+/**
+ * A stored item: its document as JSON text (a fraction of the memory of the parsed object,
+ * parsed when read), the log sequence number of its last write, and its insertion ordinal.
+ */
+class StoredItem {
   expiresAt?: number;
+
+  constructor(
+    readonly pk: string,
+    readonly json: string,
+    readonly lsn: number,
+    /** Assigned on the item's first write and kept by updates: the order of `_rid`, in which scans return items. */
+    readonly seq: number,
+    readonly etag: string,
+    readonly ts: number,
+    readonly ttl: number | undefined,
+  ) {}
+
+  static of(pk: string, doc: JsonObject, lsn: number, seq: number): StoredItem {
+    return new StoredItem(pk, JSON.stringify(doc), lsn, seq, doc._etag as string, doc._ts as number, typeof doc.ttl === "number" ? doc.ttl : undefined);
+  }
+
+  doc(): JsonObject {
+    return JSON.parse(this.json) as JsonObject;
+  }
 }
+
+/** Up to this many items, reading a scope whole is cheaper than consulting (or building) an index. */
+const SMALL_SCOPE = 1000;
 
 /** One item's state after a committed transaction, as the journal records it: [pk, id, document or null, lsn, seq]. */
 export type StoredPut = [string, string, JsonObject | null, number, number];
@@ -25,14 +49,7 @@ export type StoredPut = [string, string, JsonObject | null, number, number];
 interface UndoRecord {
   pk: string;
   id: string;
-  previous: Entry | undefined;
-}
-
-export interface QueryPage {
-  items: Json[];
-  continuation?: string;
-  /** How many stored items the query had to read: the SDK's `retrievedDocumentCount`. */
-  retrieved: number;
+  previous: StoredItem | undefined;
 }
 
 export interface ChangePage {
@@ -41,52 +58,43 @@ export interface ChangePage {
   lsn: number;
 }
 
-export interface QuerySpec {
-  query: string;
-  parameters?: { name: string; value: Json }[];
-}
-
-type Query = ReturnType<typeof query>;
-
-/** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
-const CONTINUATION = /^\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?$/;
-const parsedQueries = new Map<string, Query>();
-
-/** Parsed queries, cached: the same few queries run over and over. */
-function compiled(sql: string): Query {
-  let parsed = parsedQueries.get(sql);
-  if (!parsed) {
-    parsed = query(sql); // parses at once: a syntax error surfaces here
-    if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
-    parsedQueries.set(sql, parsed);
-  }
-  return parsed;
-}
-
-/** Everything the service keeps about one container: definition, items by logical partition, change log. */
+/** Everything the service keeps about one container: definition, items by logical partition, indexes, change log. */
 export class Container {
-  private readonly partitions = new Map<string, Map<string, Entry>>();
+  private readonly partitions = new Map<string, Map<string, StoredItem>>();
   /** Append-only change log in LSN order; entries superseded by a later write are skipped when read. */
   private log: { lsn: number; pk: string; id: string }[] = [];
   private lsn = 0;
   private seq = 0;
   private liveCount = 0;
-  private readonly expiring = new Set<string>();
+  private readonly expiring = new Set<StoredItem>();
   private undo: UndoRecord[] | undefined;
+  private readonly indexes: ContainerIndexes<StoredItem>;
   /** Told about every committed transaction that changed items (the data directory's journal). */
   journal?: (puts: StoredPut[]) => void;
 
   constructor(
-    public resource: JsonObject,
+    private definition: JsonObject,
     private readonly dbRid: string,
-  ) {}
+  ) {
+    this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
+  }
+
+  get resource(): JsonObject {
+    return this.definition;
+  }
+
+  /** A new definition (indexing, TTL): indexes are rebuilt under the new policy when next needed. */
+  set resource(resource: JsonObject) {
+    this.definition = resource;
+    this.indexes.setPolicy(resource.indexingPolicy as JsonObject);
+  }
 
   get id(): string {
-    return this.resource.id as string;
+    return this.definition.id as string;
   }
 
   get partitionKey(): PartitionKeyDefinition {
-    return this.resource.partitionKey as unknown as PartitionKeyDefinition;
+    return this.definition.partitionKey as unknown as PartitionKeyDefinition;
   }
 
   get currentLsn(): number {
@@ -117,7 +125,7 @@ export class Container {
     } catch (error) {
       const records = this.undo ?? [];
       this.undo = undefined;
-      for (const record of records.reverse()) this.restore(record);
+      for (const record of records.reverse()) this.set(record.pk, record.id, record.previous);
       this.log.length = logLength;
       throw error;
     }
@@ -127,15 +135,15 @@ export class Container {
   private committed(records: UndoRecord[]): StoredPut[] {
     const touched = new Map(records.map((r) => [`${r.pk}\u0000${r.id}`, r]));
     return [...touched.values()].map(({ pk, id }) => {
-      const entry = this.partitions.get(pk)?.get(id);
-      return [pk, id, entry?.doc ?? null, entry?.lsn ?? 0, entry?.seq ?? 0];
+      const item = this.partitions.get(pk)?.get(id);
+      return [pk, id, item ? item.doc() : null, item?.lsn ?? 0, item?.seq ?? 0];
     });
   }
 
   /** Applies journaled item states (on start, from the data directory), keeping the LSN and ordinal counters ahead of them. */
   load(puts: StoredPut[]): void {
     for (const [pk, id, doc, lsn, seq] of puts) {
-      this.put(pk, id, doc ? { doc, lsn, seq } : undefined);
+      this.set(pk, id, doc ? StoredItem.of(pk, doc, lsn, seq) : undefined);
       this.lsn = Math.max(this.lsn, lsn);
       this.seq = Math.max(this.seq, seq);
     }
@@ -146,7 +154,7 @@ export class Container {
     this.lsn = Math.max(this.lsn, counters.lsn ?? 0);
     this.seq = Math.max(this.seq, counters.seq ?? 0);
     const entries: { lsn: number; pk: string; id: string }[] = [];
-    for (const [pk, partition] of this.partitions) for (const [id, entry] of partition) entries.push({ lsn: entry.lsn, pk, id });
+    for (const [pk, partition] of this.partitions) for (const [id, item] of partition) entries.push({ lsn: item.lsn, pk, id });
     this.log = entries.sort((a, b) => a.lsn - b.lsn);
   }
 
@@ -155,8 +163,8 @@ export class Container {
     yield { counters: { lsn: this.lsn, seq: this.seq } };
     let puts: StoredPut[] = [];
     for (const [pk, partition] of this.partitions) {
-      for (const [id, entry] of partition) {
-        puts.push([pk, id, entry.doc, entry.lsn, entry.seq]);
+      for (const [id, item] of partition) {
+        puts.push([pk, id, item.doc(), item.lsn, item.seq]);
         if (puts.length >= chunkSize) {
           yield { puts };
           puts = [];
@@ -167,13 +175,13 @@ export class Container {
   }
 
   read(pk: string, id: string): JsonObject | undefined {
-    const entry = this.partitions.get(pk)?.get(id);
-    return entry && this.isLive(entry) ? entry.doc : undefined;
+    const item = this.partitions.get(pk)?.get(id);
+    return item && this.isLive(item) ? item.doc() : undefined;
   }
 
   create(pk: string, body: JsonObject): JsonObject {
     this.validate(pk, body);
-    if (this.read(pk, body.id as string)) throw conflict();
+    if (this.liveItem(pk, body.id as string)) throw conflict();
     return this.write(pk, body);
   }
 
@@ -186,7 +194,7 @@ export class Container {
 
   upsert(pk: string, body: JsonObject, ifMatch?: string): { doc: JsonObject; created: boolean } {
     this.validate(pk, body);
-    const current = this.read(pk, body.id as string);
+    const current = this.liveItem(pk, body.id as string);
     if (current) this.checkEtag(current, ifMatch);
     else if (ifMatch) throw preconditionFailed();
     return { doc: this.write(pk, body), created: !current };
@@ -195,43 +203,36 @@ export class Container {
   delete(pk: string, id: string, ifMatch?: string): JsonObject {
     const current = this.existing(pk, id);
     this.checkEtag(current, ifMatch);
-    this.put(pk, id, undefined);
-    return current;
+    this.set(pk, id, undefined);
+    return current.doc();
   }
 
   /** Deletes every item of one logical partition (the service does this in the background; here at once). */
   deletePartition(pk: string): number {
     const ids = [...(this.partitions.get(pk)?.keys() ?? [])];
-    for (const id of ids) this.put(pk, id, undefined);
+    for (const id of ids) this.set(pk, id, undefined);
     return ids.length;
   }
 
   patch(pk: string, id: string, operations: unknown, condition?: string, ifMatch?: string): JsonObject {
     const current = this.existing(pk, id);
     this.checkEtag(current, ifMatch);
-    if (condition !== undefined && !this.matchesCondition(current, condition)) throw preconditionFailed();
-    const patched = applyPatch(current, operations, this.partitionKey.paths);
-    return this.write(pk, patched);
+    const doc = current.doc();
+    if (condition !== undefined && !this.matchesCondition(doc, condition)) throw preconditionFailed();
+    return this.write(pk, applyPatch(doc, operations, this.partitionKey.paths));
   }
 
-  /** Runs SQL over one logical partition (`pk`) or, when `pk` is undefined, over all of them. */
+  /**
+   * Runs SQL over one logical partition (`pk`) or, when `pk` is undefined, over all of them. A
+   * small logical partition is simply read whole; indexes serve larger scopes.
+   */
   query(pk: string | undefined, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
-    if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
-    try {
-      const parsed = compiled(spec.query);
-      const filters = equalityFilters(parsed.ast, spec.parameters ?? []);
-      const docs = filters.length > 0 ? this.liveDocs(pk).filter((doc) => matches(doc, filters)) : this.liveDocs(pk);
-      const { result, continuation: next } = parsed.exec(docs, {
-        parameters: spec.parameters ?? [],
-        maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
-        continuation: continuation ? { token: continuation } : undefined,
-      });
-      return { items: result as Json[], continuation: next?.token, retrieved: docs.length };
-    } catch (error) {
-      if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error, ${error.message}`);
-      if (error instanceof CosmosError) throw error;
-      throw badRequest(`Query could not be executed: ${(error as Error).message}`);
-    }
+    const partition = pk === undefined ? undefined : this.partitions.get(pk);
+    const scope =
+      pk === undefined
+        ? { items: () => this.liveItems(undefined), size: this.liveCount, contains: (item: StoredItem) => this.isLive(item) }
+        : { items: () => this.liveItems(pk), size: partition?.size ?? 0, contains: (item: StoredItem) => item.pk === pk && this.isLive(item) };
+    return runQuery(scope, scope.size > SMALL_SCOPE ? this.indexes : undefined, spec, continuation, maxItemCount);
   }
 
   /** Latest version of each item changed after `afterLsn`, in LSN order, at most `max` items. */
@@ -239,10 +240,10 @@ export class Container {
     const candidates = pk === undefined ? this.logAfter(afterLsn) : this.partitionAfter(pk, afterLsn);
     const items: JsonObject[] = [];
     let lsn = afterLsn;
-    for (const entry of candidates) {
-      lsn = entry.lsn;
-      if (!this.isLive(entry) || (entry.doc._ts as number) < sinceTs) continue;
-      items.push({ ...entry.doc, _lsn: entry.lsn });
+    for (const item of candidates) {
+      lsn = item.lsn;
+      if (!this.isLive(item) || item.ts < sinceTs) continue;
+      items.push({ ...item.doc(), _lsn: item.lsn });
       if (items.length >= max) break;
     }
     // Nothing returned: stay where we are, so later writes below the scanned LSN are not skipped.
@@ -253,11 +254,13 @@ export class Container {
   sweep(): void {
     if (this.undo) return;
     const now = nowSeconds();
-    for (const key of this.expiring) {
-      const [pk, id] = JSON.parse(key) as [string, string];
-      const entry = this.partitions.get(pk)?.get(id);
-      if (!entry || entry.expiresAt === undefined) this.expiring.delete(key);
-      else if (entry.expiresAt <= now) this.put(pk, id, undefined);
+    for (const item of this.expiring) {
+      if (item.expiresAt === undefined) this.expiring.delete(item);
+      else if (item.expiresAt <= now) {
+        const id = (item.doc().id as string) ?? "";
+        if (this.partitions.get(item.pk)?.get(id) === item) this.set(item.pk, id, undefined);
+        else this.expiring.delete(item);
+      }
     }
     if (this.log.length > 2 * this.liveCount + 1000) {
       this.log = this.log.filter((e) => this.partitions.get(e.pk)?.get(e.id)?.lsn === e.lsn);
@@ -266,19 +269,22 @@ export class Container {
 
   /** Recomputes expiry after the container's `defaultTtl` changed. */
   refreshTtl(): void {
-    for (const [pk, partition] of this.partitions) {
-      for (const [id, entry] of partition) this.trackExpiry(pk, id, entry);
-    }
+    for (const partition of this.partitions.values()) for (const item of partition.values()) this.trackExpiry(item);
   }
 
-  private existing(pk: string, id: string): JsonObject {
-    const doc = this.read(pk, id);
-    if (!doc) throw notFound();
-    return doc;
+  private liveItem(pk: string, id: string): StoredItem | undefined {
+    const item = this.partitions.get(pk)?.get(id);
+    return item && this.isLive(item) ? item : undefined;
   }
 
-  private checkEtag(doc: JsonObject, ifMatch?: string): void {
-    if (ifMatch && ifMatch !== "*" && ifMatch !== doc._etag) throw preconditionFailed();
+  private existing(pk: string, id: string): StoredItem {
+    const item = this.liveItem(pk, id);
+    if (!item) throw notFound();
+    return item;
+  }
+
+  private checkEtag(item: StoredItem, ifMatch?: string): void {
+    if (ifMatch && ifMatch !== "*" && ifMatch !== item.etag) throw preconditionFailed();
   }
 
   private matchesCondition(doc: JsonObject, condition: string): boolean {
@@ -306,23 +312,23 @@ export class Container {
     const id = body.id as string;
     const previous = this.partitions.get(pk)?.get(id);
     const seq = previous?.seq ?? ++this.seq;
-    const rid = (previous?.doc._rid as string | undefined) ?? this.ridOf(seq);
+    const rid = this.ridOf(seq);
     const doc: JsonObject = {
       ...body,
       _rid: rid,
-      _self: `dbs/${this.dbRid}/colls/${this.resource._rid as string}/docs/${rid}/`,
+      _self: `dbs/${this.dbRid}/colls/${this.definition._rid as string}/docs/${rid}/`,
       _etag: newEtag(),
       _attachments: "attachments/",
       _ts: nowSeconds(),
     };
     this.lsn += 1;
-    this.put(pk, id, { doc, lsn: this.lsn, seq });
+    this.set(pk, id, StoredItem.of(pk, doc, this.lsn, seq));
     this.log.push({ lsn: this.lsn, pk, id });
     return doc;
   }
 
   private checkUniqueKeys(pk: string, body: JsonObject): void {
-    const uniqueKeys = (this.resource.uniqueKeyPolicy as { uniqueKeys?: { paths: string[] }[] } | undefined)?.uniqueKeys ?? [];
+    const uniqueKeys = (this.definition.uniqueKeyPolicy as { uniqueKeys?: { paths: string[] }[] } | undefined)?.uniqueKeys ?? [];
     if (uniqueKeys.length === 0) return;
     const valueAt = (doc: JsonObject, path: string) => {
       let node: Json | undefined = doc;
@@ -331,7 +337,7 @@ export class Container {
     };
     for (const { paths } of uniqueKeys) {
       const tuple = paths.map((p) => valueAt(body, p)).join("\u0000");
-      for (const other of this.liveDocs(pk)) {
+      for (const other of this.liveItems(pk).map((item) => item.doc())) {
         if (other.id !== body.id && paths.map((p) => valueAt(other, p)).join("\u0000") === tuple) {
           throw conflict("Unique index constraint violation.");
         }
@@ -339,60 +345,51 @@ export class Container {
     }
   }
 
-  /** The only place items change: records the undo step and keeps counts and expiry in step. */
-  private put(pk: string, id: string, entry: Entry | undefined): void {
+  /** The only place items change: records the undo step, and keeps counts, indexes and expiry in step. */
+  private set(pk: string, id: string, item: StoredItem | undefined): void {
     let partition = this.partitions.get(pk);
     const previous = partition?.get(id);
     this.undo?.push({ pk, id, previous });
-    if (entry) {
+    if (item) {
       if (!partition) this.partitions.set(pk, (partition = new Map()));
-      partition.set(id, entry);
-      this.trackExpiry(pk, id, entry);
+      partition.set(id, item);
+      this.trackExpiry(item);
     } else if (partition) {
       partition.delete(id);
       if (partition.size === 0) this.partitions.delete(pk);
     }
-    this.liveCount += (entry ? 1 : 0) - (previous ? 1 : 0);
+    if (previous) this.expiring.delete(previous);
+    this.indexes.update({ before: previous, after: item });
+    this.liveCount += (item ? 1 : 0) - (previous ? 1 : 0);
   }
 
-  private restore(record: UndoRecord): void {
-    const partition = this.partitions.get(record.pk);
-    const current = partition?.get(record.id);
-    this.liveCount += (record.previous ? 1 : 0) - (current ? 1 : 0);
-    if (record.previous) {
-      if (!partition) this.partitions.set(record.pk, new Map([[record.id, record.previous]]));
-      else partition.set(record.id, record.previous);
-      this.trackExpiry(record.pk, record.id, record.previous);
-    } else if (partition) {
-      partition.delete(record.id);
-      if (partition.size === 0) this.partitions.delete(record.pk);
-    }
-  }
-
-  private trackExpiry(pk: string, id: string, entry: Entry): void {
-    const defaultTtl = this.resource.defaultTtl;
-    const key = JSON.stringify([pk, id]);
-    const ttl = typeof defaultTtl !== "number" ? -1 : typeof entry.doc.ttl === "number" ? entry.doc.ttl : defaultTtl;
+  private trackExpiry(item: StoredItem): void {
+    const defaultTtl = this.definition.defaultTtl;
+    const ttl = typeof defaultTtl !== "number" ? -1 : item.ttl ?? defaultTtl;
     if (ttl > 0) {
-      entry.expiresAt = (entry.doc._ts as number) + ttl;
-      this.expiring.add(key);
+      item.expiresAt = item.ts + ttl;
+      this.expiring.add(item);
     } else {
-      entry.expiresAt = undefined;
-      this.expiring.delete(key);
+      item.expiresAt = undefined;
+      this.expiring.delete(item);
     }
   }
 
-  private isLive(entry: Entry): boolean {
-    return entry.expiresAt === undefined || entry.expiresAt > nowSeconds();
+  private isLive(item: StoredItem): boolean {
+    return item.expiresAt === undefined || item.expiresAt > nowSeconds();
   }
 
-  /** Live documents of one logical partition, or of all, in insertion (`_rid`) order. */
-  private liveDocs(pk: string | undefined): JsonObject[] {
-    const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk) ?? new Map<string, Entry>()];
-    const entries: Entry[] = [];
-    for (const partition of partitions) for (const entry of partition.values()) if (this.isLive(entry)) entries.push(entry);
-    if (partitions.length > 1) entries.sort((a, b) => a.seq - b.seq);
-    return entries.map((entry) => entry.doc);
+  private *allItems(): Generator<StoredItem> {
+    for (const partition of this.partitions.values()) yield* partition.values();
+  }
+
+  /** Live items of one logical partition, or of all, in insertion (`_rid`) order. */
+  private liveItems(pk: string | undefined): StoredItem[] {
+    const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk) ?? new Map<string, StoredItem>()];
+    const items: StoredItem[] = [];
+    for (const partition of partitions) for (const item of partition.values()) if (this.isLive(item)) items.push(item);
+    if (partitions.length > 1) items.sort((a, b) => a.seq - b.seq);
+    return items;
   }
 
   /**
@@ -400,11 +397,10 @@ export class Container {
    * hex so that `_rid` order (which scans and continuations follow) is insertion order.
    */
   private ridOf(seq: number): string {
-    return `${Buffer.from(this.resource._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase()}${seq.toString(16).toUpperCase().padStart(12, "0")}`;
+    return `${Buffer.from(this.definition._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase()}${seq.toString(16).toUpperCase().padStart(12, "0")}`;
   }
 
-
-  private *logAfter(afterLsn: number): Generator<Entry> {
+  private *logAfter(afterLsn: number): Generator<StoredItem> {
     let low = 0;
     let high = this.log.length;
     while (low < high) {
@@ -414,13 +410,13 @@ export class Container {
     }
     for (let i = low; i < this.log.length; i++) {
       const { lsn, pk, id } = this.log[i];
-      const entry = this.partitions.get(pk)?.get(id);
-      if (entry?.lsn === lsn) yield entry;
+      const item = this.partitions.get(pk)?.get(id);
+      if (item?.lsn === lsn) yield item;
     }
   }
 
-  private partitionAfter(pk: string, afterLsn: number): Entry[] {
-    const entries = [...(this.partitions.get(pk)?.values() ?? [])].filter((e) => e.lsn > afterLsn);
-    return entries.sort((a, b) => a.lsn - b.lsn);
+  private partitionAfter(pk: string, afterLsn: number): StoredItem[] {
+    const items = [...(this.partitions.get(pk)?.values() ?? [])].filter((item) => item.lsn > afterLsn);
+    return items.sort((a, b) => a.lsn - b.lsn);
   }
 }

@@ -1,0 +1,108 @@
+import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
+import { indexablePredicates, type Predicate } from "./candidates";
+import { badRequest, CosmosError } from "./errors";
+import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
+import type { Json, JsonObject } from "./resources";
+
+export interface QuerySpec {
+  query: string;
+  parameters?: { name: string; value: Json }[];
+}
+
+export interface QueryPage {
+  items: Json[];
+  continuation?: string;
+  /** How many stored items the query had to read: the SDK's `retrievedDocumentCount`. */
+  retrieved: number;
+}
+
+type Parsed = ReturnType<typeof query>;
+const parsedQueries = new Map<string, Parsed>();
+
+/** Parsed queries, cached: the same few queries run over and over. */
+export function compiled(sql: string): Parsed {
+  let parsed = parsedQueries.get(sql);
+  if (!parsed) {
+    try {
+      parsed = query(sql); // parses at once: a syntax error surfaces here
+    } catch (error) {
+      if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error, ${error.message}`);
+      throw error;
+    }
+    if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
+    parsedQueries.set(sql, parsed);
+  }
+  return parsed;
+}
+
+/** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
+const CONTINUATION = /^\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?$/;
+
+/** An item as a query sees it: readable, and ordered by insertion (`seq`, the `_rid` order). */
+export interface Queryable extends Indexed {
+  seq: number;
+}
+
+/** The items an index selects for one predicate; undefined when the policy does not index its path. */
+function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): Set<T> | undefined {
+  switch (predicate.kind) {
+    case "equal":
+      return indexes.at(predicate.path)?.equal(predicate.value);
+    case "in": {
+      const index = indexes.at(predicate.path);
+      if (!index) return undefined;
+      const result = new Set<T>();
+      for (const value of predicate.values) for (const item of index.equal(value)) result.add(item);
+      return result;
+    }
+    case "range": {
+      const key = indexKey(predicate.value)!;
+      const bound = { key, inclusive: predicate.operator.endsWith("=") };
+      return predicate.operator.startsWith(">") ? indexes.at(predicate.path)?.range(bound, undefined) : indexes.at(predicate.path)?.range(undefined, bound);
+    }
+    case "contains":
+      return indexes.at([...predicate.path, "[]"])?.equal(predicate.value);
+    case "defined":
+      return indexes.at(predicate.path)?.defined();
+  }
+}
+
+/**
+ * Runs SQL over `scope` (the live items of one logical partition, or of all), in `_rid` order.
+ * When the scope is large, the candidates are narrowed first by the indexes the WHERE clause
+ * can use (equality, IN, ranges, ARRAY_CONTAINS, IS_DEFINED; intersected, smallest first); the
+ * SQL engine then evaluates the whole query over those. `retrieved` counts what was read.
+ */
+export function runQuery<T extends Queryable>(
+  scope: { items: () => T[]; size: number; contains: (item: T) => boolean },
+  indexes: ContainerIndexes<T> | undefined,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+): QueryPage {
+  if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+  const parsed = compiled(spec.query);
+  const selections = (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : [])
+    .map((predicate) => select(indexes!, predicate))
+    .filter((set): set is Set<T> => set !== undefined)
+    .sort((a, b) => a.size - b.size);
+  let candidates: T[];
+  if (selections.length > 0 && selections[0].size < scope.size) {
+    const [smallest, ...others] = selections;
+    candidates = [...smallest].filter((item) => scope.contains(item) && others.every((set) => set.has(item))).sort((a, b) => a.seq - b.seq);
+  } else {
+    candidates = scope.items();
+  }
+  const docs: JsonObject[] = candidates.map((item) => item.doc());
+  try {
+    const { result, continuation: next } = parsed.exec(docs, {
+      parameters: spec.parameters ?? [],
+      maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
+      continuation: continuation ? { token: continuation } : undefined,
+    });
+    return { items: result as Json[], continuation: next?.token, retrieved: docs.length };
+  } catch (error) {
+    if (error instanceof CosmosError) throw error;
+    throw badRequest(`Query could not be executed: ${(error as Error).message}`);
+  }
+}
