@@ -13,15 +13,28 @@ export interface PartitionKeyDefinition {
   version?: number;
 }
 
+/** What every item of one container shares: how its system links are spelled. */
+interface Links {
+  /** The `_rid` of the item with ordinal `seq`. */
+  rid(seq: number): string;
+  /** `dbs/<db rid>/colls/<coll rid>/docs/`. */
+  docsSelf: string;
+}
+
+const SYSTEM_FIELDS = new Set(["_rid", "_self", "_etag", "_attachments", "_ts"]);
+
 /**
- * A stored item: its document as JSON text (a fraction of the memory of the parsed object,
- * parsed when read), the log sequence number of its last write, and its insertion ordinal.
+ * A stored item: its document as JSON text without the system properties (a fraction of the
+ * memory of the parsed object; those are kept as fields or derived), parsed when read; the
+ * log sequence number of its last write, and its insertion ordinal.
  */
 class StoredItem {
   expiresAt?: number;
 
   constructor(
+    private readonly links: Links,
     readonly pk: string,
+    readonly id: string,
     readonly json: string,
     readonly lsn: number,
     /** Assigned on the item's first write and kept by updates: the order of `_rid`, in which scans return items. */
@@ -31,12 +44,20 @@ class StoredItem {
     readonly ttl: number | undefined,
   ) {}
 
-  static of(pk: string, doc: JsonObject, lsn: number, seq: number): StoredItem {
-    return new StoredItem(pk, JSON.stringify(doc), lsn, seq, doc._etag as string, doc._ts as number, typeof doc.ttl === "number" ? doc.ttl : undefined);
+  static of(links: Links, pk: string, id: string, doc: JsonObject, lsn: number, seq: number): StoredItem {
+    const json = JSON.stringify(doc, (key, value: unknown) => (SYSTEM_FIELDS.has(key) ? undefined : value));
+    return new StoredItem(links, pk, id, json, lsn, seq, doc._etag as string, doc._ts as number, typeof doc.ttl === "number" ? doc.ttl : undefined);
   }
 
+  /** The document as the service returns it: its own properties, then the system properties. */
   doc(): JsonObject {
-    return JSON.parse(this.json) as JsonObject;
+    const doc = JSON.parse(this.json) as JsonObject;
+    doc._rid = this.links.rid(this.seq);
+    doc._self = `${this.links.docsSelf}${doc._rid}/`;
+    doc._etag = this.etag;
+    doc._attachments = "attachments/";
+    doc._ts = this.ts;
+    return doc;
   }
 }
 
@@ -52,6 +73,12 @@ interface UndoRecord {
   previous: StoredItem | undefined;
 }
 
+/** One logical partition: its key (one string shared by all its items) and its items by id. */
+interface Partition {
+  pk: string;
+  items: Map<string, StoredItem>;
+}
+
 export interface ChangePage {
   items: JsonObject[];
   /** The LSN to resume after. */
@@ -60,15 +87,16 @@ export interface ChangePage {
 
 /** Everything the service keeps about one container: definition, items by logical partition, indexes, change log. */
 export class Container {
-  private readonly partitions = new Map<string, Map<string, StoredItem>>();
-  /** Append-only change log in LSN order; entries superseded by a later write are skipped when read. */
-  private log: { lsn: number; pk: string; id: string }[] = [];
+  private readonly partitions = new Map<string, Partition>();
+  /** Append-only change log in LSN order; items superseded by a later write are skipped when read. */
+  private log: StoredItem[] = [];
   private lsn = 0;
   private seq = 0;
   private liveCount = 0;
   private readonly expiring = new Set<StoredItem>();
   private undo: UndoRecord[] | undefined;
   private readonly indexes: ContainerIndexes<StoredItem>;
+  private readonly links: Links;
   /** Told about every committed transaction that changed items (the data directory's journal). */
   journal?: (puts: StoredPut[]) => void;
 
@@ -77,6 +105,9 @@ export class Container {
     private readonly dbRid: string,
   ) {
     this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
+    const ridPrefix = Buffer.from(definition._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase();
+    // A document `_rid`: the container's resource id, then the ordinal in fixed-width hex, so `_rid` order is insertion order.
+    this.links = { rid: (seq) => `${ridPrefix}${seq.toString(16).toUpperCase().padStart(12, "0")}`, docsSelf: `dbs/${dbRid}/colls/${definition._rid as string}/docs/` };
   }
 
   get resource(): JsonObject {
@@ -135,7 +166,7 @@ export class Container {
   private committed(records: UndoRecord[]): StoredPut[] {
     const touched = new Map(records.map((r) => [`${r.pk}\u0000${r.id}`, r]));
     return [...touched.values()].map(({ pk, id }) => {
-      const item = this.partitions.get(pk)?.get(id);
+      const item = this.item(pk, id);
       return [pk, id, item ? item.doc() : null, item?.lsn ?? 0, item?.seq ?? 0];
     });
   }
@@ -143,7 +174,7 @@ export class Container {
   /** Applies journaled item states (on start, from the data directory), keeping the LSN and ordinal counters ahead of them. */
   load(puts: StoredPut[]): void {
     for (const [pk, id, doc, lsn, seq] of puts) {
-      this.set(pk, id, doc ? StoredItem.of(pk, doc, lsn, seq) : undefined);
+      this.set(pk, id, doc ? StoredItem.of(this.links, this.canonical(pk), id, doc, lsn, seq) : undefined);
       this.lsn = Math.max(this.lsn, lsn);
       this.seq = Math.max(this.seq, seq);
     }
@@ -153,17 +184,15 @@ export class Container {
   finishLoading(counters: { lsn?: number; seq?: number } = {}): void {
     this.lsn = Math.max(this.lsn, counters.lsn ?? 0);
     this.seq = Math.max(this.seq, counters.seq ?? 0);
-    const entries: { lsn: number; pk: string; id: string }[] = [];
-    for (const [pk, partition] of this.partitions) for (const [id, item] of partition) entries.push({ lsn: item.lsn, pk, id });
-    this.log = entries.sort((a, b) => a.lsn - b.lsn);
+    this.log = [...this.allItems()].sort((a, b) => a.lsn - b.lsn);
   }
 
   /** Everything stored, for a snapshot: counters, then every item in chunks. */
   *snapshot(chunkSize = 500): Generator<{ counters: { lsn: number; seq: number } } | { puts: StoredPut[] }> {
     yield { counters: { lsn: this.lsn, seq: this.seq } };
     let puts: StoredPut[] = [];
-    for (const [pk, partition] of this.partitions) {
-      for (const [id, item] of partition) {
+    for (const { pk, items } of this.partitions.values()) {
+      for (const [id, item] of items) {
         puts.push([pk, id, item.doc(), item.lsn, item.seq]);
         if (puts.length >= chunkSize) {
           yield { puts };
@@ -175,8 +204,7 @@ export class Container {
   }
 
   read(pk: string, id: string): JsonObject | undefined {
-    const item = this.partitions.get(pk)?.get(id);
-    return item && this.isLive(item) ? item.doc() : undefined;
+    return this.liveItem(pk, id)?.doc();
   }
 
   create(pk: string, body: JsonObject): JsonObject {
@@ -209,7 +237,7 @@ export class Container {
 
   /** Deletes every item of one logical partition (the service does this in the background; here at once). */
   deletePartition(pk: string): number {
-    const ids = [...(this.partitions.get(pk)?.keys() ?? [])];
+    const ids = [...(this.partitions.get(pk)?.items.keys() ?? [])];
     for (const id of ids) this.set(pk, id, undefined);
     return ids.length;
   }
@@ -231,7 +259,7 @@ export class Container {
     const scope =
       pk === undefined
         ? { items: () => this.liveItems(undefined), size: this.liveCount, contains: (item: StoredItem) => this.isLive(item) }
-        : { items: () => this.liveItems(pk), size: partition?.size ?? 0, contains: (item: StoredItem) => item.pk === pk && this.isLive(item) };
+        : { items: () => this.liveItems(pk), size: partition?.items.size ?? 0, contains: (item: StoredItem) => item.pk === pk && this.isLive(item) };
     return runQuery(scope, scope.size > SMALL_SCOPE ? this.indexes : undefined, spec, continuation, maxItemCount);
   }
 
@@ -257,24 +285,30 @@ export class Container {
     for (const item of this.expiring) {
       if (item.expiresAt === undefined) this.expiring.delete(item);
       else if (item.expiresAt <= now) {
-        const id = (item.doc().id as string) ?? "";
-        if (this.partitions.get(item.pk)?.get(id) === item) this.set(item.pk, id, undefined);
+        if (this.item(item.pk, item.id) === item) this.set(item.pk, item.id, undefined);
         else this.expiring.delete(item);
       }
     }
-    if (this.log.length > 2 * this.liveCount + 1000) {
-      this.log = this.log.filter((e) => this.partitions.get(e.pk)?.get(e.id)?.lsn === e.lsn);
-    }
+    if (this.log.length > 2 * this.liveCount + 1000) this.log = this.log.filter((item) => this.item(item.pk, item.id) === item);
   }
 
   /** Recomputes expiry after the container's `defaultTtl` changed. */
   refreshTtl(): void {
-    for (const partition of this.partitions.values()) for (const item of partition.values()) this.trackExpiry(item);
+    for (const item of this.allItems()) this.trackExpiry(item);
+  }
+
+  private item(pk: string, id: string): StoredItem | undefined {
+    return this.partitions.get(pk)?.items.get(id);
   }
 
   private liveItem(pk: string, id: string): StoredItem | undefined {
-    const item = this.partitions.get(pk)?.get(id);
+    const item = this.item(pk, id);
     return item && this.isLive(item) ? item : undefined;
+  }
+
+  /** The one string instance every item of a partition shares as its key. */
+  private canonical(pk: string): string {
+    return this.partitions.get(pk)?.pk ?? pk;
   }
 
   private existing(pk: string, id: string): StoredItem {
@@ -310,20 +344,14 @@ export class Container {
   private write(pk: string, body: JsonObject): JsonObject {
     this.checkUniqueKeys(pk, body);
     const id = body.id as string;
-    const previous = this.partitions.get(pk)?.get(id);
+    const previous = this.item(pk, id);
     const seq = previous?.seq ?? ++this.seq;
-    const rid = this.ridOf(seq);
-    const doc: JsonObject = {
-      ...body,
-      _rid: rid,
-      _self: `dbs/${this.dbRid}/colls/${this.definition._rid as string}/docs/${rid}/`,
-      _etag: newEtag(),
-      _attachments: "attachments/",
-      _ts: nowSeconds(),
-    };
+    const rid = this.links.rid(seq);
+    const doc: JsonObject = { ...body, _rid: rid, _self: `${this.links.docsSelf}${rid}/`, _etag: newEtag(), _attachments: "attachments/", _ts: nowSeconds() };
     this.lsn += 1;
-    this.set(pk, id, StoredItem.of(pk, doc, this.lsn, seq));
-    this.log.push({ lsn: this.lsn, pk, id });
+    const item = StoredItem.of(this.links, this.canonical(pk), previous?.id ?? id, doc, this.lsn, seq);
+    this.set(pk, id, item);
+    this.log.push(item);
     return doc;
   }
 
@@ -348,15 +376,15 @@ export class Container {
   /** The only place items change: records the undo step, and keeps counts, indexes and expiry in step. */
   private set(pk: string, id: string, item: StoredItem | undefined): void {
     let partition = this.partitions.get(pk);
-    const previous = partition?.get(id);
+    const previous = partition?.items.get(id);
     this.undo?.push({ pk, id, previous });
     if (item) {
-      if (!partition) this.partitions.set(pk, (partition = new Map()));
-      partition.set(id, item);
+      if (!partition) this.partitions.set(item.pk, (partition = { pk: item.pk, items: new Map() }));
+      partition.items.set(item.id, item);
       this.trackExpiry(item);
     } else if (partition) {
-      partition.delete(id);
-      if (partition.size === 0) this.partitions.delete(pk);
+      partition.items.delete(id);
+      if (partition.items.size === 0) this.partitions.delete(pk);
     }
     if (previous) this.expiring.delete(previous);
     this.indexes.update({ before: previous, after: item });
@@ -380,24 +408,16 @@ export class Container {
   }
 
   private *allItems(): Generator<StoredItem> {
-    for (const partition of this.partitions.values()) yield* partition.values();
+    for (const partition of this.partitions.values()) yield* partition.items.values();
   }
 
   /** Live items of one logical partition, or of all, in insertion (`_rid`) order. */
   private liveItems(pk: string | undefined): StoredItem[] {
-    const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk) ?? new Map<string, StoredItem>()];
+    const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk)].filter((p): p is Partition => p !== undefined);
     const items: StoredItem[] = [];
-    for (const partition of partitions) for (const item of partition.values()) if (this.isLive(item)) items.push(item);
+    for (const partition of partitions) for (const item of partition.items.values()) if (this.isLive(item)) items.push(item);
     if (partitions.length > 1) items.sort((a, b) => a.seq - b.seq);
     return items;
-  }
-
-  /**
-   * A document `_rid`: the container's resource id, then the document's ordinal, in fixed-width
-   * hex so that `_rid` order (which scans and continuations follow) is insertion order.
-   */
-  private ridOf(seq: number): string {
-    return `${Buffer.from(this.definition._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase()}${seq.toString(16).toUpperCase().padStart(12, "0")}`;
   }
 
   private *logAfter(afterLsn: number): Generator<StoredItem> {
@@ -409,14 +429,13 @@ export class Container {
       else high = mid;
     }
     for (let i = low; i < this.log.length; i++) {
-      const { lsn, pk, id } = this.log[i];
-      const item = this.partitions.get(pk)?.get(id);
-      if (item?.lsn === lsn) yield item;
+      const item = this.log[i];
+      if (this.item(item.pk, item.id) === item) yield item;
     }
   }
 
   private partitionAfter(pk: string, afterLsn: number): StoredItem[] {
-    const items = [...(this.partitions.get(pk)?.values() ?? [])].filter((item) => item.lsn > afterLsn);
+    const items = [...(this.partitions.get(pk)?.items.values() ?? [])].filter((item) => item.lsn > afterLsn);
     return items.sort((a, b) => a.lsn - b.lsn);
   }
 }
