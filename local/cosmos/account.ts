@@ -42,6 +42,10 @@ function completeIndexingPolicy(given: unknown): JsonObject {
 /** The whole in-memory account: databases, containers, scripts. */
 export class Account {
   readonly databases = new Map<string, Database>();
+
+  /** @param partitions physical partitions (key ranges) of every container created from now on */
+  constructor(private readonly partitions = 1) {}
+
   /** Told about every change (the data directory's journal); absent in memory-only mode. */
   journal?: (record: JournalRecord) => void;
 
@@ -90,8 +94,8 @@ export class Account {
       _conflicts: "conflicts/",
     };
     if (definition.uniqueKeyPolicy === undefined) resource.uniqueKeyPolicy = { uniqueKeys: [] };
-    this.addContainer(dbId, resource);
-    this.journal?.({ op: "container", db: dbId, resource });
+    this.addContainer(dbId, resource, this.partitions);
+    this.journal?.({ op: "container", db: dbId, resource, partitions: this.partitions });
     return resource;
   }
 
@@ -114,7 +118,7 @@ export class Account {
     else next.defaultTtl = body.defaultTtl;
     data.resource = next;
     data.refreshTtl();
-    this.journal?.({ op: "container", db: dbId, resource: next });
+    this.journal?.({ op: "container", db: dbId, resource: next, partitions: data.ranges.length });
     return next;
   }
 
@@ -155,9 +159,9 @@ export class Account {
     this.journal?.({ op: "dropScript", db: dbId, container: collId, kind, id });
   }
 
-  private addContainer(dbId: string, resource: JsonObject): ContainerState {
+  private addContainer(dbId: string, resource: JsonObject, partitions: number): ContainerState {
     const db = this.database(dbId);
-    const data = new Container(resource, db.resource._rid as string);
+    const data = new Container(resource, db.resource._rid as string, partitions);
     data.journal = (puts) => this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
     const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
     db.containers.set(resource.id as string, state);
@@ -166,7 +170,7 @@ export class Account {
 
   /** Rebuilds the account from journal records (snapshot first, then the journal). */
   load(records: JournalRecord[]): void {
-    const counters = new Map<Container, { lsn?: number; seq?: number }>();
+    const counters = new Map<Container, { lsns?: number[]; seq?: number }>();
     for (const record of records) {
       const db = record.db as string;
       switch (record.op) {
@@ -180,7 +184,7 @@ export class Account {
           const resource = record.resource as JsonObject;
           const existing = this.database(db).containers.get(resource.id as string);
           if (existing) existing.data.resource = resource;
-          else this.addContainer(db, resource);
+          else this.addContainer(db, resource, typeof record.partitions === "number" ? record.partitions : 1);
           break;
         }
         case "dropContainer":
@@ -193,7 +197,7 @@ export class Account {
           this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
           break;
         case "counters":
-          counters.set(this.container(db, record.container as string).data, record.counters as { lsn: number; seq: number });
+          counters.set(this.container(db, record.container as string).data, record.counters as { lsns: number[]; seq: number });
           break;
         case "items":
           this.container(db, record.container as string).data.load(record.puts as StoredPut[]);
@@ -213,7 +217,7 @@ export class Account {
     for (const [dbId, db] of this.databases) {
       yield { op: "database", resource: db.resource };
       for (const [id, state] of db.containers) {
-        yield { op: "container", db: dbId, resource: state.data.resource };
+        yield { op: "container", db: dbId, resource: state.data.resource, partitions: state.data.ranges.length };
         for (const kind of ["sprocs", "triggers"] as const) for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
         for (const part of state.data.snapshot()) yield "counters" in part ? { op: "counters", db: dbId, container: id, counters: part.counters } : { op: "items", db: dbId, container: id, puts: part.puts };
       }

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
       "script-operation-limit": { type: "string" },
       "script-timeout-ms": { type: "string" },
       "data-dir": { type: "string" },
+      partitions: { type: "string", default: "4" },
     },
   });
   const port = Number(values.port);
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
     scriptOperationLimit: values["script-operation-limit"] ? Number(values["script-operation-limit"]) : undefined,
     scriptTimeoutMs: values["script-timeout-ms"] ? Number(values["script-timeout-ms"]) : undefined,
     dataDir: values["data-dir"],
+    partitions: Number(values.partitions),
   });
   console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
   console.log(`  COSMOS_ENDPOINT=${cosmos.endpoint}`);

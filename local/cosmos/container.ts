@@ -1,6 +1,7 @@
 import query from "@zeit/cosmosdb-query";
 import { badRequest, conflict, notFound, preconditionFailed } from "./errors";
 import { ContainerIndexes } from "./indexes";
+import { effectivePartitionKey, keyRanges, rangeOf, type KeyRange } from "./partitions";
 import { applyPatch } from "./patch";
 import { runQuery, type QueryPage, type QuerySpec } from "./query";
 import { checkId, isObject, newEtag, nowSeconds, type Json, type JsonObject } from "./resources";
@@ -73,11 +74,17 @@ interface UndoRecord {
   previous: StoredItem | undefined;
 }
 
-/** One logical partition: its key (one string shared by all its items) and its items by id. */
+/** One logical partition: its key (one string shared by all its items), where it lives, and its items by id. */
 interface Partition {
   pk: string;
+  epk: string;
+  /** The physical partition (key range) holding it. */
+  range: number;
   items: Map<string, StoredItem>;
 }
+
+/** Which items a query or change feed read covers: one logical partition, one key range (optionally narrowed by EPKs), or all. */
+export type Scope = { pk: string } | { range: number; minEpk?: string; maxEpk?: string } | { all: true };
 
 export interface ChangePage {
   items: JsonObject[];
@@ -88,9 +95,11 @@ export interface ChangePage {
 /** Everything the service keeps about one container: definition, items by logical partition, indexes, change log. */
 export class Container {
   private readonly partitions = new Map<string, Partition>();
-  /** Append-only change log in LSN order; items superseded by a later write are skipped when read. */
-  private log: StoredItem[] = [];
-  private lsn = 0;
+  /** The physical partitions: each a key range with its own LSNs and its own change log. */
+  readonly ranges: KeyRange[];
+  /** Per range, append-only change log in LSN order; items superseded by a later write are skipped when read. */
+  private logs: StoredItem[][];
+  private lsns: number[];
   private seq = 0;
   private liveCount = 0;
   private readonly expiring = new Set<StoredItem>();
@@ -103,7 +112,11 @@ export class Container {
   constructor(
     private definition: JsonObject,
     private readonly dbRid: string,
+    partitionCount = 1,
   ) {
+    this.ranges = keyRanges(partitionCount);
+    this.logs = this.ranges.map(() => []);
+    this.lsns = this.ranges.map(() => 0);
     this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
     const ridPrefix = Buffer.from(definition._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase();
     // A document `_rid`: the container's resource id, then the ordinal in fixed-width hex, so `_rid` order is insertion order.
@@ -128,8 +141,18 @@ export class Container {
     return this.definition.partitionKey as unknown as PartitionKeyDefinition;
   }
 
-  get currentLsn(): number {
-    return this.lsn;
+  /** The latest LSN of one key range. */
+  currentLsn(range: number): number {
+    return this.lsns[range];
+  }
+
+  /** The key range a logical partition key belongs to. */
+  rangeOfKey(pk: string): number {
+    return this.partitions.get(pk)?.range ?? rangeOf(this.ranges, this.epkOf(pk));
+  }
+
+  private epkOf(pk: string): string {
+    return effectivePartitionKey(JSON.parse(pk) as Json[], this.partitionKey.kind);
   }
 
   /** The logical partition key of a document, serialized as the SDK's header carries it. */
@@ -146,7 +169,7 @@ export class Container {
   transaction<T>(work: () => T): T {
     if (this.undo) return work();
     this.undo = [];
-    const logLength = this.log.length;
+    const logLengths = this.logs.map((log) => log.length);
     try {
       const result = work();
       const records = this.undo;
@@ -157,7 +180,7 @@ export class Container {
       const records = this.undo ?? [];
       this.undo = undefined;
       for (const record of records.reverse()) this.set(record.pk, record.id, record.previous);
-      this.log.length = logLength;
+      this.logs.forEach((log, range) => (log.length = logLengths[range]));
       throw error;
     }
   }
@@ -175,21 +198,24 @@ export class Container {
   load(puts: StoredPut[]): void {
     for (const [pk, id, doc, lsn, seq] of puts) {
       this.set(pk, id, doc ? StoredItem.of(this.links, this.canonical(pk), id, doc, lsn, seq) : undefined);
-      this.lsn = Math.max(this.lsn, lsn);
+      const range = this.rangeOfKey(pk);
+      this.lsns[range] = Math.max(this.lsns[range], lsn);
       this.seq = Math.max(this.seq, seq);
     }
   }
 
-  /** After loading: the change log in LSN order, and the counters at least where they were. */
-  finishLoading(counters: { lsn?: number; seq?: number } = {}): void {
-    this.lsn = Math.max(this.lsn, counters.lsn ?? 0);
+  /** After loading: the change logs in LSN order, and the counters at least where they were. */
+  finishLoading(counters: { lsns?: number[]; seq?: number } = {}): void {
+    this.lsns = this.lsns.map((lsn, range) => Math.max(lsn, counters.lsns?.[range] ?? 0));
     this.seq = Math.max(this.seq, counters.seq ?? 0);
-    this.log = [...this.allItems()].sort((a, b) => a.lsn - b.lsn);
+    this.logs = this.ranges.map(() => []);
+    for (const partition of this.partitions.values()) this.logs[partition.range].push(...partition.items.values());
+    for (const log of this.logs) log.sort((a, b) => a.lsn - b.lsn);
   }
 
   /** Everything stored, for a snapshot: counters, then every item in chunks. */
-  *snapshot(chunkSize = 500): Generator<{ counters: { lsn: number; seq: number } } | { puts: StoredPut[] }> {
-    yield { counters: { lsn: this.lsn, seq: this.seq } };
+  *snapshot(chunkSize = 500): Generator<{ counters: { lsns: number[]; seq: number } } | { puts: StoredPut[] }> {
+    yield { counters: { lsns: [...this.lsns], seq: this.seq } };
     let puts: StoredPut[] = [];
     for (const { pk, items } of this.partitions.values()) {
       for (const [id, item] of items) {
@@ -251,31 +277,43 @@ export class Container {
   }
 
   /**
-   * Runs SQL over one logical partition (`pk`) or, when `pk` is undefined, over all of them. A
-   * small logical partition is simply read whole; indexes serve larger scopes.
+   * Runs SQL over a scope: one logical partition, one key range, or everything. A small logical
+   * partition is simply read whole; indexes serve larger scopes.
    */
-  query(pk: string | undefined, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
-    const partition = pk === undefined ? undefined : this.partitions.get(pk);
-    const scope =
-      pk === undefined
-        ? { items: () => this.liveItems(undefined), size: this.liveCount, contains: (item: StoredItem) => this.isLive(item) }
-        : { items: () => this.liveItems(pk), size: partition?.items.size ?? 0, contains: (item: StoredItem) => item.pk === pk && this.isLive(item) };
-    return runQuery(scope, scope.size > SMALL_SCOPE ? this.indexes : undefined, spec, continuation, maxItemCount);
+  query(scope: Scope, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
+    const inScope = this.inScope(scope);
+    const size = "pk" in scope ? (this.partitions.get(scope.pk)?.items.size ?? 0) : this.liveCount;
+    const view = { items: () => this.liveItems(scope), size, contains: (item: StoredItem) => inScope(item) && this.isLive(item) };
+    return runQuery(view, size > SMALL_SCOPE ? this.indexes : undefined, spec, continuation, maxItemCount);
   }
 
-  /** Latest version of each item changed after `afterLsn`, in LSN order, at most `max` items. */
-  changes(pk: string | undefined, afterLsn: number, max: number, sinceTs = 0): ChangePage {
-    const candidates = pk === undefined ? this.logAfter(afterLsn) : this.partitionAfter(pk, afterLsn);
+  /** Whether an item lies in the scope. */
+  private inScope(scope: Scope): (item: StoredItem) => boolean {
+    if ("pk" in scope) return (item) => item.pk === scope.pk;
+    if ("all" in scope) return () => true;
+    return (item) => {
+      const partition = this.partitions.get(item.pk);
+      return partition !== undefined && partition.range === scope.range && (scope.minEpk === undefined || partition.epk >= scope.minEpk) && (scope.maxEpk === undefined || partition.epk < scope.maxEpk);
+    };
+  }
+
+  /**
+   * Latest version of each item of the scope (a logical partition, or a key range: LSNs are
+   * per range) changed after `afterLsn`, in LSN order, at most `max` items.
+   */
+  changes(scope: { pk: string } | { range: number; minEpk?: string; maxEpk?: string }, afterLsn: number, max: number, sinceTs = 0): ChangePage {
+    const candidates = "pk" in scope ? this.partitionAfter(scope.pk, afterLsn) : this.logAfter(scope.range, afterLsn);
+    const inScope = this.inScope(scope);
     const items: JsonObject[] = [];
     let lsn = afterLsn;
     for (const item of candidates) {
       lsn = item.lsn;
-      if (!this.isLive(item) || item.ts < sinceTs) continue;
+      if (!this.isLive(item) || item.ts < sinceTs || !inScope(item)) continue;
       items.push({ ...item.doc(), _lsn: item.lsn });
       if (items.length >= max) break;
     }
     // Nothing returned: stay where we are, so later writes below the scanned LSN are not skipped.
-    return { items, lsn: items.length === 0 && pk !== undefined ? afterLsn : lsn };
+    return { items, lsn: items.length === 0 && "pk" in scope ? afterLsn : lsn };
   }
 
   /** Removes expired items and compacts the change log; never runs inside a transaction. */
@@ -289,7 +327,9 @@ export class Container {
         else this.expiring.delete(item);
       }
     }
-    if (this.log.length > 2 * this.liveCount + 1000) this.log = this.log.filter((item) => this.item(item.pk, item.id) === item);
+    if (this.logs.reduce((n, log) => n + log.length, 0) > 2 * this.liveCount + 1000) {
+      this.logs = this.logs.map((log) => log.filter((item) => this.item(item.pk, item.id) === item));
+    }
   }
 
   /** Recomputes expiry after the container's `defaultTtl` changed. */
@@ -348,10 +388,10 @@ export class Container {
     const seq = previous?.seq ?? ++this.seq;
     const rid = this.links.rid(seq);
     const doc: JsonObject = { ...body, _rid: rid, _self: `${this.links.docsSelf}${rid}/`, _etag: newEtag(), _attachments: "attachments/", _ts: nowSeconds() };
-    this.lsn += 1;
-    const item = StoredItem.of(this.links, this.canonical(pk), previous?.id ?? id, doc, this.lsn, seq);
+    const range = this.rangeOfKey(pk);
+    const item = StoredItem.of(this.links, this.canonical(pk), previous?.id ?? id, doc, ++this.lsns[range], seq);
     this.set(pk, id, item);
-    this.log.push(item);
+    this.logs[range].push(item);
     return doc;
   }
 
@@ -365,7 +405,7 @@ export class Container {
     };
     for (const { paths } of uniqueKeys) {
       const tuple = paths.map((p) => valueAt(body, p)).join("\u0000");
-      for (const other of this.liveItems(pk).map((item) => item.doc())) {
+      for (const other of this.liveItems({ pk }).map((item) => item.doc())) {
         if (other.id !== body.id && paths.map((p) => valueAt(other, p)).join("\u0000") === tuple) {
           throw conflict("Unique index constraint violation.");
         }
@@ -379,7 +419,10 @@ export class Container {
     const previous = partition?.items.get(id);
     this.undo?.push({ pk, id, previous });
     if (item) {
-      if (!partition) this.partitions.set(item.pk, (partition = { pk: item.pk, items: new Map() }));
+      if (!partition) {
+        const epk = this.epkOf(item.pk);
+        this.partitions.set(item.pk, (partition = { pk: item.pk, epk, range: rangeOf(this.ranges, epk), items: new Map() }));
+      }
       partition.items.set(item.id, item);
       this.trackExpiry(item);
     } else if (partition) {
@@ -411,25 +454,27 @@ export class Container {
     for (const partition of this.partitions.values()) yield* partition.items.values();
   }
 
-  /** Live items of one logical partition, or of all, in insertion (`_rid`) order. */
-  private liveItems(pk: string | undefined): StoredItem[] {
-    const partitions = pk === undefined ? [...this.partitions.values()] : [this.partitions.get(pk)].filter((p): p is Partition => p !== undefined);
+  /** Live items of a scope, in insertion (`_rid`) order. */
+  private liveItems(scope: Scope): StoredItem[] {
+    const partitions = "pk" in scope ? [this.partitions.get(scope.pk)].filter((p): p is Partition => p !== undefined) : [...this.partitions.values()];
+    const inScope = this.inScope(scope);
     const items: StoredItem[] = [];
-    for (const partition of partitions) for (const item of partition.items.values()) if (this.isLive(item)) items.push(item);
+    for (const partition of partitions) for (const item of partition.items.values()) if (this.isLive(item) && inScope(item)) items.push(item);
     if (partitions.length > 1) items.sort((a, b) => a.seq - b.seq);
     return items;
   }
 
-  private *logAfter(afterLsn: number): Generator<StoredItem> {
+  private *logAfter(range: number, afterLsn: number): Generator<StoredItem> {
+    const log = this.logs[range];
     let low = 0;
-    let high = this.log.length;
+    let high = log.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (this.log[mid].lsn <= afterLsn) low = mid + 1;
+      if (log[mid].lsn <= afterLsn) low = mid + 1;
       else high = mid;
     }
-    for (let i = low; i < this.log.length; i++) {
-      const item = this.log[i];
+    for (let i = low; i < log.length; i++) {
+      const item = log[i];
       if (this.item(item.pk, item.id) === item) yield item;
     }
   }

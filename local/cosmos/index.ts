@@ -11,6 +11,8 @@ export interface CosmosOptions {
   scriptTimeoutMs?: number;
   /** Keep the data here across restarts (journal + snapshot); in memory only when absent. */
   dataDir?: string;
+  /** Physical partitions (key ranges) of every new container, as a scaled account has them (default 4). */
+  partitions?: number;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -30,10 +32,9 @@ export const LOCAL_COSMOS_KEY = Buffer.from("embedded-cosmos-local-only-key-0000
 /** Starts the embedded Cosmos DB-compatible server in this process. */
 export async function startCosmos(options: CosmosOptions = {}): Promise<RunningCosmos> {
   const host = options.host ?? "127.0.0.1";
-  const server = new CosmosServer({
-    operationLimit: options.scriptOperationLimit ?? 5000,
-    timeoutMs: options.scriptTimeoutMs ?? 5000,
-  });
+  const partitions = options.partitions ?? 4;
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) throw new Error(`partitions must be an integer from 1 to 64, got ${partitions}`);
+  const server = new CosmosServer({ operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 }, partitions);
   const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
   let port: number;
   try {

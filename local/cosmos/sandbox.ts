@@ -136,7 +136,7 @@ class ScriptCollection {
   private find(ref: string): JsonObject {
     const byId = this.container.read(this.pk, ref);
     if (byId) return byId;
-    const page = this.container.query(this.pk, { query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] });
+    const page = this.container.query({ pk: this.pk }, { query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] });
     if (page.items.length === 0) throw notFound();
     return page.items[0] as JsonObject;
   }
@@ -145,7 +145,7 @@ class ScriptCollection {
     const querySpec = typeof spec === "string" ? { query: spec } : isObject(spec) && typeof spec.query === "string" ? spec : undefined;
     if (!querySpec) throw badRequest("Invalid query.");
     const page = this.container.query(
-      this.pk,
+      { pk: this.pk },
       { query: querySpec.query as string, parameters: (querySpec.parameters ?? []) as { name: string; value: Json }[] },
       typeof options.continuation === "string" ? options.continuation : undefined,
       typeof options.pageSize === "number" && options.pageSize > 0 ? options.pageSize : 100,

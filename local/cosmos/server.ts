@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
 import { batch } from "./batch";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
+import type { Scope } from "./container";
 import { ItemWriter } from "./items";
 import { isObject, type Json, type JsonObject } from "./resources";
 import type { ScriptLimits } from "./sandbox";
@@ -27,12 +28,16 @@ const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
 
 /** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
 export class CosmosServer {
-  readonly account = new Account();
+  readonly account: Account;
   private readonly writer: ItemWriter;
   private readonly http: Server;
   private sweeper?: NodeJS.Timeout;
 
-  constructor(private readonly limits: ScriptLimits) {
+  constructor(
+    private readonly limits: ScriptLimits,
+    partitions = 1,
+  ) {
+    this.account = new Account(partitions);
     this.writer = new ItemWriter(this.account, limits);
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.keepAliveTimeout = 60_000;
@@ -174,10 +179,30 @@ export class CosmosServer {
   }
 
   /** One physical partition covering the whole hash range, as a small real container has. */
+  /** The container's physical partitions, as key ranges: what the SDK routes cross-partition work by. */
   private partitionKeyRanges(dbId: string, collId: string): Reply {
     const { data } = this.account.container(dbId, collId);
-    const range = { id: "0", _rid: `${data.resource._rid as string}0`, minInclusive: "", maxExclusive: "FF", ridPrefix: 0, throughputFraction: 1, status: "online", parents: [] };
-    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: [range], _count: 1 }, headers: { etag: `"${data.currentLsn}"` } };
+    const ranges = data.ranges.map((range, i) => ({
+      ...range,
+      _rid: `${data.resource._rid as string}${range.id}`,
+      ridPrefix: i,
+      throughputFraction: 1 / data.ranges.length,
+      status: "online",
+      parents: [],
+      _etag: `"${data.currentLsn(i)}"`,
+    }));
+    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag: `"${data.ranges.length}"` } };
+  }
+
+  /** What a query or change feed request covers: the logical partition, or the key range (narrowed by EPKs), it names. */
+  private scopeOf(call: Call, data: { ranges: { id: string }[] }): Scope {
+    const pk = this.partitionKey(call, false);
+    if (pk !== undefined) return { pk };
+    const rangeId = call.header("x-ms-documentdb-partitionkeyrangeid");
+    if (rangeId === undefined) return { all: true };
+    const range = data.ranges.findIndex((r) => r.id === rangeId.split(",").pop());
+    if (range < 0) throw new CosmosError(410, "Gone", `The partition key range '${rangeId}' is gone.`, 1002);
+    return { range, minEpk: call.header("x-ms-start-epk") || undefined, maxEpk: call.header("x-ms-end-epk") || undefined };
   }
 
   /** The partition key the request names, or undefined for a cross-partition request. */
@@ -301,9 +326,9 @@ export class CosmosServer {
 
   private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
     const { data } = this.account.container(dbId, collId);
-    const pk = this.partitionKey(call, false);
+    const scope = this.scopeOf(call, data);
     const started = performance.now();
-    const page = data.query(pk, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100));
+    const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100));
     const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
     if (page.continuation) headers["x-ms-continuation"] = page.continuation;
     if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
@@ -336,19 +361,23 @@ export class CosmosServer {
 
   private changeFeed(call: Call, dbId: string, collId: string): Reply {
     const { data } = this.account.container(dbId, collId);
-    const pk = this.partitionKey(call, false);
+    const requested = this.scopeOf(call, data);
+    // LSNs are per key range: a read of the whole container must name one (the SDK always does).
+    if ("all" in requested && data.ranges.length > 1) throw badRequest("A change feed read must name a partition key or a partition key range.");
+    const scope = "all" in requested ? { range: 0 } : requested;
+    const range = "pk" in scope ? data.rangeOfKey(scope.pk) : scope.range;
     const ifNoneMatch = call.header("if-none-match");
     const since = call.header("if-modified-since");
     const sinceTs = since ? Math.floor(Date.parse(since) / 1000) : 0;
     if (since && Number.isNaN(sinceTs)) throw badRequest("Invalid If-Modified-Since header.");
     let after = 0;
-    if (ifNoneMatch === "*") after = data.currentLsn;
+    if (ifNoneMatch === "*") after = data.currentLsn(range);
     else if (ifNoneMatch) {
       after = Number(ifNoneMatch.replace(/"/g, ""));
       if (!Number.isInteger(after) || after < 0) throw badRequest("Invalid change feed continuation.");
     }
     const max = Number(call.header("x-ms-max-item-count") ?? 100);
-    const page = data.changes(pk, after, max > 0 ? max : 100, sinceTs);
+    const page = data.changes(scope, after, max > 0 ? max : 100, sinceTs);
     const headers = { etag: `"${page.lsn}"`, "x-ms-item-count": String(page.items.length) };
     if (page.items.length === 0) return { status: 304, headers };
     return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
