@@ -55,6 +55,16 @@ describe("the whole system over HTTP", () => {
     expect((await app.call("GET", `/posts/${post.id}`)).status).toBe(404);
   });
 
+  it("checkpoints one lease per partition key range for each change feed consumer, as the Functions trigger does", async () => {
+    const ranges = await app.system.store.posts.getFeedRanges();
+    expect(ranges.length).toBe(4);
+    await within(10_000, async () => {
+      const { resources } = await app.system.store.leases.items.query<{ id: string }>("SELECT c.id FROM c").fetchAll();
+      const posts = resources.filter((l) => l.id.startsWith("posts-"));
+      return posts.length === ranges.length && resources.filter((l) => l.id.startsWith("users-")).length === ranges.length;
+    });
+  });
+
   it("answers unknown routes and wrong methods with problem+json, never 5xx", async () => {
     const missing = await app.call("GET", "/nothing");
     expect(missing.status).toBe(404);
