@@ -45,6 +45,36 @@ export function batch(container: Container, writer: ItemWriter, dbId: string, co
   return { status: 200, body: results };
 }
 
+/**
+ * A bulk request (non-atomic batch): operations the SDK grouped by key range, each with its own
+ * partition key, each run and committed on its own. Every operation reports its own status; with
+ * continueOnError false, the first failure stops the rest (424). 207 when any failed.
+ */
+export function bulk(container: Container, writer: ItemWriter, dbId: string, collId: string, range: number, body: unknown, continueOnError: boolean) {
+  if (!Array.isArray(body) || body.length === 0) throw badRequest("A bulk request needs a non-empty array of operations.");
+  if (body.length > 100) throw badRequest("A bulk request may contain at most 100 operations.");
+  const results: BatchResult[] = [];
+  let stopped = false;
+  for (const operation of body as unknown[]) {
+    if (stopped) {
+      results.push({ statusCode: 424, requestCharge: 0 });
+      continue;
+    }
+    try {
+      if (!isObject(operation) || typeof operation.partitionKey !== "string") throw badRequest("Each bulk operation needs its partitionKey.");
+      const pk = JSON.stringify(JSON.parse(operation.partitionKey));
+      // The SDK routes by the key's hash; an operation for another range was routed by a stale map.
+      if (container.rangeOfKey(pk) !== range) throw new CosmosError(410, "Gone", "The partition key does not belong to this partition key range.", 1002);
+      results.push(container.transaction(() => runOperation(container, writer, dbId, collId, pk, operation)));
+    } catch (error) {
+      if (!(error instanceof CosmosError)) throw error;
+      results.push({ statusCode: error.status, requestCharge: 0 });
+      stopped = !continueOnError;
+    }
+  }
+  return { status: results.some((r) => r.statusCode >= 400) ? 207 : 200, body: results };
+}
+
 function runOperation(container: Container, writer: ItemWriter, dbId: string, collId: string, pk: string, operation: unknown): BatchResult {
   if (!isObject(operation)) throw badRequest("Invalid batch operation.");
   if (operation.partitionKey !== undefined && operation.partitionKey !== pk) {

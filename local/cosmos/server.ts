@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
-import { batch } from "./batch";
+import { batch, bulk } from "./batch";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
 import { ItemWriter } from "./items";
@@ -247,7 +247,12 @@ export class CosmosServer {
       return this.query(call, dbId, collId, this.querySpec(call.body));
     }
     if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) {
-      return batch(data, this.writer, dbId, collId, this.partitionKey(call, true) as string, call.body);
+      if (call.header("x-ms-cosmos-batch-atomic")?.toLowerCase() === "false") {
+        const scope = this.scopeOf(call, data);
+        if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
+        return bulk(data, this.writer, dbId, collId, scope.range, call.body, call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false");
+      }
+      return batch(data, this.writer, dbId, collId, this.fullPartitionKey(call, data), call.body);
     }
     const body = this.requireObject(call.body);
     const pk = this.partitionKey(call, data.partitionKey.paths.length > 0) ?? data.partitionKeyOf(body);

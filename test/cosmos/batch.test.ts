@@ -49,3 +49,27 @@ describe("transactional batch", () => {
     expect(resources).toEqual([100]);
   });
 });
+
+describe("bulk (non-atomic batches the SDK routes by partition key range)", () => {
+  it("runs every operation on its own across many partitions, each with its own status", async () => {
+    const { cosmosFixture } = await import("../support/cosmos");
+    const fixture = await cosmosFixture({ partitions: 4 });
+    try {
+      const c = await fixture.container();
+      await c.items.create({ id: "exists", pk: "p3" });
+      const operations = [
+        ...Array.from({ length: 150 }, (_, i) => ({ operationType: "Create" as const, partitionKey: `p${i % 20}`, resourceBody: { id: `b${i}`, pk: `p${i % 20}`, n: i } })),
+        { operationType: "Create" as const, partitionKey: "p3", resourceBody: { id: "exists", pk: "p3" } },
+        { operationType: "Upsert" as const, partitionKey: "p4", resourceBody: { id: "up", pk: "p4" } },
+        { operationType: "Read" as const, partitionKey: "p9", id: "missing" },
+      ];
+      const results = await c.items.bulk(operations);
+      expect(results.slice(0, 150).every((r) => r.statusCode === 201)).toBe(true);
+      expect(results.slice(150).map((r) => r.statusCode)).toEqual([409, 201, 404]);
+      expect((await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll()).resources).toEqual([152]);
+      expect((await c.item("b42", "p2").read()).resource?.n).toBe(42);
+    } finally {
+      await fixture.stop();
+    }
+  });
+});
