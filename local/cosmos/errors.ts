@@ -1,5 +1,8 @@
 /** An error the embedded server answers with: Cosmos DB's status, code and message shape. */
 export class CosmosError extends Error {
+  /** Extra details the gateway attaches (the query plan, for a query only the SDK's pipeline can run). */
+  additionalErrorInfo?: string;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -10,8 +13,10 @@ export class CosmosError extends Error {
   }
 
   /** The body Cosmos DB sends: `{code, message}` with the errors wrapped as the gateway does. */
-  toBody(): { code: string; message: string } {
-    return { code: this.code, message: `Message: ${JSON.stringify({ Errors: [this.message] })}` };
+  toBody(): { code: string; message: string; additionalErrorInfo?: string } {
+    const body: { code: string; message: string; additionalErrorInfo?: string } = { code: this.code, message: `Message: ${JSON.stringify({ Errors: [this.message] })}` };
+    if (this.additionalErrorInfo) body.additionalErrorInfo = this.additionalErrorInfo;
+    return body;
   }
 }
 

@@ -35,6 +35,64 @@ export function compiled(sql: string): Parsed {
   return parsed;
 }
 
+type Node = { type: string; [key: string]: unknown };
+const AGGREGATE_NAMES = new Set(["COUNT", "SUM", "MIN", "MAX", "AVG"]);
+
+/**
+ * Aggregates inside a larger VALUE expression (`SELECT VALUE [{"item": COUNT(1)}]`, the form of
+ * the per-range queries the query plan hands the SDK), which the SQL engine cannot evaluate.
+ */
+function nestedAggregates(ast: unknown): Node[] {
+  const value = ((ast as Node).body as Node | undefined)?.select as Node | undefined;
+  const top = value?.value as Node | undefined;
+  if (!top || (top.type === "scalar_function_expression" && AGGREGATE_NAMES.has(String((top.name as Node).name).toUpperCase()))) return [];
+  const found: Node[] = [];
+  const walk = (node: unknown) => {
+    if (typeof node !== "object" || node === null) return;
+    const n = node as Node;
+    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) found.push(n);
+    else Object.values(n).forEach(walk);
+  };
+  walk(top);
+  return found;
+}
+
+/** Evaluates each nested aggregate as its own `SELECT VALUE AGG(...)` over the documents, then the expression around them. */
+function evaluateAggregates(parsed: Parsed, aggregates: Node[], docs: JsonObject[], parameters: { name: string; value: Json }[]): Json {
+  const clone = <T>(value: T): T => structuredClone(value);
+  const values = aggregates.map((aggregate) => {
+    const ast = clone(parsed.ast) as Node;
+    (ast.body as Node).select = { type: "select_specification", value: aggregate };
+    const single = query("SELECT VALUE 1");
+    single.ast = ast as typeof single.ast;
+    return single.exec(docs, { parameters }).result[0] as Json | undefined;
+  });
+  const expression = clone(((parsed.ast as Node).body as Node).select as Node).value as Node;
+  let i = 0;
+  // Depth first, in the same order nestedAggregates found them.
+  const replace = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(replace);
+    if (typeof node !== "object" || node === null) return node;
+    const n = node as Node;
+    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) {
+      const value = values[i++];
+      return value === undefined ? { type: "undefined_constant" } : literal(value);
+    }
+    return Object.fromEntries(Object.entries(n).map(([key, child]) => [key, replace(child)]));
+  };
+  const outer = query("SELECT VALUE 1");
+  outer.ast = { ...(outer.ast as object), body: { ...((outer.ast as Node).body as Node), select: { type: "select_specification", value: replace(expression) as Node } } } as typeof outer.ast;
+  return outer.exec([]).result[0] as Json;
+}
+
+/** An aggregate's result (a scalar) as the engine's constant node. */
+function literal(value: Json): Node {
+  if (value === null) return { type: "null_constant" };
+  if (typeof value === "number") return { type: "number_constant", value };
+  if (typeof value === "string") return { type: "string_constant", value };
+  return { type: "boolean_constant", value: value === true };
+}
+
 /** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
 const CONTINUATION = /^\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?$/;
 
@@ -95,6 +153,8 @@ export function runQuery<T extends Queryable>(
   }
   const docs: JsonObject[] = candidates.map((item) => item.doc());
   try {
+    const nested = nestedAggregates(parsed.ast);
+    if (nested.length > 0) return { items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length };
     const { result, continuation: next } = parsed.exec(docs, {
       parameters: spec.parameters ?? [],
       maxItemCount: maxItemCount > 0 ? maxItemCount : 100,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
 import { batch, bulk } from "./batch";
+import { needsPipeline, pipelineRequired, planOf } from "./query-plan";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
 import { ItemWriter } from "./items";
@@ -332,6 +333,11 @@ export class CosmosServer {
   private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
     const { data } = this.account.container(dbId, collId);
     const scope = this.scopeOf(call, data);
+    // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
+    if ("all" in scope) {
+      const plan = planOf(spec);
+      if (needsPipeline(plan)) throw pipelineRequired(plan);
+    }
     const started = performance.now();
     const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100));
     const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
@@ -347,21 +353,9 @@ export class CosmosServer {
     return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
   }
 
-  /** The SDK asks for a plan; this server runs every query itself, so the plan is a plain pass-through. */
+  /** The gateway's query plan: how the SDK splits a cross-partition query into per-range queries and merges them. */
   private queryPlan(call: Call): Reply {
-    const { query } = this.querySpec(call.body);
-    return {
-      status: 200,
-      body: {
-        partitionedQueryExecutionInfoVersion: 2,
-        queryInfo: {
-          distinctType: "None", top: null, offset: null, limit: null, orderBy: [], orderByExpressions: [],
-          groupByExpressions: [], groupByAliases: [], aggregates: [], groupByAliasToAggregateType: {},
-          rewrittenQuery: "", hasSelectValue: /^\s*SELECT\s+(DISTINCT\s+)?(TOP\s+\S+\s+)?VALUE\b/i.test(query), dCountInfo: null,
-        },
-        queryRanges: [{ min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false }],
-      },
-    };
+    return { status: 200, body: planOf(this.querySpec(call.body)) };
   }
 
   private changeFeed(call: Call, dbId: string, collId: string): Reply {

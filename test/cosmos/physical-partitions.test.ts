@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
+import { ChangeFeedStartFrom, CosmosClient, StatusCodes, type Container } from "@azure/cosmos";
+import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { cosmosFixture, type CosmosFixture } from "../support/cosmos";
 
 /** Several physical partitions (key ranges), as on a scaled account: what the SDK sees and routes by. */
@@ -51,6 +52,39 @@ describe("several physical partitions", () => {
     expect(resources).toHaveLength(119);
     expect((await c.items.query("SELECT TOP 3 c.n FROM c WHERE c.n >= 0 ORDER BY c.n ASC").fetchAll()).resources.map((r) => r.n)).toEqual([1, 2, 3]); // the only 0 became -1 above
     expect((await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll()).resources).toEqual([121]);
+  });
+
+  it("hand ORDER BY, TOP and aggregates to the SDK's own pipeline: a query plan, then one query per range", async () => {
+    const requests: { status: number; range?: string; plan: boolean }[] = [];
+    const inner = createDefaultHttpClient();
+    const client = new CosmosClient({
+      endpoint: f.cosmos.endpoint,
+      key: f.cosmos.key,
+      connectionPolicy: { enableEndpointDiscovery: false },
+      httpClient: {
+        async sendRequest(request) {
+          const response = await inner.sendRequest(request);
+          if (request.method === "POST" && request.url.endsWith("/docs")) {
+            const plan = request.headers.get("x-ms-cosmos-is-query-plan-request")?.toLowerCase() === "true";
+            requests.push({ status: response.status, range: request.headers.get("x-ms-documentdb-partitionkeyrangeid") ?? undefined, plan });
+          }
+          return response;
+        },
+      },
+    });
+    const same = client.database(f.database.id).container(c.id);
+    const { resources } = await same.items.query("SELECT c.n FROM c WHERE c.n >= 0 ORDER BY c.n DESC").fetchAll();
+    expect(resources.map((r) => r.n)).toEqual([...resources.map((r) => r.n)].sort((a, b) => b - a));
+    expect(requests.some((r) => r.plan)).toBe(true);
+    expect(requests.some((r) => !r.plan && r.range === undefined && r.status === 400)).toBe(true); // the gateway's "needs the pipeline"
+    expect(new Set(requests.filter((r) => r.range !== undefined).map((r) => r.range))).toEqual(new Set(["0", "1", "2", "3"]));
+    const one = async (sql: string) => (await same.items.query(sql).fetchAll()).resources[0];
+    const ns = Array.from({ length: 120 }, (_, i) => (i * 53) % 120).map((n, i) => (i === 0 ? -1 : n));
+    expect(await one("SELECT VALUE SUM(c.n) FROM c")).toBe(ns.reduce((a, b) => a + b, 0));
+    expect(await one("SELECT VALUE MIN(c.n) FROM c")).toBe(-1);
+    expect(await one("SELECT VALUE MAX(c.n) FROM c")).toBe(119);
+    expect(await one("SELECT VALUE AVG(c.n) FROM c WHERE IS_DEFINED(c.n)")).toBeCloseTo(ns.reduce((a, b) => a + b, 0) / 120, 6);
+    client.dispose();
   });
 
   it("serve a single-partition container when asked for one range", async () => {

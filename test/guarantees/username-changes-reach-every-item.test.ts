@@ -101,6 +101,8 @@ describe("every username change reaches every item", () => {
   it("pages the stale-partition lookup and keeps each orchestration's history bounded (continue-as-new per page)", async () => {
     app = await localSystem(fast);
     await userWithItems(app, "prolific", "prolific-before", 12);
+    // Let the posts change feed settle first, so the propagation alone does the renaming.
+    await within(20_000, async () => (await app!.call("GET", "/users/prolific/posts?limit=100")).body.items.length === 12);
     expect((await app.call("PUT", "/users/prolific", { as: "prolific", body: { username: "prolific-after" } })).status).toBe(200);
     const { posts } = app.system.store;
     await within(30_000, async () => (await stale(posts, "prolific", "prolific-before")) === 0);
@@ -109,6 +111,7 @@ describe("every username change reaches every item", () => {
     const status = await app.system.durable.getStatus(instance.instanceId, { showHistory: true });
     expect(status?.runtimeStatus).toBe("Completed");
     // 12 partitions in pages of 3: several executions, each with a short history of its own.
+    expect(status?.customStatus).toMatchObject({ partitions: 12, updated: 24 });
     expect((status?.customStatus as { pages: number }).pages).toBeGreaterThanOrEqual(4);
     expect(status?.history?.length).toBeLessThan(40);
   }, 60_000);
