@@ -8,7 +8,9 @@ export type Predicate =
   | { kind: "in"; path: string[]; values: Json[] }
   | { kind: "range"; path: string[]; operator: "<" | "<=" | ">" | ">="; value: Json }
   | { kind: "contains"; path: string[]; value: Json }
-  | { kind: "defined"; path: string[] };
+  | { kind: "defined"; path: string[] }
+  /** An OR of conjunctions, each with at least one indexable condition: the union of their selections. */
+  | { kind: "any"; alternatives: Predicate[][] };
 
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as Node).type === "string";
 
@@ -52,6 +54,16 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
       collect(condition.right, alias, parameters, out);
       return;
     }
+    if (operator === "OR") {
+      const alternatives = [condition.left, condition.right].flatMap((side) => {
+        const found: Predicate[] = [];
+        collect(side, alias, parameters, found);
+        // A nested OR contributes its own alternatives.
+        return found.length === 1 && found[0].kind === "any" ? found[0].alternatives : [found];
+      });
+      if (alternatives.every((conjunction) => conjunction.length > 0)) out.push({ kind: "any", alternatives });
+      return;
+    }
     for (const [member, other, mirrored] of [[condition.left, condition.right, false], [condition.right, condition.left, true]] as const) {
       const path = memberPath(member, alias);
       const value = path && constant(other, parameters);
@@ -87,8 +99,9 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
 /**
  * The predicates every result must satisfy that an index can select: the conjuncts at the top
  * of WHERE comparing `alias.path` with a constant (=, <, <=, >, >=, IN), ARRAY_CONTAINS with a
- * constant, and IS_DEFINED. Anything else (OR, NOT, functions of paths) is left to the engine,
- * which evaluates the whole WHERE over the candidates these select.
+ * constant, IS_DEFINED, and ORs whose every side has such a condition. Anything else (NOT,
+ * functions of paths) is left to the engine, which evaluates the whole WHERE over the
+ * candidates these select.
  */
 export function indexablePredicates(ast: unknown, parameters: { name: string; value: Json }[]): Predicate[] {
   const body = isNode(ast) ? (ast.body as Node | undefined) : undefined;

@@ -62,9 +62,6 @@ class StoredItem {
   }
 }
 
-/** Up to this many items, reading a scope whole is cheaper than consulting (or building) an index. */
-const SMALL_SCOPE = 1000;
-
 /** One item's state after a committed transaction, as the journal records it: [pk, id, document or null, lsn, seq]. */
 export type StoredPut = [string, string, JsonObject | null, number, number];
 
@@ -81,6 +78,8 @@ interface Partition {
   /** The physical partition (key range) holding it. */
   range: number;
   items: Map<string, StoredItem>;
+  /** Its own indexes, built when a query of this partition first needs them (Azure's index lookups are scoped by key too). */
+  indexes?: ContainerIndexes<StoredItem>;
 }
 
 /** Which items a query or change feed read covers: one logical partition, one key range (optionally narrowed by EPKs), or all. */
@@ -131,6 +130,7 @@ export class Container {
   set resource(resource: JsonObject) {
     this.definition = resource;
     this.indexes.setPolicy(resource.indexingPolicy as JsonObject);
+    for (const partition of this.partitions.values()) partition.indexes = undefined;
   }
 
   get id(): string {
@@ -277,14 +277,16 @@ export class Container {
   }
 
   /**
-   * Runs SQL over a scope: one logical partition, one key range, or everything. A small logical
-   * partition is simply read whole; indexes serve larger scopes.
+   * Runs SQL over a scope: one logical partition (through its own indexes), one key range, or
+   * everything (through the container's).
    */
   query(scope: Scope, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
     const inScope = this.inScope(scope);
-    const size = "pk" in scope ? (this.partitions.get(scope.pk)?.items.size ?? 0) : this.liveCount;
+    const partition = "pk" in scope ? this.partitions.get(scope.pk) : undefined;
+    const size = "pk" in scope ? (partition?.items.size ?? 0) : this.liveCount;
     const view = { items: () => this.liveItems(scope), size, contains: (item: StoredItem) => inScope(item) && this.isLive(item) };
-    return runQuery(view, size > SMALL_SCOPE ? this.indexes : undefined, spec, continuation, maxItemCount);
+    const indexes = partition ? (partition.indexes ??= new ContainerIndexes(this.definition.indexingPolicy as JsonObject, () => partition.items.values())) : "pk" in scope ? undefined : this.indexes;
+    return runQuery(view, indexes, spec, continuation, maxItemCount);
   }
 
   /** Whether an item lies in the scope. */
@@ -431,6 +433,7 @@ export class Container {
     }
     if (previous) this.expiring.delete(previous);
     this.indexes.update({ before: previous, after: item });
+    partition?.indexes?.update({ before: previous, after: item });
     this.liveCount += (item ? 1 : 0) - (previous ? 1 : 0);
   }
 

@@ -122,7 +122,23 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
       return indexes.at([...predicate.path, "[]"])?.equal(predicate.value);
     case "defined":
       return indexes.at(predicate.path)?.defined();
+    case "any": {
+      const union = new Set<T>();
+      for (const conjunction of predicate.alternatives) {
+        const selected = intersect(conjunction.map((p) => select(indexes, p)).filter((set): set is Set<T> => set !== undefined));
+        if (!selected) return undefined;
+        for (const item of selected) union.add(item);
+      }
+      return union;
+    }
   }
+}
+
+/** The items in every set (smallest first); undefined when there is no set at all. */
+function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
+  if (sets.length === 0) return undefined;
+  const [smallest, ...others] = [...sets].sort((a, b) => a.size - b.size);
+  return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
 }
 
 /**
@@ -140,17 +156,10 @@ export function runQuery<T extends Queryable>(
 ): QueryPage {
   if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
   const parsed = compiled(spec.query);
-  const selections = (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : [])
-    .map((predicate) => select(indexes!, predicate))
-    .filter((set): set is Set<T> => set !== undefined)
-    .sort((a, b) => a.size - b.size);
-  let candidates: T[];
-  if (selections.length > 0 && selections[0].size < scope.size) {
-    const [smallest, ...others] = selections;
-    candidates = [...smallest].filter((item) => scope.contains(item) && others.every((set) => set.has(item))).sort((a, b) => a.seq - b.seq);
-  } else {
-    candidates = scope.items();
-  }
+  const selected = intersect(
+    (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : []).map((predicate) => select(indexes!, predicate)).filter((set): set is Set<T> => set !== undefined),
+  );
+  const candidates = selected && selected.size <= scope.size ? [...selected].filter((item) => scope.contains(item)).sort((a, b) => a.seq - b.seq) : scope.items();
   const docs: JsonObject[] = candidates.map((item) => item.doc());
   try {
     const nested = nestedAggregates(parsed.ast);

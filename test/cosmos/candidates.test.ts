@@ -19,14 +19,23 @@ describe("what an index can answer (the conjuncts of WHERE)", () => {
     ]);
   });
 
+  it("takes an OR when every side has an indexable condition (the union of their selections)", () => {
+    const a = { kind: "equal", path: ["a"], value: 1 };
+    const b = { kind: "equal", path: ["b"], value: 2 };
+    expect(predicates("SELECT * FROM p WHERE p.a = 1 OR p.b = 2")).toEqual([{ kind: "any", alternatives: [[a], [b]] }]);
+    expect(predicates("SELECT * FROM p WHERE p.a = 1 OR (p.b = 2 AND NOT IS_DEFINED(p.x)) OR p.c > 3")).toEqual([
+      { kind: "any", alternatives: [[a], [b], [{ kind: "range", path: ["c"], operator: ">", value: 3 }]] },
+    ]);
+    expect(predicates("SELECT * FROM p WHERE p.a = 1 OR NOT IS_DEFINED(p.b)")).toEqual([]);
+  });
+
   it("ignores everything that does not constrain every result", () => {
-    expect(predicates("SELECT * FROM p WHERE p.a = 1 OR p.b = 2")).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE p.a != 1 AND NOT (p.c = 3) AND NOT IS_DEFINED(p.d)")).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE p.a = @missing")).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE p.a = @obj", [{ name: "@obj", value: { x: 1 } }])).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE q.a = 1")).toEqual([]);
     expect(predicates("SELECT * FROM p")).toEqual([]);
-    expect(predicates("SELECT * FROM p WHERE (p.a = 1 OR p.b = 1) AND p.c = 'x'")).toEqual([{ kind: "equal", path: ["c"], value: "x" }]);
+    expect(predicates("SELECT * FROM p WHERE (p.a = 1 OR NOT p.b) AND p.c = 'x'")).toEqual([{ kind: "equal", path: ["c"], value: "x" }]);
   });
 });
 
@@ -73,5 +82,20 @@ describe("indexes on a large container (through the SDK)", () => {
     const scan = await retrieved(c, { query: "SELECT c.id FROM c WHERE c.note = 'n1'" });
     expect(scan.ids).toHaveLength(1500);
     expect(scan.count).toBeGreaterThanOrEqual(3000);
+  });
+});
+
+describe("indexes of one logical partition", () => {
+  it("read only what a list query selects in its partition (the post and its comments, not its likes)", async () => {
+    const c = await f.container({ partitionKey: { paths: ["/postId"] } });
+    await c.items.create({ id: "p", postId: "p", type: "post" });
+    for (let i = 0; i < 30; i++) await c.items.create({ id: `c${i}`, postId: "p", type: "comment", creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z` });
+    for (let i = 0; i < 50; i++) await c.items.create({ id: `l${i}`, postId: "p", type: "like" });
+    const response = await c.items
+      .query("SELECT TOP 12 * FROM c WHERE c.type = 'post' OR (c.type = 'comment' AND NOT IS_DEFINED(c.deleted)) ORDER BY c.type DESC, c.creationDate ASC, c.id ASC", { partitionKey: "p", populateQueryMetrics: true })
+      .fetchAll();
+    expect(response.resources.map((r) => r.id)).toEqual(["p", ...Array.from({ length: 11 }, (_, i) => `c${i}`)]);
+    const read = Object.values(response.queryMetrics ?? {}).reduce((n, m) => n + m.retrievedDocumentCount, 0);
+    expect(read).toBe(31);
   });
 });
