@@ -168,48 +168,55 @@ export class Account {
     return state;
   }
 
-  /** Rebuilds the account from journal records (snapshot first, then the journal). */
-  load(records: JournalRecord[]): void {
+  /**
+   * Rebuilds the account from journal records (snapshot first, then the journal): `apply` each
+   * record as it is read, then `finish` once all are in.
+   */
+  loader(): { apply(record: JournalRecord): void; finish(): void } {
     const counters = new Map<Container, { lsns?: number[]; seq?: number }>();
-    for (const record of records) {
-      const db = record.db as string;
-      switch (record.op) {
-        case "database":
-          this.databases.set((record.resource as JsonObject).id as string, { resource: record.resource as JsonObject, containers: new Map() });
-          break;
-        case "dropDatabase":
-          this.databases.delete(record.id as string);
-          break;
-        case "container": {
-          const resource = record.resource as JsonObject;
-          const existing = this.database(db).containers.get(resource.id as string);
-          if (existing) existing.data.resource = resource;
-          else this.addContainer(db, resource, typeof record.partitions === "number" ? record.partitions : 1);
-          break;
+    return {
+      apply: (record) => {
+        const db = record.db as string;
+        switch (record.op) {
+          case "database":
+            this.databases.set((record.resource as JsonObject).id as string, { resource: record.resource as JsonObject, containers: new Map() });
+            break;
+          case "dropDatabase":
+            this.databases.delete(record.id as string);
+            break;
+          case "container": {
+            const resource = record.resource as JsonObject;
+            const existing = this.database(db).containers.get(resource.id as string);
+            if (existing) existing.data.resource = resource;
+            else this.addContainer(db, resource, typeof record.partitions === "number" ? record.partitions : 1);
+            break;
+          }
+          case "dropContainer":
+            this.database(db).containers.delete(record.id as string);
+            break;
+          case "script":
+            this.container(db, record.container as string).scripts[record.kind as ScriptKind].set((record.resource as JsonObject).id as string, record.resource as JsonObject);
+            break;
+          case "dropScript":
+            this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
+            break;
+          case "counters":
+            counters.set(this.container(db, record.container as string).data, record.counters as { lsns: number[]; seq: number });
+            break;
+          case "items":
+            this.container(db, record.container as string).data.load(record.puts as StoredPut[]);
+            break;
         }
-        case "dropContainer":
-          this.database(db).containers.delete(record.id as string);
-          break;
-        case "script":
-          this.container(db, record.container as string).scripts[record.kind as ScriptKind].set((record.resource as JsonObject).id as string, record.resource as JsonObject);
-          break;
-        case "dropScript":
-          this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
-          break;
-        case "counters":
-          counters.set(this.container(db, record.container as string).data, record.counters as { lsns: number[]; seq: number });
-          break;
-        case "items":
-          this.container(db, record.container as string).data.load(record.puts as StoredPut[]);
-          break;
-      }
-    }
-    for (const database of this.databases.values()) {
-      for (const { data } of database.containers.values()) {
-        data.finishLoading(counters.get(data));
-        data.refreshTtl();
-      }
-    }
+      },
+      finish: () => {
+        for (const database of this.databases.values()) {
+          for (const { data } of database.containers.values()) {
+            data.finishLoading(counters.get(data));
+            data.refreshTtl();
+          }
+        }
+      },
+    };
   }
 
   /** The whole account as journal records: what a snapshot holds. */

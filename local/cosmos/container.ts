@@ -50,6 +50,11 @@ class StoredItem {
     return new StoredItem(links, pk, id, json, lsn, seq, doc._etag as string, doc._ts as number, typeof doc.ttl === "number" ? doc.ttl : undefined);
   }
 
+  /** The item as the journal records it. */
+  stored(): StoredPut {
+    return [this.pk, this.id, this.json, this.lsn, this.seq, this.etag, this.ts, this.ttl];
+  }
+
   /** The document as the service returns it: its own properties, then the system properties. */
   doc(): JsonObject {
     const doc = JSON.parse(this.json) as JsonObject;
@@ -62,8 +67,12 @@ class StoredItem {
   }
 }
 
-/** One item's state after a committed transaction, as the journal records it: [pk, id, document or null, lsn, seq]. */
-export type StoredPut = [string, string, JsonObject | null, number, number];
+/**
+ * One item's state after a committed transaction, as the journal records it: [pk, id, the
+ * stored JSON text (null once deleted), lsn, seq, etag, ts, ttl]. The text is journaled as
+ * stored, so a write is serialized once.
+ */
+export type StoredPut = [string, string, string | null, number, number, string?, number?, number?];
 
 interface UndoRecord {
   pk: string;
@@ -190,14 +199,14 @@ export class Container {
     const touched = new Map(records.map((r) => [`${r.pk}\u0000${r.id}`, r]));
     return [...touched.values()].map(({ pk, id }) => {
       const item = this.item(pk, id);
-      return [pk, id, item ? item.doc() : null, item?.lsn ?? 0, item?.seq ?? 0];
+      return item ? item.stored() : [pk, id, null, 0, 0];
     });
   }
 
   /** Applies journaled item states (on start, from the data directory), keeping the LSN and ordinal counters ahead of them. */
   load(puts: StoredPut[]): void {
-    for (const [pk, id, doc, lsn, seq] of puts) {
-      this.set(pk, id, doc ? StoredItem.of(this.links, this.canonical(pk), id, doc, lsn, seq) : undefined);
+    for (const [pk, id, json, lsn, seq, etag, ts, ttl] of puts) {
+      this.set(pk, id, json === null ? undefined : new StoredItem(this.links, this.canonical(pk), id, json, lsn, seq, etag!, ts!, ttl));
       const range = this.rangeOfKey(pk);
       this.lsns[range] = Math.max(this.lsns[range], lsn);
       this.seq = Math.max(this.seq, seq);
@@ -217,9 +226,9 @@ export class Container {
   *snapshot(chunkSize = 500): Generator<{ counters: { lsns: number[]; seq: number } } | { puts: StoredPut[] }> {
     yield { counters: { lsns: [...this.lsns], seq: this.seq } };
     let puts: StoredPut[] = [];
-    for (const { pk, items } of this.partitions.values()) {
-      for (const [id, item] of items) {
-        puts.push([pk, id, item.doc(), item.lsn, item.seq]);
+    for (const { items } of this.partitions.values()) {
+      for (const item of items.values()) {
+        puts.push(item.stored());
         if (puts.length >= chunkSize) {
           yield { puts };
           puts = [];

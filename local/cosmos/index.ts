@@ -55,8 +55,9 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
 
 /** Loads the account from the data directory and journals every change to it from now on. */
 function openData(server: CosmosServer, path: string, compactAfterBytes: number | undefined): DataDirectory {
-  const { directory, records } = DataDirectory.open(path, { compactAfterBytes });
-  server.account.load(records);
+  const loader = server.account.loader();
+  const directory = DataDirectory.open(path, loader.apply, { compactAfterBytes });
+  loader.finish();
   if (directory.wantsCompaction) directory.compact(server.account.records());
   server.account.journal = (record) => {
     directory.append(record);

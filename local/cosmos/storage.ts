@@ -21,11 +21,13 @@ const line = (record: JournalRecord) => {
   return `${crc32(json).toString(16).padStart(8, "0")}\t${json}\n`;
 };
 
-/** The records of one file, in order; stops at the first torn or corrupt line and says where the good part ends. */
-function readRecords(path: string): { records: JournalRecord[]; validBytes: number } {
-  if (!existsSync(path)) return { records: [], validBytes: 0 };
+/**
+ * Calls `apply` with each record of one file, in order, without holding them all; stops at the
+ * first torn or corrupt line and returns where the good part ends.
+ */
+function replay(path: string, apply: (record: JournalRecord) => void): number {
+  if (!existsSync(path)) return 0;
   const text = readFileSync(path);
-  const records: JournalRecord[] = [];
   let offset = 0;
   while (offset < text.length) {
     const end = text.indexOf(10, offset);
@@ -33,10 +35,10 @@ function readRecords(path: string): { records: JournalRecord[]; validBytes: numb
     const tab = text.indexOf(9, offset);
     const json = tab > offset && tab < end ? text.toString("utf8", tab + 1, end) : undefined;
     if (json === undefined || crc32(json).toString(16).padStart(8, "0") !== text.toString("utf8", offset, tab)) break;
-    records.push(JSON.parse(json) as JournalRecord);
+    apply(JSON.parse(json) as JournalRecord);
     offset = end + 1;
   }
-  return { records, validBytes: offset };
+  return offset;
 }
 
 function processAlive(pid: number): boolean {
@@ -65,10 +67,10 @@ export class DataDirectory {
   }
 
   /**
-   * Takes the directory (refusing if another live process holds it) and returns it with every
+   * Takes the directory (refusing if another live process holds it) and hands `apply` every
    * record it holds: the snapshot's, then the journal's. A torn tail is cut off here.
    */
-  static open(path: string, options: { compactAfterBytes?: number } = {}): { directory: DataDirectory; records: JournalRecord[] } {
+  static open(path: string, apply: (record: JournalRecord) => void, options: { compactAfterBytes?: number } = {}): DataDirectory {
     mkdirSync(path, { recursive: true });
     const lock = join(path, LOCK);
     if (existsSync(lock)) {
@@ -78,14 +80,13 @@ export class DataDirectory {
       }
     }
     writeFileSync(lock, String(process.pid));
-    const snapshot = readRecords(join(path, SNAPSHOT));
+    replay(join(path, SNAPSHOT), apply);
     const journalPath = join(path, JOURNAL);
-    const journal = readRecords(journalPath);
+    const validBytes = replay(journalPath, apply);
     const fd = openSync(journalPath, existsSync(journalPath) ? "r+" : "w+");
-    ftruncateSync(fd, journal.validBytes);
+    ftruncateSync(fd, validBytes);
     const snapshotBytes = existsSync(join(path, SNAPSHOT)) ? fstatSize(join(path, SNAPSHOT)) : 0;
-    const directory = new DataDirectory(path, fd, journal.validBytes, snapshotBytes, options.compactAfterBytes ?? 64 * 1024 * 1024);
-    return { directory, records: [...snapshot.records, ...journal.records] };
+    return new DataDirectory(path, fd, validBytes, snapshotBytes, options.compactAfterBytes ?? 64 * 1024 * 1024);
   }
 
   /** Appends one record; returns once the operating system has it (what survives a killed process). */
