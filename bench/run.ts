@@ -14,6 +14,7 @@ import { random } from "../scripts/random";
 import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";
+import { measureServer } from "./server";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
@@ -30,8 +31,10 @@ export interface BenchOptions {
   database: string;
   /** Progress bars on stderr. */
   progress: boolean;
-  /** Measure the local pipeline (posts made visible, rename of `renameItems` items); 0 items skips it. */
-  pipeline: { posts: number; renameItems: number };
+  /** Measure the local pipeline (posts made visible, rename of `renameItems` items in `renamePosts` posts); 0 items skips it. */
+  pipeline: { posts: number; renameItems: number; renamePosts: number };
+  /** Measure the embedded server in a process of its own, with a comment load this long; 0 skips it. */
+  serverCommentSeconds: number;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -158,6 +161,9 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
 export async function runAll(options: BenchOptions): Promise<Report> {
   const report = await runBenchmark(options);
   if (options.pipeline.renameItems > 0) report.pipeline = await measurePipeline(options.pipeline);
+  if (!options.endpoint && options.serverCommentSeconds > 0) {
+    report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
+  }
   return report;
 }
 
@@ -172,7 +178,9 @@ async function main(): Promise<void> {
       endpoint: { type: "string", default: process.env.COSMOS_ENDPOINT },
       key: { type: "string", default: process.env.COSMOS_KEY },
       database: { type: "string", default: "blogbench" },
-      "pipeline-items": { type: "string", default: "1000" },
+      "pipeline-items": { type: "string", default: "10000" },
+      "pipeline-posts": { type: "string", default: "500" },
+      "server-seconds": { type: "string", default: "10" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -189,7 +197,8 @@ async function main(): Promise<void> {
     key: values.key,
     database: values.database!,
     progress: true,
-    pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000) },
+    pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000), renamePosts: number("pipeline-posts", values["pipeline-posts"], 1, 100_000) },
+    serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

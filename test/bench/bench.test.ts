@@ -37,7 +37,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30 } });
+    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1 });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -75,8 +75,19 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(pipeline.postVisibleMs.samples).toBe(3);
     expect(pipeline.postVisibleMs.p50).toBeLessThanOrEqual(pipeline.postVisibleMs.max);
     expect(pipeline.rename.items).toBeGreaterThanOrEqual(30);
+    expect(pipeline.rename.posts).toBe(6);
     expect(pipeline.rename.ms).toBeGreaterThan(0);
     expect(table).toContain("username change reaches every item");
+    // The embedded server measured in its own process: the same dataset, a lookup, a comment load, a kill -9 restart.
+    const server = report.server!;
+    expect(server).toMatchObject({ partitions: 4, items: report.meta.items });
+    expect(server.rssAfterLoadMB).toBeGreaterThan(0);
+    expect(server.staleLookup.pages).toBeGreaterThanOrEqual(1);
+    expect(server.staleLookup.itemsRead).toBeGreaterThanOrEqual(server.staleLookup.items);
+    expect(server.commentLoad.comments).toBeGreaterThan(0);
+    expect(server.commentLoad.perSecond).toBeCloseTo(server.commentLoad.comments / server.commentLoad.seconds, 6);
+    expect(server.restart.seconds).toBeGreaterThan(0);
+    expect(table).toContain("restart after kill -9");
   }, 60_000);
 
   it("summarizes means per call", () => {

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { measureCosmos } from "../src/store/metering";
+import { createStore, useStore, type BlogStore } from "../src/store/client";
+import { createComment } from "../src/store/posts";
+import { provision } from "../src/store/provision";
+import { stalePartitionsPage } from "../src/store/usernames";
+import { readUser } from "../src/store/users";
+import { generateDataset, itemCount, loadV3 } from "./dataset";
+
+/** What the embedded server costs on its own: measured in a process of its own, so its RSS is its own. */
+export interface ServerFigures {
+  partitions: number;
+  items: number;
+  loadSeconds: number;
+  rssAfterLoadMB: number;
+  /** The propagation's stale-partition lookup (cross-partition, paged): first run (builds indexes) and again. */
+  staleLookup: { items: number; pages: number; firstMs: number; againMs: number; itemsRead: number };
+  commentLoad: { seconds: number; comments: number; perSecond: number; rssMB: number };
+  /** From kill -9 to serving again, on the same data directory. */
+  restart: { seconds: number; rssAfterMB: number };
+}
+
+// The compiled command line of the server: next to this file when it runs from dist/, under dist/ when run from the sources (tests).
+const cli = [join(__dirname, "../local/cosmos/cli.js"), join(__dirname, "../dist/local/cosmos/cli.js")].find((path) => existsSync(path))!;
+
+function rssOf(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
+}
+
+function serve(dataDir: string, partitions: number): Promise<{ child: ChildProcess; endpoint: string; key: string }> {
+  const child = spawn(process.execPath, [cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const endpoint = /COSMOS_ENDPOINT=(\S+)/.exec(output)?.[1];
+      const key = /COSMOS_KEY=(\S+)/.exec(output)?.[1];
+      if (endpoint && key) resolve({ child, endpoint, key });
+    });
+    child.once("exit", (code) => reject(new Error(`the embedded server exited with ${code}: ${output}`)));
+  });
+}
+
+const killed = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.removeAllListeners("exit");
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+
+function storeFor(endpoint: string, key: string): BlogStore {
+  return useStore(createStore({ cosmos: { endpoint, key, databaseName: "blog" }, auth: {}, softDeleteTtlSeconds: 86_400 }));
+}
+
+/** The V3 dataset loaded into a separate embedded server; its memory, index use, restart time and a comment load. */
+export async function measureServer(options: { users: number; seed: number; partitions: number; commentSeconds: number }): Promise<ServerFigures> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-server-"));
+  let server = await serve(dataDir, options.partitions);
+  let store = storeFor(server.endpoint, server.key);
+  try {
+    await provision(store.client, "blog");
+    const dataset = generateDataset(options.users, options.seed);
+    const loadStarted = performance.now();
+    await loadV3(store, dataset, () => {});
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    const rssAfterLoadMB = rssOf(server.child);
+
+    // The lookup the username propagation pages through, for the user with the most items.
+    const counts = new Map<string, number>();
+    for (const post of dataset.posts) for (const item of [post, ...post.comments, ...post.likes]) counts.set(item.userId, (counts.get(item.userId) ?? 0) + 1);
+    const [userId, items] = [...counts].sort((a, b) => b[1] - a[1])[0];
+    const lookup = async () => {
+      const started = performance.now();
+      let pages = 0;
+      let continuation: string | null = null;
+      const { usage } = await measureCosmos(async () => {
+        do {
+          const page = await stalePartitionsPage(userId, "renamed", 50, continuation);
+          continuation = page.continuation;
+          pages++;
+        } while (continuation);
+      }, { queryMetrics: true });
+      return { ms: performance.now() - started, pages, itemsRead: usage.requests.reduce((n, r) => n + (r.retrievedDocumentCount ?? 0), 0) };
+    };
+    const first = await lookup();
+    const again = await lookup();
+
+    // A sustained comment load: as many createComment calls as the server takes, 32 at a time.
+    const commenter = (await readUser(dataset.users[0].userId))!;
+    const deadline = performance.now() + options.commentSeconds * 1000;
+    let comments = 0;
+    let peakRss = rssAfterLoadMB;
+    const loadStarted2 = performance.now();
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (performance.now() < deadline) {
+          const post = dataset.posts[(comments * 7919) % dataset.posts.length];
+          await createComment(post.postId, commenter, randomUUID(), "a comment under load");
+          comments++;
+          if (comments % 500 === 0) peakRss = Math.max(peakRss, rssOf(server.child));
+        }
+      }),
+    );
+    const commentSeconds = (performance.now() - loadStarted2) / 1000;
+    peakRss = Math.max(peakRss, rssOf(server.child));
+
+    store.dispose();
+    await killed(server.child);
+    const restartStarted = performance.now();
+    server = await serve(dataDir, options.partitions);
+    const restartSeconds = (performance.now() - restartStarted) / 1000;
+    store = storeFor(server.endpoint, server.key);
+    await store.posts.read(); // answers: the data is back
+
+    return {
+      partitions: options.partitions,
+      items: itemCount(dataset),
+      loadSeconds,
+      rssAfterLoadMB,
+      staleLookup: { items, pages: first.pages, firstMs: first.ms, againMs: again.ms, itemsRead: again.itemsRead },
+      commentLoad: { seconds: commentSeconds, comments, perSecond: comments / commentSeconds, rssMB: peakRss },
+      restart: { seconds: restartSeconds, rssAfterMB: rssOf(server.child) },
+    };
+  } finally {
+    store.dispose();
+    await killed(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
