@@ -10,7 +10,40 @@ targetScope = 'subscription'
 param environmentName string
 
 @minLength(1)
-@description('Azure region for every resource (one that offers Flex Consumption).')
+@description('Azure region for every resource: one that offers the Flex Consumption plan.')
+@allowed([
+  'australiaeast'
+  'australiasoutheast'
+  'brazilsouth'
+  'canadacentral'
+  'centralindia'
+  'centralus'
+  'eastasia'
+  'eastus'
+  'eastus2'
+  'francecentral'
+  'germanywestcentral'
+  'italynorth'
+  'japaneast'
+  'koreacentral'
+  'northcentralus'
+  'northeurope'
+  'norwayeast'
+  'southafricanorth'
+  'southcentralus'
+  'southeastasia'
+  'southindia'
+  'spaincentral'
+  'swedencentral'
+  'uaenorth'
+  'uksouth'
+  'ukwest'
+  'westcentralus'
+  'westeurope'
+  'westus'
+  'westus2'
+  'westus3'
+])
 @metadata({ azd: { type: 'location' } })
 param location string
 
@@ -103,7 +136,7 @@ module api 'app/api.bicep' = {
     name: functionAppName
     planName: '${abbrs.webServerFarms}${resourceToken}'
     location: location
-    tags: union(tags, { 'azd-service-name': 'api' })
+    tags: tags
     identityId: identity.outputs.id
     identityClientId: identity.outputs.clientId
     storageAccountName: storage.outputs.name

@@ -1,4 +1,4 @@
-// The Function App on Flex Consumption (Node.js 20), running as the user-assigned identity.
+// The Function App on Flex Consumption (Node.js 22), running as the user-assigned identity.
 // Every connection is identity-based: no keys or connection strings in its settings.
 param name string
 param planName string
@@ -44,7 +44,8 @@ var hostSettings = {
 resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
   name: name
   location: location
-  tags: tags
+  // azd finds the service to deploy by this tag: on the site only (azd before 1.23.4 refuses two matches).
+  tags: union(tags, { 'azd-service-name': 'api' })
   kind: 'functionapp,linux'
   identity: {
     type: 'UserAssigned'
@@ -66,13 +67,24 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
         }
       }
       scaleAndConcurrency: { maximumInstanceCount: 100, instanceMemoryMB: 2048 }
-      runtime: { name: 'node', version: '20' }
+      runtime: { name: 'node', version: '22' }
     }
   }
 
   resource settings 'config' = {
     name: 'appsettings'
     properties: union(hostSettings, appSettings)
+  }
+
+  // No publishing with basic credentials: deployments authenticate with Entra ID.
+  resource ftpCredentials 'basicPublishingCredentialsPolicies' = {
+    name: 'ftp'
+    properties: { allow: false }
+  }
+
+  resource scmCredentials 'basicPublishingCredentialsPolicies' = {
+    name: 'scm'
+    properties: { allow: false }
   }
 }
 

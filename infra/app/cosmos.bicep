@@ -96,10 +96,12 @@ resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments
   }
 }
 
-// Built-in Cosmos DB Data Contributor for the deploying user, if one was given.
+// Built-in Cosmos DB Data Contributor for the deploying user, if one was given. After the app's
+// assignment: the resource provider rejects concurrent role assignment writes on one account (412).
 resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = if (!empty(userPrincipalId)) {
   parent: account
   name: guid(account.id, userPrincipalId, '00000000-0000-0000-0000-000000000002')
+  dependsOn: [appDataAccess]
   properties: {
     roleDefinitionId: '${account.id}/sqlRoleDefinitions/00000000-0000-0000-0000-000000000002'
     principalId: userPrincipalId

@@ -105,7 +105,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       expect(api, setting).toContain(setting);
     }
     expect(api).toMatch(/tier:\s*'FlexConsumption'/);
-    expect(api).toMatch(/runtime:\s*\{\s*name:\s*'node',\s*version:\s*'(20|22)'\s*\}/);
+    expect(api).toMatch(/runtime:\s*\{\s*name:\s*'node',\s*version:\s*'22'\s*\}/);
     expect(api).toMatch(/type:\s*'UserAssigned'/);
     expect(source(join(root, "functions/changeFeeds.ts"))).toContain('connection: "COSMOS"');
     expect(source(join(root, "functions/changeFeeds.ts"))).toContain('"%COSMOS_DATABASE%"');
@@ -137,7 +137,32 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     for (const name of Object.keys(parameters)) expect(main).toMatch(new RegExp(`^param ${name}\\b`, "m"));
     const azure = source(join(root, "azure.yaml"));
     expect(azure).toMatch(/host:\s*function/);
-    expect(main).toContain("'azd-service-name': 'api'");
+    expect(main).not.toContain("azd-service-name");
     expect(main).toMatch(/targetScope = 'subscription'/);
+  });
+
+  it("avoid the deployment traps of azd and the resource providers", () => {
+    const main = source(join(infra, "main.bicep"));
+    const api = source(join(infra, "app/api.bicep"));
+    const cosmos = source(join(infra, "app/cosmos.bicep"));
+    // azd finds the service by its tag: exactly one resource (the site) carries it.
+    expect(api.match(/azd-service-name/g)).toHaveLength(1);
+    expect(api).toMatch(/resource functionApp 'Microsoft\.Web\/sites@[\d-]+' = \{[^}]*tags: union\(tags, \{ 'azd-service-name': 'api' \}\)/);
+    expect(api).toMatch(/resource plan 'Microsoft\.Web\/serverfarms@[\d-]+' = \{[^}]*tags: tags\n/);
+    // The second Cosmos DB role assignment waits for the first (concurrent writes get 412).
+    expect(cosmos).toMatch(/resource userDataAccess[\s\S]*?dependsOn: \[appDataAccess\]/);
+    // Basic publishing credentials are off for both FTP and SCM.
+    for (const name of ["ftp", "scm"]) expect(api).toMatch(new RegExp(`'basicPublishingCredentialsPolicies' = \\{\\s*name: '${name}'\\s*properties: \\{ allow: false \\}`));
+    // Only regions that offer Flex Consumption can be chosen.
+    const allowed = /@allowed\(\[([^\]]*)\]\)\s*@metadata\(\{ azd: \{ type: 'location' \} \}\)\s*param location string/.exec(main);
+    expect(allowed).not.toBeNull();
+    const regions = allowed![1].split("\n").map((r) => r.trim().replace(/'/g, "")).filter(Boolean);
+    expect(regions.length).toBeGreaterThan(20);
+    expect(regions).toEqual(expect.arrayContaining(["eastus", "westeurope", "swedencentral", "japaneast"]));
+    // azd substitutes every parameter from the environment, numbers and the principal's type included.
+    const parameters = JSON.parse(source(join(infra, "main.parameters.json"))).parameters as Record<string, { value: string }>;
+    expect(parameters.principalType.value).toBe("${AZURE_PRINCIPAL_TYPE=User}");
+    expect(parameters.cosmosAutoscaleMaxThroughput.value).toMatch(/^\$\{COSMOS_AUTOSCALE_MAX_THROUGHPUT=\d+\}$/);
+    expect(parameters.softDeleteTtlSeconds.value).toMatch(/^\$\{SOFT_DELETE_TTL_SECONDS=\d+\}$/);
   });
 });
