@@ -67,6 +67,9 @@ param authIssuer string
 @description('Audience (application ID URI or client id) the tokens must be issued for.')
 param authAudience string
 
+@description('Origins a browser front end may call the API from, comma-separated (e.g. https://blog.example.com), or empty for none.')
+param corsAllowedOrigins string = ''
+
 @minValue(60)
 @description('Seconds a soft-deleted post, its comments and likes stay before Cosmos DB expires them.')
 param softDeleteTtlSeconds int = 86400
@@ -142,6 +145,7 @@ module api 'app/api.bicep' = {
     storageAccountName: storage.outputs.name
     deploymentContainerName: storage.outputs.deploymentContainerName
     applicationInsightsName: monitoring.outputs.applicationInsightsName
+    corsAllowedOrigins: empty(corsAllowedOrigins) ? [] : map(split(corsAllowedOrigins, ','), origin => trim(origin))
     appSettings: {
       COSMOS__accountEndpoint: cosmos.outputs.endpoint
       COSMOS__credential: 'managedidentity'

@@ -54,6 +54,9 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
       method,
       headers: { authorization: `Bearer ${tokens.get(as)}`, "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
+    }).catch((error: unknown) => {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(`cannot reach the API at ${options.baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}): is npm start running there? Pass --url otherwise.`);
     });
     options.progress?.tick();
     if (!response.ok && !accept.includes(response.status)) throw new Error(`${method} ${path} -> ${response.status} ${await response.text()}`);

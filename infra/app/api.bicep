@@ -11,6 +11,8 @@ param deploymentContainerName string
 param applicationInsightsName string
 @description('App settings of the blog backend (Cosmos DB endpoint, auth, ...).')
 param appSettings object
+@description('Origins browsers may call the API from (the platform answers CORS preflights).')
+param corsAllowedOrigins array = []
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -57,6 +59,7 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
     siteConfig: {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'
+      cors: { allowedOrigins: corsAllowedOrigins, supportCredentials: false }
     }
     functionAppConfig: {
       deployment: {

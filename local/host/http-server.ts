@@ -25,6 +25,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
   const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>));
+  // CORS headers set earlier on `res` stay: writeHead merges them with these.
   let body: string | Buffer | undefined;
   if (response.jsonBody !== undefined) {
     body = JSON.stringify(response.jsonBody);
@@ -36,14 +37,46 @@ function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
   res.end(body);
 }
 
+/** What a browser on another origin may send and read, as the platform's CORS answers for a function app. */
+const CORS_HEADERS = {
+  methods: "GET, POST, PUT, DELETE, OPTIONS",
+  requestHeaders: "authorization, content-type, if-match, if-none-match, idempotency-key",
+  exposedHeaders: "etag, location, server-timing, idempotent-replayed, retry-after",
+};
+
+/**
+ * CORS as App Service answers it in front of a function app (`siteConfig.cors`): preflights of
+ * an allowed origin get 204 with what may be sent; responses to it name the origin and expose
+ * the headers a client reads. Other origins get no CORS headers (the browser then refuses).
+ */
+function applyCors(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): { preflight: boolean } {
+  const origin = req.headers.origin;
+  if (!origin || !(allowed.includes("*") || allowed.includes(origin))) return { preflight: false };
+  res.setHeader("access-control-allow-origin", allowed.includes("*") ? "*" : origin);
+  res.setHeader("vary", "Origin");
+  if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
+    res.setHeader("access-control-allow-methods", CORS_HEADERS.methods);
+    res.setHeader("access-control-allow-headers", CORS_HEADERS.requestHeaders);
+    res.setHeader("access-control-max-age", "600");
+    return { preflight: true };
+  }
+  res.setHeader("access-control-expose-headers", CORS_HEADERS.exposedHeaders);
+  return { preflight: false };
+}
+
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
-export function createHttpServer(routes: readonly Route[], log: (line: string) => void): Server {
+export function createHttpServer(routes: readonly Route[], log: (line: string) => void, corsAllowedOrigins: readonly string[] = []): Server {
   const router = new Router(routes);
   return createServer((req, res) => {
     const started = performance.now();
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
     res.on("finish", () => log(`${req.method} ${url.pathname}${url.search} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
     void (async () => {
+      if (applyCors(req, res, corsAllowedOrigins).preflight) {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
       const match = router.match(req.method ?? "GET", url.pathname);
       if (!("route" in match)) {
         if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });

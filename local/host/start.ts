@@ -3,6 +3,9 @@ import { loadSettings } from "../../src/config";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
+/** CORS_ALLOWED_ORIGINS as the app setting has it: comma-separated origins, or `*`. */
+const corsOrigins = (value: string | undefined) => (value ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
+
 /** `npm start`: the whole system on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 7071);
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
       auth: { ...settings?.auth, devSecret },
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
       dataDir,
+      corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
         if (!quiet) console.log(`  ${line}`);
       },
@@ -56,7 +60,7 @@ Blog API ready on ${system.url}
     TOKEN=$(npm run --silent token -- alice)
     curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'
     curl -s ${system.url}/users/alice
-  Sample data: npm run seed -- --users 20
+  Sample data: npm run seed -- --users 20${system.url === "http://localhost:7071/api" ? "" : ` --url ${system.url}`}
   Rebuild Q3/Q6 copies: COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`} npm run rebuild-views
 Press Ctrl-C to stop.
 `);

@@ -29,6 +29,8 @@ export interface LocalSystemOptions {
   pollMs?: number;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
   policy?: Partial<PipelinePolicy>;
+  /** Origins a browser may call the API from (`*` for any), as CORS_ALLOWED_ORIGINS / siteConfig.cors in Azure. */
+  corsAllowedOrigins?: string[];
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   log?: (line: string) => void;
@@ -82,7 +84,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   );
   pumps.forEach((pump) => pump.start());
 
-  const server: Server = createHttpServer(routes, log);
+  const server: Server = createHttpServer(routes, log, options.corsAllowedOrigins);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);

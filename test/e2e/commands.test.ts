@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { jwtVerify, SignJWT } from "jose";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
@@ -57,6 +57,8 @@ describe("the commands", () => {
     const url = match[1];
     expect(output()).toContain("npm run token -- alice");
     expect(output()).toContain("curl -s -X POST");
+    // On another port than 7071, the seed command printed is the one that works there.
+    expect(output()).toContain(`npm run seed -- --users 20 --url ${url}`);
     const feed = await fetch(`${url}/feed`);
     expect(feed.status).toBe(200);
     expect(await feed.json()).toEqual({ items: [] });
@@ -82,6 +84,19 @@ describe("the commands", () => {
     second.child.kill("SIGINT");
     expect(await exited(second.child)).toBe(0);
   }, 40_000);
+
+  it("npm run seed names the URL it cannot reach", () => {
+    const result = spawnSync(process.execPath, [join(dist, "scripts/seed.js"), "--users", "1", "--url", "http://127.0.0.1:1/api"], { encoding: "utf8" });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("cannot reach the API at http://127.0.0.1:1/api");
+  });
+
+  it("npm scripts build incrementally (tsc -b), so a command after the first build starts at once", () => {
+    const scripts = (JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    for (const [name, script] of Object.entries(scripts)) {
+      if (script.includes("dist/")) expect(script, name).toMatch(/^tsc -b && /);
+    }
+  });
 
   it("npm run token prints a dev token for the user that npm start accepts", async () => {
     const result = spawnSync(process.execPath, [join(dist, "scripts/token.js"), "alice"], { encoding: "utf8", env: { ...process.env, AUTH_DEV_SECRET: "" } });

@@ -65,6 +65,29 @@ describe("the whole system over HTTP", () => {
     });
   });
 
+  it("answers CORS preflights and exposes headers for configured origins only", async () => {
+    const cors = await localSystem({ corsAllowedOrigins: ["https://blog.example"] });
+    try {
+      const preflight = await fetch(`${cors.system.url}/posts`, {
+        method: "OPTIONS",
+        headers: { origin: "https://blog.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("access-control-allow-origin")).toBe("https://blog.example");
+      expect(preflight.headers.get("access-control-allow-methods")).toContain("POST");
+      expect(preflight.headers.get("access-control-allow-headers")).toContain("authorization");
+      const read = await fetch(`${cors.system.url}/feed`, { headers: { origin: "https://blog.example" } });
+      expect(read.headers.get("access-control-allow-origin")).toBe("https://blog.example");
+      expect(read.headers.get("access-control-expose-headers")).toContain("etag");
+      const other = await fetch(`${cors.system.url}/feed`, { headers: { origin: "https://evil.example" } });
+      expect(other.status).toBe(200);
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+      expect((await fetch(`${cors.system.url}/posts`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } })).status).toBe(405);
+    } finally {
+      await cors.stop();
+    }
+  });
+
   it("answers unknown routes and wrong methods with problem+json, never 5xx", async () => {
     const missing = await app.call("GET", "/nothing");
     expect(missing.status).toBe(404);

@@ -165,4 +165,13 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     expect(parameters.cosmosAutoscaleMaxThroughput.value).toMatch(/^\$\{COSMOS_AUTOSCALE_MAX_THROUGHPUT=\d+\}$/);
     expect(parameters.softDeleteTtlSeconds.value).toMatch(/^\$\{SOFT_DELETE_TTL_SECONDS=\d+\}$/);
   });
+
+  it("let the platform answer CORS for the origins configured (CORS_ALLOWED_ORIGINS, as the local host does)", () => {
+    const main = source(join(infra, "main.bicep"));
+    const api = source(join(infra, "app/api.bicep"));
+    expect(api).toMatch(/siteConfig: \{[^}]*cors: \{ allowedOrigins: corsAllowedOrigins, supportCredentials: false \}/);
+    expect(main).toMatch(/corsAllowedOrigins: empty\(corsAllowedOrigins\) \? \[\] : map\(split\(corsAllowedOrigins, ','\)/);
+    const parameters = JSON.parse(source(join(infra, "main.parameters.json"))).parameters as Record<string, { value: string }>;
+    expect(parameters.corsAllowedOrigins.value).toBe("${CORS_ALLOWED_ORIGINS=}");
+  });
 });
