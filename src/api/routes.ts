@@ -14,7 +14,7 @@ export interface Route {
   handler: HttpHandler;
 }
 
-/** THE route table (SPEC section 4): functions/ registers it with Azure Functions, local/host serves it. */
+/** THE route table (README, HTTP API): functions/ registers it with Azure Functions, local/host serves it. */
 export const routes: readonly Route[] = [
   { name: "createUser", method: "POST", route: "users", handler: createUserProfile },
   { name: "updateUser", method: "PUT", route: "users/{userId}", handler: updateUserProfile },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 
-/** Item shapes of the V3 model, as stored (see SPEC section 2). */
+/** Item shapes of the V3 model, as stored (README, The model). */
 
 export interface UserItem {
   id: string;

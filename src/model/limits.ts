@@ -1,4 +1,4 @@
-/** Limits of SPEC section 4; lengths count UTF-16 code units, as JavaScript strings do. */
+/** The API's limits (README, HTTP API); lengths count UTF-16 code units, as JavaScript strings do. */
 export const LIMITS = {
   usernamePattern: /^[A-Za-z0-9_.-]{3,32}$/,
   /**
