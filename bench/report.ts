@@ -1,5 +1,6 @@
 import type { Summary } from "./measure";
 import type { PipelineFigures } from "./pipeline";
+import type { ColdStartFigures } from "./cold-start";
 import type { ServerFigures } from "./server";
 
 export interface Row {
@@ -37,6 +38,8 @@ export interface Report {
   pipeline?: PipelineFigures;
   /** The embedded server in a process of its own (absent when skipped or when benchmarking a remote account). */
   server?: ServerFigures;
+  /** Loading the function app in a fresh process, bundled and not (absent when skipped). */
+  coldStart?: ColdStartFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -89,6 +92,12 @@ export function formatTable(report: Report): string {
     lines.push(`| stale-partition lookup (${e.staleLookup.items} items, ${e.staleLookup.pages} pages) | ${f(e.staleLookup.firstMs, 0)} ms first (indexes built), ${f(e.staleLookup.againMs, 0)} ms after; ${e.staleLookup.itemsRead} items read | under 1 s |`);
     lines.push(`| sustained comment load (${f(e.commentLoad.seconds, 0)} s, 32 in flight) | ${f(e.commentLoad.perSecond, 0)} comments/s, peak ${e.commentLoad.rssMB} MB RSS | RSS under 500 MB |`);
     lines.push(`| restart after kill -9 | ${f(e.restart.seconds, 2)} s, then ${e.restart.rssAfterMB} MB RSS | under 5 s |`);
+  }
+  const c = report.coldStart;
+  if (c) {
+    lines.push("", `| cold start: loading every registration in a fresh process (${c.samples} processes each) | p50 / p95 | target |`, "|---|---|---|");
+    lines.push(`| deployment bundle, dist/app/index.js (${f(c.bundled.bytes / 2 ** 20, 1)} MiB) | ${f(c.bundled.p50, 0)} / ${f(c.bundled.p95, 0)} ms | well under the unbundled figure |`);
+    lines.push(`| tsc output + node_modules (unbundled) | ${f(c.unbundled.p50, 0)} / ${f(c.unbundled.p95, 0)} ms | about 300 ms before the bundle |`);
   }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }

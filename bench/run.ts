@@ -7,6 +7,7 @@ import { createHttpServer } from "../local/host/http-server";
 import { routes } from "../src/api/routes";
 import { readFeed } from "../src/store/feed";
 import { createStore, useStore } from "../src/store/client";
+import { projectRoot } from "../src/store/definitions";
 import { readPost } from "../src/store/posts";
 import { provision } from "../src/store/provision";
 import { ProgressBar } from "../scripts/progress";
@@ -14,6 +15,7 @@ import { random } from "../scripts/random";
 import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";
+import { measureColdStart } from "./cold-start";
 import { measureServer } from "./server";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
@@ -35,6 +37,8 @@ export interface BenchOptions {
   pipeline: { posts: number; renameItems: number; renamePosts: number };
   /** Measure the embedded server in a process of its own, with a comment load this long; 0 skips it. */
   serverCommentSeconds: number;
+  /** Fresh processes per variant for the cold-start figure; 0 skips it. */
+  coldStartSamples: number;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -164,6 +168,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.serverCommentSeconds > 0) {
     report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
   }
+  if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   return report;
 }
 
@@ -181,6 +186,7 @@ async function main(): Promise<void> {
       "pipeline-items": { type: "string", default: "10000" },
       "pipeline-posts": { type: "string", default: "500" },
       "server-seconds": { type: "string", default: "10" },
+      "cold-start-samples": { type: "string", default: "15" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -199,6 +205,7 @@ async function main(): Promise<void> {
     progress: true,
     pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000), renamePosts: number("pipeline-posts", values["pipeline-posts"], 1, 100_000) },
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
+    coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

@@ -33,7 +33,7 @@ export const SPROCS = {
 export const TRIGGERS = { truncateFeed: "truncateFeed" } as const;
 
 /** The repository root (where sprocs/ lives), found from this file in src/ or dist/src/. */
-function projectRoot(): string {
+export function projectRoot(): string {
   let dir = __dirname;
   while (!existsSync(join(dir, "sprocs")) || !existsSync(join(dir, "package.json"))) {
     const parent = dirname(dir);

@@ -37,7 +37,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1 });
+    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2 });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -88,7 +88,15 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(server.commentLoad.perSecond).toBeCloseTo(server.commentLoad.comments / server.commentLoad.seconds, 6);
     expect(server.restart.seconds).toBeGreaterThan(0);
     expect(table).toContain("restart after kill -9");
-  }, 60_000);
+    // Cold start: fresh processes load the bundle and the tsc output.
+    const cold = report.coldStart!;
+    expect(cold.samples).toBe(2);
+    expect(cold.bundled.p50).toBeGreaterThan(0);
+    expect(cold.bundled.p50).toBeLessThanOrEqual(cold.bundled.p95);
+    expect(cold.unbundled.p50).toBeGreaterThan(0);
+    expect(cold.bundled.bytes).toBeGreaterThan(100_000);
+    expect(table).toContain("cold start");
+  }, 90_000);
 
   it("summarizes means per call", () => {
     const s = summarize([

@@ -1,0 +1,5 @@
+// The app as the Functions host loads it (package.json "main" of the deployment package): every
+// registration, so one bundle holds one copy of @azure/functions and durable-functions.
+import "./http";
+import "./changeFeeds";
+import "./orchestrations";
