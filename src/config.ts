@@ -8,6 +8,11 @@ export interface Settings {
     /** Account key for the emulator or the embedded server; absent in Azure (Entra ID is used). */
     key?: string;
     databaseName: string;
+    /**
+     * How long the SDK keeps retrying a throttled (429) request before giving up. An HTTP caller
+     * then gets 429 with Retry-After instead of waiting the SDK's default 30 s (default 10).
+     */
+    maxRetryWaitSeconds?: number;
   };
   auth: {
     devSecret?: string;
@@ -33,6 +38,7 @@ const schema = z.object({
   AUTH_AUDIENCE: optional,
   AUTH_JWKS_URI: optional,
   SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+  COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
 });
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -46,7 +52,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
   }
   return {
-    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName },
+    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS },
     auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
   };

@@ -11,6 +11,7 @@ async function main(): Promise<void> {
       "script-timeout-ms": { type: "string" },
       "data-dir": { type: "string" },
       partitions: { type: "string", default: "4" },
+      "operations-per-second": { type: "string" },
     },
   });
   const port = Number(values.port);
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     scriptTimeoutMs: values["script-timeout-ms"] ? Number(values["script-timeout-ms"]) : undefined,
     dataDir: values["data-dir"],
     partitions: Number(values.partitions),
+    operationsPerSecond: values["operations-per-second"] ? Number(values["operations-per-second"]) : undefined,
   });
   console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
   console.log(`  COSMOS_ENDPOINT=${cosmos.endpoint}`);

@@ -2,6 +2,8 @@
 export class CosmosError extends Error {
   /** Extra details the gateway attaches (the query plan, for a query only the SDK's pipeline can run). */
   additionalErrorInfo?: string;
+  /** Response headers the error carries (a throttled request's `x-ms-retry-after-ms`). */
+  headers?: Record<string, string>;
 
   constructor(
     readonly status: number,

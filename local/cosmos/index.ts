@@ -1,5 +1,6 @@
 import { CosmosServer } from "./server";
 import { DataDirectory } from "./storage";
+import { ThroughputBudget } from "./throughput";
 
 export interface CosmosOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
@@ -13,6 +14,11 @@ export interface CosmosOptions {
   dataDir?: string;
   /** Physical partitions (key ranges) of every new container, as a scaled account has them (default 4). */
   partitions?: number;
+  /**
+   * Item operations each physical partition serves per second before answering 429, as a
+   * partition out of request units does (unlimited by default).
+   */
+  operationsPerSecond?: number;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -34,7 +40,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   const host = options.host ?? "127.0.0.1";
   const partitions = options.partitions ?? 4;
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) throw new Error(`partitions must be an integer from 1 to 64, got ${partitions}`);
-  const server = new CosmosServer({ operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 }, partitions);
+  const server = new CosmosServer({ operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 }, partitions, options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond));
   const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
   let port: number;
   try {

@@ -6,6 +6,7 @@ import { needsPipeline, pipelineRequired, planOf } from "./query-plan";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
 import { ItemWriter } from "./items";
+import type { ThroughputBudget } from "./throughput";
 import { isObject, type Json, type JsonObject } from "./resources";
 import type { ScriptLimits } from "./sandbox";
 
@@ -37,6 +38,8 @@ export class CosmosServer {
   constructor(
     private readonly limits: ScriptLimits,
     partitions = 1,
+    /** Item operations per second per physical partition; unlimited when absent. */
+    private readonly budget?: ThroughputBudget,
   ) {
     this.account = new Account(partitions);
     this.writer = new ItemWriter(this.account, limits);
@@ -73,7 +76,9 @@ export class CosmosServer {
     } catch (error) {
       const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
       if (cosmosError.status === 500) console.error("[cosmos] internal error", error);
-      reply = { status: cosmosError.status, body: cosmosError.toBody() };
+      const headers: Record<string, string> = { ...cosmosError.headers };
+      if (cosmosError.subStatus !== undefined) headers["x-ms-substatus"] = String(cosmosError.subStatus);
+      reply = { status: cosmosError.status, body: cosmosError.toBody(), headers };
     }
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -118,11 +123,20 @@ export class CosmosServer {
     if (n <= 2) return this.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
     if (n <= 4) return this.containers(call, dbId, collId);
+    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST"))) this.spendBudget(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documentFeed(call, dbId, collId) : this.document(call, dbId, collId, resourceId);
     if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST") return this.deletePartitionKey(call, dbId, collId);
     if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
     throw notFound("Unknown resource path.");
+  }
+
+  /** Charges the physical partition the request lands on (a cross-partition request: the first). */
+  private spendBudget(call: Call, dbId: string, collId: string): void {
+    const { data } = this.account.container(dbId, collId);
+    const scope = this.scopeOf(call, data);
+    const range = "pk" in scope ? data.rangeOfKey(scope.pk) : "range" in scope ? scope.range : 0;
+    this.budget!.spend(`${dbId}/${collId}/${range}`);
   }
 
   private accountResource(call: Call): JsonObject {

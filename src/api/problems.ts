@@ -24,6 +24,16 @@ export function problemResponse(error: unknown, log: (message: string, error: un
       jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}) },
     };
   }
+  if (isThrottled(error)) {
+    // Cosmos DB is out of request units for this partition even after the SDK's retries: the
+    // client may try again, after the wait Cosmos DB asked for (at least a second).
+    const retryAfter = Math.max(1, Math.ceil((error.retryAfterInMs ?? 1000) / 1000));
+    return {
+      status: 429,
+      headers: { "content-type": "application/problem+json", "retry-after": String(retryAfter) },
+      jsonBody: { type: "https://httpstatuses.io/429", title: "Too Many Requests", status: 429, detail: `Too many requests for this resource right now; retry after ${retryAfter} s.` },
+    };
+  }
   // Anything else is our fault, never the client's: log it, reveal nothing.
   log("unhandled error", error);
   return {
@@ -31,4 +41,9 @@ export function problemResponse(error: unknown, log: (message: string, error: un
     headers: { "content-type": "application/problem+json" },
     jsonBody: { type: "https://httpstatuses.io/500", title: "Internal Server Error", status: 500, detail: "The request could not be completed." },
   };
+}
+
+/** A Cosmos DB ErrorResponse for a throttled request (429) that the SDK stopped retrying. */
+function isThrottled(error: unknown): error is { code: 429; retryAfterInMs?: number } {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 429;
 }

@@ -37,7 +37,10 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
     endpoint: settings.endpoint,
     ...(settings.key ? { key: settings.key } : { aadCredentials: entraIdCredential() }),
     // A plain-HTTP endpoint is a local server: there are no regions to discover.
-    connectionPolicy: { enableEndpointDiscovery: !local },
+    connectionPolicy: {
+      enableEndpointDiscovery: !local,
+      retryOptions: { maxRetryAttemptCount: 9, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? 10 },
+    },
     httpClient: meteredHttpClient(),
     userAgentSuffix: "blog-cosmos-functions",
   });

@@ -4,7 +4,9 @@ import { loadSettings } from "../../src/config";
 describe("settings", () => {
   it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
     const settings = loadSettings({ COSMOS__accountEndpoint: "https://acct.documents.azure.com:443/", AUTH_ISSUER: "https://issuer", AUTH_AUDIENCE: "api://x" });
-    expect(settings.cosmos).toEqual({ endpoint: "https://acct.documents.azure.com:443/", key: undefined, databaseName: "blog" });
+    expect(settings.cosmos).toEqual({ endpoint: "https://acct.documents.azure.com:443/", key: undefined, databaseName: "blog", maxRetryWaitSeconds: 10 });
+    expect(loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "2" }).cosmos.maxRetryWaitSeconds).toBe(2);
+    expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "-1" })).toThrow(/COSMOS_MAX_RETRY_WAIT_SECONDS/);
     expect(settings.auth).toMatchObject({ issuer: "https://issuer", audience: "api://x", devSecret: undefined });
     expect(settings.softDeleteTtlSeconds).toBe(86_400);
   });
