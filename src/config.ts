@@ -22,6 +22,11 @@ export interface Settings {
   };
   /** How long a soft-deleted post and its comments and likes linger before Cosmos DB expires them. */
   softDeleteTtlSeconds: number;
+  /**
+   * A post's feed copy follows a change that only moved its like or comment counts at most this
+   * often (default 5): the feed's single partition must not take a write per like.
+   */
+  feedRefreshSeconds?: number;
 }
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
@@ -38,6 +43,7 @@ const schema = z.object({
   AUTH_AUDIENCE: optional,
   AUTH_JWKS_URI: optional,
   SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+  FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
   COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
 });
 
@@ -55,6 +61,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS },
     auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
+    feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
   };
 }
 

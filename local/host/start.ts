@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       databaseName: settings?.cosmos.databaseName,
       auth: { ...settings?.auth, devSecret },
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
+      feedRefreshSeconds: feedRefreshSeconds(process.env.FEED_REFRESH_SECONDS),
       dataDir,
       corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
@@ -86,3 +87,11 @@ main().catch((error: unknown) => {
   console.error(`npm start failed: ${(error as Error).message}`);
   process.exit(1);
 });
+
+/** FEED_REFRESH_SECONDS as the app reads it in Azure: a whole number of seconds, 0 to 3600. */
+function feedRefreshSeconds(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new Error(`FEED_REFRESH_SECONDS must be a whole number from 0 to 3600, got '${value}'`);
+  return seconds;
+}

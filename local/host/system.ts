@@ -25,6 +25,8 @@ export interface LocalSystemOptions {
   databaseName?: string;
   auth?: Settings["auth"];
   softDeleteTtlSeconds?: number;
+  /** How often a counter-only change may rewrite a post's feed copy (FEED_REFRESH_SECONDS, default 5). */
+  feedRefreshSeconds?: number;
   /** How often an idle change feed is polled. */
   pollMs?: number;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
@@ -61,6 +63,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
     softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
+    feedRefreshSeconds: options.feedRefreshSeconds,
   };
   const store = useStore(createStore(settings));
   if (cosmos.key) await provision(store.client, settings.cosmos.databaseName, log);

@@ -1,4 +1,5 @@
 import type { OrchestrationHandler } from "durable-functions";
+import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
 import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
 import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
 
@@ -6,6 +7,7 @@ import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVI
 export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
   [PROPAGATION]: propagateUsername,
   [CLAIMS_SWEEP]: releaseOrphanedUsernames,
+  [FEED_REFRESH]: refreshFeedCopy,
 };
 
 /** THE activities they call (df.app.activity), each taking its input as JSON delivers it. */
@@ -13,6 +15,7 @@ export const activities: Readonly<Record<string, (input: never) => Promise<unkno
   [PROPAGATION_ACTIVITIES.findStalePartitions]: findStalePartitions,
   [PROPAGATION_ACTIVITIES.renameInPartition]: renameInPartition,
   [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: releaseOrphanedClaimsActivity,
+  [FEED_REFRESH_ACTIVITIES.copyPostToFeed]: copyPostToFeed,
 };
 
 /** The part of the durable client the starters use (df.getClient(context) in Azure, the local host's own). */

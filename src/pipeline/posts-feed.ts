@@ -6,6 +6,10 @@ import { readUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/usernames";
 import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
 import { FeedWindow } from "./feed-window";
+import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
+import type { PipelineServices } from "./triggers";
+
+const DEFAULT_FEED_REFRESH_SECONDS = 5;
 
 type Change = PostsContainerItem & { _lsn: number };
 
@@ -42,13 +46,22 @@ async function refillFeed(): Promise<void> {
  * Q6: new and changed posts inside the window are copied (never a post older than the 100th);
  * a deleted post inside it leaves a tombstone, and the next newest live post takes its place.
  */
-async function syncFeed(posts: PostChange[]): Promise<void> {
+async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>): Promise<void> {
   const window = new FeedWindow(await readFeedEntries());
+  const starter = services.orchestrations;
+  // Without orchestrations to defer to (a rebuild), every change is written at once.
+  const refreshSeconds = starter ? (store().settings.feedRefreshSeconds ?? DEFAULT_FEED_REFRESH_SECONDS) : 0;
   let gap = false;
   for (const post of posts) {
     if (!window.admits(post)) continue;
-    if (!post.deleted) await writeIfNewer(feed(), copyOf(post));
-    else if ((await writeIfNewer(feed(), tombstoneOf(post, store().settings.softDeleteTtlSeconds))) && window.holds(post.postId)) gap = true;
+    if (!post.deleted) {
+      const plan = feedWritePlan(window.entry(post.postId), post, refreshSeconds, Date.now());
+      if (plan === "now") await writeIfNewer(feed(), copyOf(post));
+      else if (plan !== "skip") {
+        const refresh: FeedRefreshInput = { postId: post.postId, sourceLsn: post._lsn, dueAt: new Date(plan.dueAtMs).toISOString(), policy: services.policy };
+        await starter!.ensureStarted(FEED_REFRESH, feedRefreshInstanceId(post.postId, plan.dueAtMs), refresh);
+      }
+    } else if ((await writeIfNewer(feed(), tombstoneOf(post, store().settings.softDeleteTtlSeconds))) && window.holds(post.postId)) gap = true;
   }
   if (gap) await refillFeed();
 }
@@ -56,10 +69,11 @@ async function syncFeed(posts: PostChange[]): Promise<void> {
 /**
  * The `posts` change feed: keep usernames right, finish any deletion left undone, then bring
  * the short-form copies up to date: the author's list (Q3) follows every change, the feed (Q6)
- * only its window. Idempotent, so at-least-once delivery is safe. A throw makes the host retry
+ * only its window, and counter-only changes there at most once per FEED_REFRESH_SECONDS per
+ * post (a durable refresh picks up the rest). Idempotent, so at-least-once delivery is safe. A throw makes the host retry
  * the batch.
  */
-export async function handlePostsChanges(documents: unknown[]): Promise<void> {
+export async function handlePostsChanges(documents: unknown[], services: Partial<PipelineServices> = {}): Promise<void> {
   const changes = documents.filter(isPostsItem);
   await repairStaleUsernames(changes);
   const posts = changes.filter((change): change is PostChange => change.type === "post");
@@ -68,5 +82,5 @@ export async function handlePostsChanges(documents: unknown[]): Promise<void> {
     const ttl = store().settings.softDeleteTtlSeconds;
     await writeIfNewer(authorsList(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
   }
-  if (posts.length > 0) await syncFeed(posts);
+  if (posts.length > 0) await syncFeed(posts, services);
 }

@@ -33,8 +33,8 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     leaseContainerPrefix: "posts-",
     startFromBeginning: true,
     retry: retryForever,
-    needsDurableClient: false,
-    handler: (documents) => handlePostsChanges(documents),
+    needsDurableClient: true,
+    handler: (documents, services) => handlePostsChanges(documents, services),
   },
   {
     name: "usersChangeFeed",

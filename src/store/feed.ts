@@ -34,6 +34,8 @@ export interface FeedEntry {
   content?: string;
   commentCount?: number;
   likeCount?: number;
+  /** When the copy was last written (seconds): a counter-only change waits until FEED_REFRESH_SECONDS after it. */
+  _ts?: number;
 }
 
 /** Every entry of the feed partition, newest first: at most 100 live copies plus recent tombstones. */
@@ -42,7 +44,7 @@ export async function readFeedEntries(): Promise<FeedEntry[]> {
     .feed.items.query<FeedEntry>(
       {
         query:
-          "SELECT f.id, f.creationDate, f.sourceLsn, f.deleted, f.userUsername, f.title, f.content, f.commentCount, f.likeCount " +
+          "SELECT f.id, f.creationDate, f.sourceLsn, f.deleted, f.userUsername, f.title, f.content, f.commentCount, f.likeCount, f._ts " +
           "FROM f WHERE f.type = @type ORDER BY f.type DESC, f.creationDate DESC, f.id DESC",
         parameters: [{ name: "@type", value: FEED_PARTITION }],
       },

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChangeFeedStartFrom } from "@azure/cosmos";
+import { copyPostToFeed, feedWritePlan } from "../../src/pipeline/feed-refresh";
+import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import type { FeedEntry } from "../../src/store/feed";
+import { measureCosmos } from "../../src/store/metering";
+import type { PostChange } from "../../src/store/views";
+import { apiFixture, type ApiFixture } from "../support/api";
+import { localSystem, within, type Client } from "../support/system";
+
+/**
+ * Guarantee: the feed's single partition takes a bounded number of writes however a post is
+ * liked or commented on. A change that only moves a post's counters rewrites its feed copy at
+ * most once per FEED_REFRESH_SECONDS (a durable refresh carries the last value there); new and
+ * edited posts go in at once; posts outside the 100-newest window are never written.
+ */
+describe("the feed write plan", () => {
+  const post = { id: "p", postId: "p", type: "post", userId: "u", userUsername: "ann", title: "t", content: "c", creationDate: "2026-01-01T00:00:00.000Z", commentCount: 0, likeCount: 1, _lsn: 10 } as PostChange;
+  const entry: FeedEntry = { id: "p", creationDate: post.creationDate, sourceLsn: 9, userUsername: "ann", title: "t", content: "c", commentCount: 0, likeCount: 0, _ts: 1000 };
+  it("defers a counter-only change until FEED_REFRESH_SECONDS after the copy was written, and writes everything else at once", () => {
+    expect(feedWritePlan(entry, post, 5, 1_002_000)).toEqual({ dueAtMs: 1_005_000 });
+    expect(feedWritePlan(entry, post, 5, 1_005_000)).toBe("now");
+    expect(feedWritePlan(undefined, post, 5, 1_002_000)).toBe("now"); // a new post
+    expect(feedWritePlan({ ...entry, title: "old" }, post, 5, 1_002_000)).toBe("now"); // an edit
+    expect(feedWritePlan({ ...entry, userUsername: "old" }, post, 5, 1_002_000)).toBe("now"); // a rename
+    expect(feedWritePlan({ ...entry, likeCount: 1 }, post, 5, 1_002_000)).toBe("skip"); // nothing a reader sees
+    expect(feedWritePlan({ ...entry, deleted: true }, post, 5, 1_002_000)).toBe("now"); // the tombstone decides
+  });
+});
+
+describe("feed writes under a like storm", () => {
+  let api: ApiFixture;
+  beforeAll(async () => {
+    api = await apiFixture();
+    await api.user("author", "author");
+  });
+  afterAll(() => api.stop());
+
+  it("1,000 counter changes to one post write the feed at most once and start one refresh, which lands the last value", async () => {
+    const postId = (await api.request("POST", "/api/posts", { as: "author", body: { title: "viral", content: "c" } })).body.postId as string;
+    const started: { name: string; instanceId: string; input: unknown }[] = [];
+    const services = { orchestrations: { ensureStarted: async (name: string, instanceId: string, input: unknown) => void started.push({ name, instanceId, input }) } };
+    const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
+    const created = (await iterator.readNext()).result.find((c) => c.type === "post")!;
+    await handlePostsChanges([created], services); // a new post: in the feed at once
+
+    const { usage } = await measureCosmos(async () => {
+      for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges([{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
+    });
+    const feedWrites = usage.requests.filter((r) => r.path.includes("/colls/feed/docs") && r.method !== "GET" && !r.isQuery && !r.isQueryPlan);
+    expect(feedWrites.length).toBeLessThanOrEqual(1);
+    expect(new Set(started.map((s) => s.instanceId)).size).toBeLessThanOrEqual(2);
+    expect(started.every((s) => s.name === "refreshFeedCopy")).toBe(true);
+
+    // The refresh (its activity, as the orchestration runs it when due) copies the post as it is now.
+    const { resource: post } = await api.blog.posts.item(postId, postId).read();
+    await api.blog.posts.item(postId, postId).replace({ ...post, likeCount: 1000 });
+    const last = started[started.length - 1].input as { postId: string; sourceLsn: number };
+    expect(await copyPostToFeed(last)).toBe("written");
+    const feed = (await api.request("GET", "/api/feed?limit=100")).body.items as { postId: string; likeCount: number }[];
+    expect(feed.find((p) => p.postId === postId)?.likeCount).toBe(1000);
+  }, 60_000);
+});
+
+describe("feed refresh in the running system", () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await localSystem({ feedRefreshSeconds: 1, policy: { activityRetryFirstMs: 50, failureBackoffMs: 50 } });
+  });
+  afterAll(() => client.stop());
+
+  it("likes that arrive faster than the refresh interval still reach the feed copy", async () => {
+    await client.call("POST", "/users", { as: "author", body: { username: "author" } });
+    const postId = (await client.call("POST", "/posts", { as: "author", body: { title: "hot", content: "c" } })).body.postId as string;
+    const inFeed = async () => ((await client.call("GET", "/feed?limit=100")).body.items as { postId: string; likeCount: number }[]).find((p) => p.postId === postId);
+    await within(20_000, inFeed);
+    const fans = Array.from({ length: 8 }, (_, i) => `fan${i}`);
+    for (const fan of fans) {
+      await client.call("POST", "/users", { as: fan, body: { username: fan } });
+      expect((await client.call("POST", `/posts/${postId}/likes`, { as: fan })).status).toBe(201);
+    }
+    const { value } = await within(30_000, async () => {
+      const copy = await inFeed();
+      return copy?.likeCount === fans.length ? copy : undefined;
+    });
+    expect(value.likeCount).toBe(fans.length);
+    expect(client.logs.some((line) => line.includes("feed-refresh-"))).toBe(true);
+  }, 60_000);
+});
