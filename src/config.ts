@@ -27,6 +27,8 @@ export interface Settings {
    * often (default 5): the feed's single partition must not take a write per like.
    */
   feedRefreshSeconds?: number;
+  /** How long an instance serves Q6 from memory (default 1000 ms; 0 turns the micro-cache off). */
+  feedCacheMs?: number;
 }
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
@@ -43,6 +45,7 @@ const schema = z.object({
   AUTH_AUDIENCE: optional,
   AUTH_JWKS_URI: optional,
   SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+  FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
   COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
 });
@@ -62,6 +65,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
+    feedCacheMs: values.FEED_CACHE_MS,
   };
 }
 

@@ -34,7 +34,8 @@ async function main(): Promise<void> {
       databaseName: settings?.cosmos.databaseName,
       auth: { ...settings?.auth, devSecret },
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
-      feedRefreshSeconds: feedRefreshSeconds(process.env.FEED_REFRESH_SECONDS),
+      feedRefreshSeconds: wholeNumberSetting("FEED_REFRESH_SECONDS", 3600),
+      feedCacheMs: wholeNumberSetting("FEED_CACHE_MS", 60_000),
       dataDir,
       corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
@@ -88,10 +89,11 @@ main().catch((error: unknown) => {
   process.exit(1);
 });
 
-/** FEED_REFRESH_SECONDS as the app reads it in Azure: a whole number of seconds, 0 to 3600. */
-function feedRefreshSeconds(value: string | undefined): number | undefined {
+/** A whole-number setting from the environment, checked as the app checks it in Azure; undefined when unset. */
+function wholeNumberSetting(name: string, max: number): number | undefined {
+  const value = process.env[name];
   if (value === undefined || value.trim() === "") return undefined;
-  const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new Error(`FEED_REFRESH_SECONDS must be a whole number from 0 to 3600, got '${value}'`);
-  return seconds;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`${name} must be a whole number from 0 to ${max}, got '${value}'`);
+  return n;
 }

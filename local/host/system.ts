@@ -27,6 +27,8 @@ export interface LocalSystemOptions {
   softDeleteTtlSeconds?: number;
   /** How often a counter-only change may rewrite a post's feed copy (FEED_REFRESH_SECONDS, default 5). */
   feedRefreshSeconds?: number;
+  /** How long Q6 is served from the instance's micro-cache (FEED_CACHE_MS, default 1000; 0 turns it off). */
+  feedCacheMs?: number;
   /** How often an idle change feed is polled. */
   pollMs?: number;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
@@ -64,6 +66,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
     softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
     feedRefreshSeconds: options.feedRefreshSeconds,
+    feedCacheMs: options.feedCacheMs,
   };
   const store = useStore(createStore(settings));
   if (cosmos.key) await provision(store.client, settings.cosmos.databaseName, log);

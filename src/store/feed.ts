@@ -1,7 +1,7 @@
 import type { PostItem } from "../model/items";
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
-import { store } from "./client";
+import { store, type BlogStore } from "./client";
 
 /** The feed container's only partition key value: every item is a post. */
 export const FEED_PARTITION = "post";
@@ -21,6 +21,45 @@ export async function readFeed(limit: number): Promise<ShortPost[]> {
     )
     .fetchNext();
   return resources;
+}
+
+const DEFAULT_FEED_CACHE_MS = 1000;
+
+interface FeedCache {
+  items?: ShortPost[];
+  readAt: number;
+  refresh?: Promise<ShortPost[]>;
+}
+
+/** One micro-cache per store, so each process (a function instance) keeps its own. */
+const feedCaches = new WeakMap<BlogStore, FeedCache>();
+
+/**
+ * Q6 through the instance's micro-cache: the 100 newest, read at most once per `feedCacheMs`
+ * however many readers come at once (single flight: concurrent misses share one request), so
+ * the feed's single partition sees a request rate per instance, not per reader. The feed is
+ * fed by the change feed, so it is already a moment behind; a second more is the price.
+ */
+export async function readFeedCached(limit: number): Promise<ShortPost[]> {
+  const current = store();
+  const ttlMs = current.settings.feedCacheMs ?? DEFAULT_FEED_CACHE_MS;
+  if (ttlMs <= 0) return readFeed(limit);
+  let cache = feedCaches.get(current);
+  if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));
+  if (cache.items && performance.now() - cache.readAt < ttlMs) return cache.items.slice(0, limit);
+  const entry = cache;
+  entry.refresh ??= (async () => {
+    const startedAt = performance.now();
+    try {
+      const items = await readFeed(LIMITS.feedSize);
+      entry.items = items;
+      entry.readAt = startedAt;
+      return items;
+    } finally {
+      entry.refresh = undefined;
+    }
+  })();
+  return (await entry.refresh).slice(0, limit);
 }
 
 /** What the pipeline needs to know of one feed entry (a live copy or a tombstone). */

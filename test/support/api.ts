@@ -50,6 +50,8 @@ export async function apiFixture(options: { cosmos?: CosmosOptions; settings?: P
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
     auth: { devSecret: TEST_SECRET },
     softDeleteTtlSeconds: 3600,
+    // Tests read the feed right after changing it; the micro-cache has tests of its own.
+    feedCacheMs: 0,
     ...options.settings,
   };
   const blog = useStore(createStore(settings));

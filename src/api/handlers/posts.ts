@@ -30,15 +30,18 @@ export const updateBlogPost = endpoint(async (call) => {
   const postId = call.param("postId");
   const fields = await call.body(postBody);
   const post = await updatePost(postId, userId, fields, (etag) => ifMatchHolds(call.header("if-match"), etag));
-  return { status: 200, body: withoutSystemFields(post), etag: post._etag };
+  return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
 });
 
 /** GET /posts/{postId} — Q2: one point read, counts and username included. */
+/** A post changes rarely, but its counters do: a few seconds fresh, then stale while revalidating. */
+export const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
+
 export const getBlogPost = endpoint(async (call) => {
   const postId = call.param("postId");
   const post = await readPost(postId);
   if (!post) throw notFound(`Post '${postId}' does not exist.`);
-  return { status: 200, body: withoutSystemFields(post), etag: post._etag };
+  return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
 });
 
 /** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. */
