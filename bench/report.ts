@@ -1,6 +1,7 @@
 import type { Summary } from "./measure";
 import type { PipelineFigures } from "./pipeline";
 import type { ColdStartFigures } from "./cold-start";
+import type { ScaleFigures } from "./scale";
 import type { ServerFigures } from "./server";
 
 export interface Row {
@@ -40,6 +41,8 @@ export interface Report {
   server?: ServerFigures;
   /** Loading the function app in a fresh process, bundled and not (absent when skipped). */
   coldStart?: ColdStartFigures;
+  /** Feed writes under a like storm and a concurrent load with and without the feed micro-cache (absent when skipped). */
+  scale?: ScaleFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -92,6 +95,13 @@ export function formatTable(report: Report): string {
     lines.push(`| stale-partition lookup (${e.staleLookup.items} items, ${e.staleLookup.pages} pages) | ${f(e.staleLookup.firstMs, 0)} ms first (indexes built), ${f(e.staleLookup.againMs, 0)} ms after; ${e.staleLookup.itemsRead} items read | under 1 s |`);
     lines.push(`| sustained comment load (${f(e.commentLoad.seconds, 0)} s, 32 in flight) | ${f(e.commentLoad.perSecond, 0)} comments/s, peak ${e.commentLoad.rssMB} MB RSS | RSS under 500 MB |`);
     lines.push(`| restart after kill -9 | ${f(e.restart.seconds, 2)} s, then ${e.restart.rssAfterMB} MB RSS | under 5 s |`);
+  }
+  const sc = report.scale;
+  if (sc) {
+    lines.push("", "| scale (local host, embedded server) | measured | target |", "|---|---|---|");
+    lines.push(`| feed writes per 1,000 likes on one post within seconds (FEED_REFRESH_SECONDS=5; the refresh due then adds one) | ${sc.feedWritesPer1000Likes} | at most 10 |`);
+    lines.push("", "| concurrent load (autocannon) | feed micro-cache | req/s | p50 / p99 ms | Cosmos DB requests/s |", "|---|---|---|---|---|");
+    for (const l of sc.load) lines.push(`| ${l.request} | ${l.cached ? "on (1 s)" : "off"} | ${f(l.requestsPerSecond, 0)} | ${f(l.p50Ms, 0)} / ${f(l.p99Ms, 0)} | ${f(l.cosmosRequestsPerSecond, 0)} |`);
   }
   const c = report.coldStart;
   if (c) {

@@ -16,6 +16,7 @@ import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";
 import { measureColdStart } from "./cold-start";
+import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
@@ -39,6 +40,8 @@ export interface BenchOptions {
   serverCommentSeconds: number;
   /** Fresh processes per variant for the cold-start figure; 0 skips it. */
   coldStartSamples: number;
+  /** Seconds of each concurrent load of the scale figures; 0 skips them. */
+  scaleSeconds: number;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -168,6 +171,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.serverCommentSeconds > 0) {
     report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
   }
+  if (!options.endpoint && options.scaleSeconds > 0) report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32 });
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   return report;
 }
@@ -187,6 +191,7 @@ async function main(): Promise<void> {
       "pipeline-posts": { type: "string", default: "500" },
       "server-seconds": { type: "string", default: "10" },
       "cold-start-samples": { type: "string", default: "15" },
+      "scale-seconds": { type: "string", default: "5" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -206,6 +211,7 @@ async function main(): Promise<void> {
     pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000), renamePosts: number("pipeline-posts", values["pipeline-posts"], 1, 100_000) },
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
+    scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

@@ -37,7 +37,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2 });
+    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2, scaleSeconds: 1 });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -96,7 +96,15 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(cold.unbundled.p50).toBeGreaterThan(0);
     expect(cold.bundled.bytes).toBeGreaterThan(100_000);
     expect(table).toContain("cold start");
-  }, 90_000);
+    // Scale: the feed takes a bounded number of writes; the micro-cache cuts Q6's Cosmos DB requests.
+    const scale = report.scale!;
+    expect(scale.feedWritesPer1000Likes).toBeLessThanOrEqual(10);
+    const q6 = (cached: boolean) => scale.load.find((l) => l.request === "Q6 feed" && l.cached === cached)!;
+    expect(q6(false).cosmosRequestsPerSecond).toBeGreaterThan(q6(true).cosmosRequestsPerSecond);
+    expect(q6(true).cosmosRequestsPerSecond).toBeLessThanOrEqual(2); // one per second of load (plus the first)
+    expect(scale.load.map((l) => l.request).sort()).toEqual(["Q2 get post", "Q2 get post", "Q6 feed", "Q6 feed"]);
+    expect(table).toContain("feed writes per 1,000 likes");
+  }, 120_000);
 
   it("summarizes means per call", () => {
     const s = summarize([
