@@ -70,7 +70,11 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(table).toContain("| Q6 the 20 most recent posts |");
     expect(table).toContain("n/a");
     expect(report.apiOverhead.map((o) => o.request)).toEqual(["Q2 get post", "Q6 feed (20)"]);
-    for (const o of report.apiOverhead) expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);
+    for (const o of report.apiOverhead) {
+      expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);
+      expect(o.handlerRatio).toBeCloseTo(o.handler.p50 / o.bare.p50, 6);
+      expect(o.handler.p50).toBeGreaterThan(0);
+    }
     const pipeline = report.pipeline!;
     expect(pipeline.postVisibleMs.samples).toBe(3);
     expect(pipeline.postVisibleMs.p50).toBeLessThanOrEqual(pipeline.postVisibleMs.max);
