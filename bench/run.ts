@@ -43,6 +43,8 @@ export interface BenchOptions {
   coldStartSamples: number;
   /** Seconds of each concurrent load of the scale figures; 0 skips them. */
   scaleSeconds: number;
+  /** Likers in the like storm of the scale figures. */
+  stormLikers: number;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -188,7 +190,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.serverCommentSeconds > 0) {
     report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
   }
-  if (!options.endpoint && options.scaleSeconds > 0) report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32 });
+  if (!options.endpoint && options.scaleSeconds > 0) report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   return report;
 }
@@ -209,6 +211,7 @@ async function main(): Promise<void> {
       "server-seconds": { type: "string", default: "10" },
       "cold-start-samples": { type: "string", default: "15" },
       "scale-seconds": { type: "string", default: "5" },
+      "storm-likers": { type: "string", default: "1000" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -229,6 +232,7 @@ async function main(): Promise<void> {
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
+    stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

@@ -26,14 +26,32 @@ export interface LoadFigures {
 export interface ScaleFigures {
   /** Feed writes the posts change feed handler makes for 1,000 counter-only changes to one post (default FEED_REFRESH_SECONDS). */
   feedWritesPer1000Likes: number;
+  /** A hot post under a like storm against a throttled server: what is accepted, what is refused, and whether the count is exact. */
+  likeStorm?: LikeStormFigures;
   /** Q6 and Q2 under a concurrent HTTP load (autocannon, local host), with and without the feed micro-cache (Q2 has none: its cache is a CDN's, by Cache-Control). */
   load: LoadFigures[];
+}
+
+export interface LikeStormFigures {
+  /** The embedded server's budget per physical partition, standing in for provisioned RU/s. */
+  operationsPerSecond: number;
+  likers: number;
+  seconds: number;
+  /** Likes answered 201 per second of the storm. */
+  acceptedPerSecond: number;
+  /** Answers 429 with Retry-After (each liker retries until accepted). */
+  throttled: number;
+  /** Any other answer (a 500 would be here): must be 0. */
+  failed: number;
+  /** The post's likeCount at the end, and the like items: both must equal the likers. */
+  likeCount: number;
+  likeItems: number;
 }
 
 const SECRET = "bench-secret-of-at-least-thirty-two-characters!!";
 
 /** The scale figures of the capacity model, against a fresh embedded server in this process. */
-export async function measureScale(options: { loadSeconds: number; connections: number }): Promise<ScaleFigures> {
+export async function measureScale(options: { loadSeconds: number; connections: number; likers: number }): Promise<ScaleFigures> {
   const cosmos = await startCosmos();
   const settings = (feedCacheMs: number): Settings => ({
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogscale" },
@@ -74,7 +92,7 @@ export async function measureScale(options: { loadSeconds: number; connections: 
         load.push(await loadTest(request, path, cached, options));
       }
     }
-    return { feedWritesPer1000Likes, load };
+    return { feedWritesPer1000Likes, load, likeStorm: await measureLikeStorm({ likers: options.likers, operationsPerSecond: 200 }) };
   } finally {
     store.dispose();
     await cosmos.stop();
@@ -104,4 +122,64 @@ async function loadTest(request: string, path: string, cached: boolean, options:
     p99Ms: result.latency.p99,
     cosmosRequestsPerSecond: usage.requests.filter((r) => !r.isQueryPlan).length / options.loadSeconds,
   };
+}
+
+/** A write route's handler, called as the Functions host calls it, signed in as `userId`. */
+async function callRoute(name: string, userId: string, params: Record<string, string>, body?: unknown): Promise<HttpResponseInit> {
+  const route = routes.find((r) => r.name === name)!;
+  const headers = { authorization: `Bearer ${await devToken(userId, SECRET)}`, "content-type": "application/json" };
+  const request = new HttpRequest({ method: route.method, url: `http://localhost/api/${route.route}`, headers, params, body: body === undefined ? undefined : { string: JSON.stringify(body) } });
+  return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }))) as HttpResponseInit;
+}
+
+/**
+ * Every liker likes one post at once, against a server whose partitions serve `operationsPerSecond`
+ * each; a throttled like waits its Retry-After and tries again, as a client should. The SDK
+ * gives up at once (COSMOS_MAX_RETRY_WAIT_SECONDS 0), so the API's 429s are visible.
+ */
+async function measureLikeStorm(options: { likers: number; operationsPerSecond: number }): Promise<LikeStormFigures> {
+  const cosmos = await startCosmos({ operationsPerSecond: options.operationsPerSecond });
+  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: 0 }, auth: { devSecret: SECRET }, softDeleteTtlSeconds: 3600 }));
+  const retrying = async (call: () => Promise<HttpResponseInit>, onThrottled = () => {}) => {
+    for (;;) {
+      const response = await call();
+      if (response.status !== 429) return response;
+      onThrottled();
+      await new Promise((resolve) => setTimeout(resolve, Number((response.headers as Record<string, string>)["retry-after"]) * 1000));
+    }
+  };
+  try {
+    await provision(store.client, "blogstorm");
+    const likers = Array.from({ length: options.likers }, (_, i) => `fan${i}`);
+    for (const userId of ["author", ...likers]) await retrying(() => callRoute("createUser", userId, {}, { username: userId }));
+    const post = await retrying(() => callRoute("createPost", "author", {}, { title: "viral", content: "c" }));
+    const postId = (post.jsonBody as { postId: string }).postId;
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // a full budget when the storm starts
+    let throttled = 0;
+    let failed = 0;
+    const started = performance.now();
+    await Promise.all(likers.map(async (userId) => {
+      const response = await retrying(() => callRoute("likePost", userId, { postId }), () => throttled++);
+      if (response.status !== 201) failed++;
+    }));
+    const seconds = (performance.now() - started) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const { resource } = await store.posts.item(postId, postId).read<{ likeCount: number }>();
+    const { resources } = await store.posts.items
+      .query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.type = 'like' AND NOT IS_DEFINED(c.deleted)" }, { partitionKey: postId })
+      .fetchAll();
+    return {
+      operationsPerSecond: options.operationsPerSecond,
+      likers: likers.length,
+      seconds,
+      acceptedPerSecond: (likers.length - failed) / seconds,
+      throttled,
+      failed,
+      likeCount: resource?.likeCount ?? 0,
+      likeItems: resources[0] ?? 0,
+    };
+  } finally {
+    store.dispose();
+    await cosmos.stop();
+  }
 }

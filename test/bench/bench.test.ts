@@ -37,7 +37,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2, scaleSeconds: 1 });
+    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2, scaleSeconds: 1, stormLikers: 60 });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -108,6 +108,10 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(q6(true).cosmosRequestsPerSecond).toBeLessThanOrEqual(2); // one per second of load (plus the first)
     expect(scale.load.map((l) => l.request).sort()).toEqual(["Q2 get post", "Q2 get post", "Q6 feed", "Q6 feed"]);
     expect(table).toContain("feed writes per 1,000 likes");
+    // The like storm: throttled, never failed, and counted exactly.
+    const storm = scale.likeStorm!;
+    expect(storm).toMatchObject({ likers: 60, failed: 0, likeCount: 60, likeItems: 60 });
+    expect(storm.acceptedPerSecond).toBeCloseTo(60 / storm.seconds, 6);
   }, 120_000);
 
   it("summarizes means per call", () => {
