@@ -62,15 +62,8 @@ export async function measureScale(options: { loadSeconds: number; connections: 
   let store = useStore(createStore(settings(0)));
   try {
     await provision(store.client, "blogscale");
-    /** A write route's handler, called as the Functions host calls it, signed in as the author. */
-    const call = async (name: "createUser" | "createPost", body: unknown) => {
-      const route = routes.find((r) => r.name === name)!;
-      const headers = { authorization: `Bearer ${await devToken("author", SECRET)}`, "content-type": "application/json" };
-      const request = new HttpRequest({ method: "POST", url: `http://localhost/api/${route.route}`, headers, body: { string: JSON.stringify(body) } });
-      return route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }));
-    };
-    await call("createUser", { username: "author" });
-    const postId = (((await call("createPost", { title: "viral", content: "c" })) as HttpResponseInit).jsonBody as { postId: string }).postId;
+    await callRoute("createUser", "author", {}, { username: "author" });
+    const postId = ((await callRoute("createPost", "author", {}, { title: "viral", content: "c" })).jsonBody as { postId: string }).postId;
     const iterator = store.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
     const created = (await iterator.readNext()).result.find((c) => c.type === "post")!;
 
