@@ -33,6 +33,16 @@ export interface Settings {
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
+/** The defaults of the tuning settings, for the environment and for hosts that build Settings themselves. */
+export const TUNING_DEFAULTS = { feedCacheMs: 1000, feedRefreshSeconds: 5, maxRetryWaitSeconds: 10 } as const;
+
+/** Tuning settings every host reads from the environment the same way (app settings in Azure, npm start locally). */
+const tuningSchema = z.object({
+  FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(TUNING_DEFAULTS.feedCacheMs),
+  FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(TUNING_DEFAULTS.feedRefreshSeconds),
+  COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(TUNING_DEFAULTS.maxRetryWaitSeconds),
+});
+
 const schema = z.object({
   /** A key-based connection string (emulator): the same setting the Cosmos DB trigger reads. */
   COSMOS: optional,
@@ -45,15 +55,22 @@ const schema = z.object({
   AUTH_AUDIENCE: optional,
   AUTH_JWKS_URI: optional,
   SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
-  FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-  FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
-  COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
-});
+}).merge(tuningSchema);
+
+function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.infer<T> {
+  const parsed = schemaOf.safeParse(env);
+  if (!parsed.success) throw new Error(`Invalid settings: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}
+
+/** The tuning settings alone: for `npm start` with the embedded server, where there is no endpoint to load. */
+export function loadTuning(env: NodeJS.ProcessEnv = process.env): { feedCacheMs: number; feedRefreshSeconds: number; maxRetryWaitSeconds: number } {
+  const values = parse(tuningSchema, env);
+  return { feedCacheMs: values.FEED_CACHE_MS, feedRefreshSeconds: values.FEED_REFRESH_SECONDS, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS };
+}
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) throw new Error(`Invalid settings: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-  const values = parsed.data;
+  const values = parse(schema, env);
   const connection = parseConnectionString(values.COSMOS);
   const endpoint = values.COSMOS_ENDPOINT ?? values.COSMOS__accountEndpoint ?? connection.AccountEndpoint;
   if (!endpoint) throw new Error("Set COSMOS__accountEndpoint (Entra ID), or COSMOS_ENDPOINT and COSMOS_KEY, or a COSMOS connection string.");

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { loadSettings } from "../../src/config";
+import { loadSettings, loadTuning } from "../../src/config";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
@@ -12,6 +12,8 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
   const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
   const settings = external ? loadSettings() : undefined;
+  // Checked as the app checks them in Azure, with or without an account.
+  const tuning = loadTuning();
   // The built-in secret is for the embedded server only: against an account, dev tokens need a secret of your own.
   const devSecret = settings ? settings.auth.devSecret : localDevSecret();
   if (settings && !devSecret && !(settings.auth.issuer && settings.auth.audience)) {
@@ -34,8 +36,8 @@ async function main(): Promise<void> {
       databaseName: settings?.cosmos.databaseName,
       auth: { ...settings?.auth, devSecret },
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
-      feedRefreshSeconds: wholeNumberSetting("FEED_REFRESH_SECONDS", 3600),
-      feedCacheMs: wholeNumberSetting("FEED_CACHE_MS", 60_000),
+      feedRefreshSeconds: tuning.feedRefreshSeconds,
+      feedCacheMs: tuning.feedCacheMs,
       dataDir,
       corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
@@ -89,11 +91,3 @@ main().catch((error: unknown) => {
   process.exit(1);
 });
 
-/** A whole-number setting from the environment, checked as the app checks it in Azure; undefined when unset. */
-function wholeNumberSetting(name: string, max: number): number | undefined {
-  const value = process.env[name];
-  if (value === undefined || value.trim() === "") return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`${name} must be a whole number from 0 to ${max}, got '${value}'`);
-  return n;
-}

@@ -1,5 +1,6 @@
 import type { HttpResponseInit } from "@azure/functions";
 import { DomainError, type ProblemKind } from "../model/errors";
+import { cosmosStatus } from "../store/requests";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   invalid: { status: 400, title: "Bad Request" },
@@ -44,6 +45,4 @@ export function problemResponse(error: unknown, log: (message: string, error: un
 }
 
 /** A Cosmos DB ErrorResponse for a throttled request (429) that the SDK stopped retrying. */
-function isThrottled(error: unknown): error is { code: 429; retryAfterInMs?: number } {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 429;
-}
+const isThrottled = (error: unknown): error is { code: 429; retryAfterInMs?: number } => cosmosStatus(error) === 429;

@@ -1,3 +1,4 @@
+import { TUNING_DEFAULTS } from "../config";
 import type { PostsContainerItem } from "../model/items";
 import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
@@ -8,8 +9,6 @@ import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, t
 import { FeedWindow } from "./feed-window";
 import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
 import type { PipelineServices } from "./triggers";
-
-const DEFAULT_FEED_REFRESH_SECONDS = 5;
 
 type Change = PostsContainerItem & { _lsn: number };
 
@@ -50,7 +49,7 @@ async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>
   const window = new FeedWindow(await readFeedEntries());
   const starter = services.orchestrations;
   // Without orchestrations to defer to (a rebuild), every change is written at once.
-  const refreshSeconds = starter ? (store().settings.feedRefreshSeconds ?? DEFAULT_FEED_REFRESH_SECONDS) : 0;
+  const refreshSeconds = starter ? (store().settings.feedRefreshSeconds ?? TUNING_DEFAULTS.feedRefreshSeconds) : 0;
   let gap = false;
   for (const post of posts) {
     if (!window.admits(post)) continue;
@@ -70,8 +69,8 @@ async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>
  * The `posts` change feed: keep usernames right, finish any deletion left undone, then bring
  * the short-form copies up to date: the author's list (Q3) follows every change, the feed (Q6)
  * only its window, and counter-only changes there at most once per FEED_REFRESH_SECONDS per
- * post (a durable refresh picks up the rest). Idempotent, so at-least-once delivery is safe. A throw makes the host retry
- * the batch.
+ * post (a durable refresh picks up the rest). Idempotent, so at-least-once delivery is safe.
+ * A throw makes the host retry the batch.
  */
 export async function handlePostsChanges(documents: unknown[], services: Partial<PipelineServices> = {}): Promise<void> {
   const changes = documents.filter(isPostsItem);

@@ -1,5 +1,5 @@
 import { CosmosClient, type Container, type Database } from "@azure/cosmos";
-import { loadSettings, type Settings } from "../config";
+import { loadSettings, TUNING_DEFAULTS, type Settings } from "../config";
 import { CONTAINERS } from "./definitions";
 import { meteredHttpClient } from "./metering";
 
@@ -39,7 +39,7 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
     // A plain-HTTP endpoint is a local server: there are no regions to discover.
     connectionPolicy: {
       enableEndpointDiscovery: !local,
-      retryOptions: { maxRetryAttemptCount: 9, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? 10 },
+      retryOptions: { maxRetryAttemptCount: 9, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? TUNING_DEFAULTS.maxRetryWaitSeconds },
     },
     httpClient: meteredHttpClient(),
     userAgentSuffix: "blog-cosmos-functions",

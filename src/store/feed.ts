@@ -1,3 +1,4 @@
+import { TUNING_DEFAULTS } from "../config";
 import type { PostItem } from "../model/items";
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
@@ -23,8 +24,6 @@ export async function readFeed(limit: number): Promise<ShortPost[]> {
   return resources;
 }
 
-const DEFAULT_FEED_CACHE_MS = 1000;
-
 interface FeedCache {
   items?: ShortPost[];
   readAt: number;
@@ -42,7 +41,7 @@ const feedCaches = new WeakMap<BlogStore, FeedCache>();
  */
 export async function readFeedCached(limit: number): Promise<ShortPost[]> {
   const current = store();
-  const ttlMs = current.settings.feedCacheMs ?? DEFAULT_FEED_CACHE_MS;
+  const ttlMs = current.settings.feedCacheMs ?? TUNING_DEFAULTS.feedCacheMs;
   if (ttlMs <= 0) return readFeed(limit);
   let cache = feedCaches.get(current);
   if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));

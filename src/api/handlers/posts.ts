@@ -30,13 +30,13 @@ export const updateBlogPost = endpoint(async (call) => {
   const postId = call.param("postId");
   const fields = await call.body(postBody);
   const post = await updatePost(postId, userId, fields, (etag) => ifMatchHolds(call.header("if-match"), etag));
-  return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
+  return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 
-/** GET /posts/{postId} — Q2: one point read, counts and username included. */
 /** A post changes rarely, but its counters do: a few seconds fresh, then stale while revalidating. */
 export const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
 
+/** GET /posts/{postId} — Q2: one point read, counts and username included; cacheable by a CDN or browser. */
 export const getBlogPost = endpoint(async (call) => {
   const postId = call.param("postId");
   const post = await readPost(postId);
