@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * Conditional requests (RFC 9110 section 13): entity tags parsed from If-None-Match and
  * If-Match, compared weakly for GET (304) and strongly for writes (412).
@@ -26,3 +28,6 @@ export function ifMatchHolds(header: string | undefined, etag: string): boolean 
   if (header.trim() === "*") return true;
   return entityTags(header).some((tag) => !tag.weak && tag.opaque === etag);
 }
+
+/** A strong entity tag for a JSON body that has none of its own (a list): the same items in the same order, the same tag. */
+export const entityTagOf = (body: unknown) => `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { invalid, notFound } from "../model/errors";
 import { withoutSystemFields } from "../model/items";
 import type { ListPosition, Page } from "../store/lists";
+import { entityTagOf } from "./conditional";
 import type { ApiCall, ApiResult } from "./http";
 import { listQuery } from "./schemas";
 
@@ -47,5 +48,6 @@ export async function pagedList<T extends object>(
   const { limit, continuationToken } = call.query(listQuery);
   const page = await fetchPage(limit, decodeContinuation(list, continuationToken));
   if (!page) throw notFound(missing);
-  return { status: 200, body: { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.next) } };
+  const body = { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.next) };
+  return { status: 200, body, etag: entityTagOf(body) };
 }

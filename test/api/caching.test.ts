@@ -57,6 +57,20 @@ describe("cache headers", () => {
     expect((await api.request("GET", "/api/feed?limit=1")).headers.etag).not.toBe(feed.headers.etag);
   });
 
+  it("the paged lists (Q3, Q4, Q5): a strong ETag that a conditional GET answers with 304, and another once the list changes", async () => {
+    for (const path of ["/api/users/author/posts", `/api/posts/${postId}/comments`, `/api/posts/${postId}/likes`]) {
+      const list = await api.request("GET", path);
+      expect(list.headers.etag, path).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      expect((await api.request("GET", path, { headers: { "if-none-match": list.headers.etag } })).status, path).toBe(304);
+    }
+    const comments = `/api/posts/${postId}/comments`;
+    const before = (await api.request("GET", comments)).headers.etag;
+    await api.request("POST", comments, { as: "author", body: { content: "new" } });
+    const after = await api.request("GET", comments, { headers: { "if-none-match": before } });
+    expect(after.status).toBe(200);
+    expect(after.headers.etag).not.toBe(before);
+  });
+
   it("GET /posts/{id}: Cache-Control and the post's ETag, which changes when the post does", async () => {
     const post = await api.request("GET", `/api/posts/${postId}`);
     expect(post.headers["cache-control"]).toMatch(/^public, max-age=\d+, stale-while-revalidate=\d+$/);
