@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { parseFaultSpec } from "./faults";
 import { startCosmos } from "./index";
 
 /** `npm run cosmos -- --port 8081`: serves the embedded Cosmos DB-compatible server until stopped. */
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
       "data-dir": { type: "string" },
       partitions: { type: "string", default: "4" },
       "operations-per-second": { type: "string" },
+      faults: { type: "string" },
     },
   });
   const port = Number(values.port);
@@ -24,8 +26,10 @@ async function main(): Promise<void> {
     dataDir: values["data-dir"],
     partitions: Number(values.partitions),
     operationsPerSecond: values["operations-per-second"] ? Number(values["operations-per-second"]) : undefined,
+    faults: values.faults === undefined ? undefined : parseFaultSpec(values.faults),
   });
   console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
+  if (values.faults !== undefined) console.log(`  injecting faults: ${values.faults}`);
   console.log(`  COSMOS_ENDPOINT=${cosmos.endpoint}`);
   console.log(`  COSMOS_KEY=${cosmos.key}`);
   console.log(`@azure/cosmos: new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } })`);

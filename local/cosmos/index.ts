@@ -1,6 +1,7 @@
 import { CosmosServer } from "./server";
 import { DataDirectory } from "./storage";
 import { ThroughputBudget } from "./throughput";
+import { FaultInjector, type FaultSpec } from "./faults";
 
 export interface CosmosOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
@@ -19,6 +20,8 @@ export interface CosmosOptions {
    * partition out of request units does (unlimited by default).
    */
   operationsPerSecond?: number;
+  /** Azure's failures injected into data-plane requests (off when absent); see `parseFaultSpec`. */
+  faults?: FaultSpec;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -26,6 +29,8 @@ export interface CosmosOptions {
 export interface RunningCosmos {
   endpoint: string;
   key: string;
+  /** What the fault injector has injected so far, by effect (absent without faults). */
+  faults?: FaultInjector;
   stop(): Promise<void>;
 }
 
@@ -40,7 +45,12 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   const host = options.host ?? "127.0.0.1";
   const partitions = options.partitions ?? 4;
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) throw new Error(`partitions must be an integer from 1 to 64, got ${partitions}`);
-  const server = new CosmosServer({ operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 }, partitions, options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond));
+  const server = new CosmosServer(
+    { operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 },
+    partitions,
+    options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
+    options.faults && new FaultInjector(options.faults),
+  );
   const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
   let port: number;
   try {
@@ -52,6 +62,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   return {
     endpoint: `http://${host}:${port}/`,
     key: LOCAL_COSMOS_KEY,
+    faults: server.faults,
     async stop() {
       await server.close();
       directory?.close();

@@ -53,10 +53,15 @@ export class ItemWriter {
     });
   }
 
-  executeProcedure(dbId: string, collId: string, sprocId: string, pk: string, params: Json[], logging: boolean): { body: Json | undefined; logs: string[] } {
+  /** Runs a stored procedure in one transaction; `failAfterWork` rolls its finished work back and is thrown (an injected timeout). */
+  executeProcedure(dbId: string, collId: string, sprocId: string, pk: string, params: Json[], logging: boolean, failAfterWork?: CosmosError): { body: Json | undefined; logs: string[] } {
     const state = this.account.container(dbId, collId);
     const sproc = this.account.script(dbId, collId, "sprocs", sprocId);
-    const result = state.data.transaction(() => runScript(state.data, pk, this.links(state, dbId, collId), { body: sproc.body as string, params }, this.limits));
+    const result = state.data.transaction(() => {
+      const outcome = runScript(state.data, pk, this.links(state, dbId, collId), { body: sproc.body as string, params }, this.limits);
+      if (failAfterWork) throw failAfterWork;
+      return outcome;
+    });
     return { body: result.responseBody, logs: logging ? result.logs : [] };
   }
 

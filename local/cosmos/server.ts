@@ -7,6 +7,7 @@ import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
 import { ItemWriter } from "./items";
 import type { ThroughputBudget } from "./throughput";
+import type { FaultInjector, OperationKind } from "./faults";
 import { isObject, type Json, type JsonObject } from "./resources";
 import type { ScriptLimits } from "./sandbox";
 
@@ -24,9 +25,23 @@ interface Call {
   segments: string[];
   header: (name: string) => string | undefined;
   body: unknown;
+  /** An injected fault for a stored procedure call: run it, then roll back and answer this. */
+  failAfterWork?: CosmosError;
 }
 
 const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
+
+/** The kind of a data-plane request (items, queries, batches, sprocs, change feed); undefined for metadata. */
+function operationKind(call: Call): OperationKind | undefined {
+  const [, , , , kind, id] = call.segments;
+  if (kind === "sprocs") return id !== undefined && call.method === "POST" ? "sproc" : undefined;
+  if (kind !== "docs") return undefined;
+  if (id !== undefined) return call.method === "GET" ? "read" : "write";
+  if (call.method === "GET") return call.header("a-im") !== undefined ? "changefeed" : "query";
+  if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) return "batch";
+  const isQuery = isTrue(call.header("x-ms-documentdb-isquery")) || isTrue(call.header("x-ms-cosmos-is-query-plan-request")) || call.header("content-type")?.startsWith("application/query+json");
+  return isQuery ? "query" : "write";
+}
 
 /** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
 export class CosmosServer {
@@ -40,6 +55,8 @@ export class CosmosServer {
     partitions = 1,
     /** Item operations per second per physical partition; unlimited when absent. */
     private readonly budget?: ThroughputBudget,
+    /** Injects Azure's failures into data-plane requests; none when absent. */
+    readonly faults?: FaultInjector,
   ) {
     this.account = new Account(partitions);
     this.writer = new ItemWriter(this.account, limits);
@@ -72,6 +89,7 @@ export class CosmosServer {
     let reply: Reply;
     try {
       const call = await this.parse(req);
+      await this.injectFaults(call);
       reply = this.route(call);
     } catch (error) {
       const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
@@ -119,6 +137,8 @@ export class CosmosServer {
     const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
     const n = call.segments.length;
     if (n === 0 && call.method === "GET") return { status: 200, body: this.accountResource(call) };
+    // Not part of Azure's protocol: what the fault injector has injected, for runs that restart the process.
+    if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET") return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
     if (dbs !== "dbs") throw notFound("Unknown resource path.");
     if (n <= 2) return this.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
@@ -129,6 +149,15 @@ export class CosmosServer {
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST") return this.deletePartitionKey(call, dbId, collId);
     if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
     throw notFound("Unknown resource path.");
+  }
+
+  /** Draws this request's faults (data-plane requests only): waits, fails, or marks a sproc call to fail after its work. */
+  private async injectFaults(call: Call): Promise<void> {
+    const kind = this.faults && operationKind(call);
+    if (!kind) return;
+    const plan = this.faults!.plan(kind, call.segments[3]);
+    call.failAfterWork = plan.afterWork;
+    await this.faults!.apply(plan);
   }
 
   /** Charges the physical partition the request lands on (a cross-partition request: the first). */
@@ -415,7 +444,7 @@ export class CosmosServer {
         if (kind !== "sprocs") break;
         const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
         const pk = this.partitionKey(call, true) as string;
-        const result = this.writer.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")));
+        const result = this.writer.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")), call.failAfterWork);
         const headers: Record<string, string> = {};
         if (result.logs.length > 0) headers["x-ms-documentdb-script-log-results"] = encodeURIComponent(result.logs.join("\n"));
         return { status: 200, body: result.body, headers };

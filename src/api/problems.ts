@@ -1,6 +1,6 @@
 import type { HttpResponseInit } from "@azure/functions";
 import { DomainError, type ProblemKind } from "../model/errors";
-import { cosmosStatus } from "../store/requests";
+import { cosmosStatus, isStoreUnavailable } from "../store/requests";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   invalid: { status: 400, title: "Bad Request" },
@@ -12,6 +12,9 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   tooLarge: { status: 413, title: "Payload Too Large" },
   unsupportedMediaType: { status: 415, title: "Unsupported Media Type" },
 };
+
+/** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
+const STORE_RETRY_AFTER_SECONDS = 2;
 
 /** RFC 9457 problem details: the one place errors become HTTP responses. */
 export function problemResponse(error: unknown, log: (message: string, error: unknown) => void): HttpResponseInit {
@@ -33,6 +36,15 @@ export function problemResponse(error: unknown, log: (message: string, error: un
       status: 429,
       headers: { "content-type": "application/problem+json", "retry-after": String(retryAfter) },
       jsonBody: { type: "https://httpstatuses.io/429", title: "Too Many Requests", status: 429, detail: `Too many requests for this resource right now; retry after ${retryAfter} s.` },
+    };
+  }
+  if (isStoreUnavailable(error)) {
+    // Cosmos DB timed out, was unavailable or unreachable: nothing the client did; it may retry.
+    log("store unavailable", error);
+    return {
+      status: 503,
+      headers: { "content-type": "application/problem+json", "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
+      jsonBody: { type: "https://httpstatuses.io/503", title: "Service Unavailable", status: 503, detail: `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.` },
     };
   }
   // Anything else is our fault, never the client's: log it, reveal nothing.
