@@ -64,13 +64,34 @@ function applyCors(req: IncomingMessage, res: ServerResponse, allowed: readonly 
   return { preflight: false };
 }
 
+/** Servers that are shutting down: they answer new requests 503 while in-flight ones finish. */
+const draining = new WeakSet<Server>();
+
+/**
+ * Stops the server as a host being recycled does: no new connections, new requests on open
+ * ones refused with 503 + Retry-After, in-flight requests answered; whatever is still open
+ * after `graceMs` is cut.
+ */
+export async function drainHttp(server: Server, graceMs: number): Promise<void> {
+  draining.add(server);
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(grace);
+}
+
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
 export function createHttpServer(routes: readonly Route[], log: (line: string) => void, corsAllowedOrigins: readonly string[] = []): Server {
   const router = new Router(routes);
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const started = performance.now();
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
     res.on("finish", () => log(`${req.method} ${url.pathname}${url.search} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    if (draining.has(server)) {
+      res.setHeader("connection", "close");
+      return problem(res, 503, "Service Unavailable", "The host is shutting down; retry shortly.", { "retry-after": "1" });
+    }
     void (async () => {
       if (applyCors(req, res, corsAllowedOrigins).preflight) {
         res.writeHead(204);
@@ -93,4 +114,5 @@ export function createHttpServer(routes: readonly Route[], log: (line: string) =
       if (!res.headersSent) problem(res, 500, "Internal Server Error", "The request could not be completed.");
     });
   });
+  return server;
 }

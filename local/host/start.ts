@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { loadSettings, loadTuning } from "../../src/config";
+import { parseFaultSpec } from "../cosmos/faults";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
@@ -23,11 +24,14 @@ async function main(): Promise<void> {
   }
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
-  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" } } });
+  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" } } });
+  if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
+  const faults = flags.faults === undefined ? undefined : parseFaultSpec(flags.faults);
   // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.
   const dataDir = flags["in-memory"] ? undefined : flags["data-dir"];
 
   console.log(external ? `Using Cosmos DB at ${external}` : `Starting the embedded Cosmos DB server (${dataDir ? `data in ${dataDir}/` : "in memory"})...`);
+  if (flags.faults !== undefined) console.log(`  injecting faults: ${flags.faults}`);
   const start = (embeddedPort: number) =>
     startLocalSystem({
       port,
@@ -39,6 +43,7 @@ async function main(): Promise<void> {
       feedRefreshSeconds: tuning.feedRefreshSeconds,
       feedCacheMs: tuning.feedCacheMs,
       dataDir,
+      faults,
       corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
         if (!quiet) console.log(`  ${line}`);
@@ -69,21 +74,52 @@ Blog API ready on ${system.url}
 Press Ctrl-C to stop.
 `);
 
+  stopOnSignals(system);
+}
+
+/** How long a Ctrl-C may take to drain (answer in-flight requests, write checkpoints) before the process exits anyway. */
+const DRAIN_DEADLINE_MS = 5000;
+
+/**
+ * First Ctrl-C (or SIGTERM): drain within 5 s; whatever is unfinished then stays resumable
+ * (change feed checkpoints, orchestration history). A second Ctrl-C exits at once. If the
+ * parent (npm) dies without passing a signal on, the host stops too, leaving no orphan.
+ */
+function stopOnSignals(system: { stop(): Promise<void> }): void {
   let stopping = false;
-  const shutdown = () => {
-    if (stopping) return;
+  let watch: NodeJS.Timeout | undefined;
+  const shutdown = (signal: string) => {
+    clearInterval(watch);
+    if (stopping) {
+      console.log(`${signal} again: exiting now`);
+      process.exit(130);
+    }
     stopping = true;
-    console.log("\nStopping...");
+    console.log(`\nStopping (${signal}; again to exit at once)...`);
+    const deadline = setTimeout(() => {
+      console.log(`still stopping after ${DRAIN_DEADLINE_MS / 1000} s: exiting; unfinished work resumes on the next start`);
+      process.exit(1);
+    }, DRAIN_DEADLINE_MS);
     system.stop().then(
-      () => process.exit(0),
+      () => {
+        clearTimeout(deadline);
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(error);
         process.exit(1);
       },
     );
   };
-  process.on("SIGINT", shutdown);
-  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGHUP", () => shutdown("SIGHUP"));
+  // With the parent gone, stdout may be a closed pipe: losing log lines must not crash the drain.
+  process.stdout.on("error", () => {});
+  const parent = process.ppid;
+  watch = setInterval(() => {
+    if (process.ppid !== parent) shutdown("parent exited");
+  }, 500).unref();
 }
 
 main().catch((error: unknown) => {

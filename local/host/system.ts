@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startCosmos, type RunningCosmos } from "../cosmos";
+import type { FaultSpec } from "../cosmos/faults";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
 import { activities, ensureStarted, orchestrations } from "../../src/pipeline/orchestrations";
@@ -13,7 +14,7 @@ import { ChangeFeedPump } from "./change-feed-pump";
 import { LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
 import { fileInstanceStore } from "./durable/store";
-import { createHttpServer } from "./http-server";
+import { createHttpServer, drainHttp } from "./http-server";
 
 export interface LocalSystemOptions {
   /** HTTP port; 0 picks a free one. */
@@ -35,6 +36,8 @@ export interface LocalSystemOptions {
   policy?: Partial<PipelinePolicy>;
   /** Origins a browser may call the API from (`*` for any), as CORS_ALLOWED_ORIGINS / siteConfig.cors in Azure. */
   corsAllowedOrigins?: string[];
+  /** Azure's failures, injected by the embedded Cosmos DB server (`--faults`); none when absent. */
+  faults?: FaultSpec;
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   log?: (line: string) => void;
@@ -52,6 +55,22 @@ export interface LocalSystem {
   stop(): Promise<void>;
 }
 
+/** How long the account may take to answer the first request before the host gives up on it. */
+const REACHABLE_TIMEOUT_MS = 10_000;
+
+/**
+ * One request to the account before anything starts, so a wrong or unreachable endpoint fails
+ * at once with its name, instead of a host that says "ready" and then fails every request.
+ */
+async function checkReachable(store: BlogStore, endpoint: string): Promise<void> {
+  try {
+    await store.client.getDatabaseAccount({ abortSignal: AbortSignal.timeout(REACHABLE_TIMEOUT_MS) });
+  } catch (error) {
+    const reason = (error as { name?: string }).name === "AbortError" ? `no answer within ${REACHABLE_TIMEOUT_MS / 1000} s` : (error as Error).message;
+    throw new Error(`Cosmos DB at ${endpoint} is unreachable: ${reason}`);
+  }
+}
+
 /**
  * The whole system in one process: Cosmos DB (embedded unless one is given), provisioning,
  * the HTTP routes, the change feed consumers and the username orchestration — the same
@@ -60,7 +79,7 @@ export interface LocalSystem {
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const log = options.log ?? (() => {});
   let embedded: RunningCosmos | undefined;
-  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos") }));
+  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos"), faults: options.faults }));
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
@@ -69,6 +88,11 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     feedCacheMs: options.feedCacheMs,
   };
   const store = useStore(createStore(settings));
+  await checkReachable(store, cosmos.endpoint).catch(async (error: unknown) => {
+    store.dispose();
+    await embedded?.stop();
+    throw error;
+  });
   if (cosmos.key) await provision(store.client, settings.cosmos.databaseName, log);
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
@@ -105,8 +129,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     cosmosEndpoint: cosmos.endpoint,
     cosmosKey: cosmos.key,
     async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // In-flight requests are answered, then the consumers checkpoint and the orchestrations pause, resumable.
+      await drainHttp(server, 2000);
       await Promise.all(pumps.map((pump) => pump.stop()));
       await durable.stop();
       store.dispose();

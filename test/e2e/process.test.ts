@@ -1,0 +1,57 @@
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { alive, exitWithin, runHost, START_SCRIPT } from "../support/process";
+
+const DEV_SECRET = { AUTH_DEV_SECRET: "a-dev-secret-of-at-least-thirty-two-characters" };
+
+describe("the local host as a process", () => {
+  it("fails fast, naming the endpoint, when COSMOS_ENDPOINT is unreachable, with a key or without one", async () => {
+    for (const key of [{ COSMOS_KEY: "a2V5" }, {}]) {
+      const host = runHost("node", [START_SCRIPT], { COSMOS_ENDPOINT: "http://127.0.0.1:9/", ...key, ...DEV_SECRET });
+      expect(await exitWithin(host, 20_000)).toBe(1);
+      expect(host.output()).toMatch(/Cosmos DB at http:\/\/127\.0\.0\.1:9\/ is unreachable/);
+      expect(host.output()).not.toMatch(/ready/);
+    }
+  });
+
+  it("Ctrl-C drains: the request in flight is answered, new ones are refused, and it exits 0 within 5 s", async () => {
+    // Every point read takes 1.5 s, so a GET is surely in flight when Ctrl-C arrives.
+    const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=1500:1@read"]);
+    const url = await host.ready;
+    const inFlight = fetch(`${url}/users/nobody`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const signalled = Date.now();
+    host.child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const late = await fetch(`${url}/users/nobody`).then((r) => r.status, () => "refused");
+    expect([503, "refused"]).toContain(late);
+    expect((await inFlight).status).toBe(404);
+    expect(await exitWithin(host, 15_000)).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5000 + 1000);
+    expect(host.output()).toMatch(/Stopping \(SIGINT/);
+  });
+
+  it("a second Ctrl-C exits at once", async () => {
+    const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=3000:1@read"]);
+    const url = await host.ready;
+    void fetch(`${url}/users/nobody`).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    host.child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = Date.now();
+    host.child.kill("SIGINT");
+    expect(await exitWithin(host, 10_000)).toBe(130);
+    expect(Date.now() - second).toBeLessThan(1000);
+  });
+
+  it("npm start leaves no orphaned process when npm itself is killed", async () => {
+    const npm = runHost("npm", ["start", "--silent", "--", "--in-memory"], {}, { detached: true });
+    await npm.ready;
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(npm.child.pid)]).toString().trim().split(/\s+/).map(Number);
+    expect(children.length).toBeGreaterThan(0);
+    npm.child.kill("SIGKILL");
+    const deadline = Date.now() + 15_000;
+    while (children.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(children.filter(alive)).toEqual([]);
+  });
+});
