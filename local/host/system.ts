@@ -10,7 +10,7 @@ import { changeFeedTriggers, type PipelineServices } from "../../src/pipeline/tr
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
 import { containerDefinitions } from "../../src/store/definitions";
 import { provision } from "../../src/store/provision";
-import { ChangeFeedPump } from "./change-feed-pump";
+import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
 import { fileInstanceStore } from "./durable/store";
@@ -32,6 +32,10 @@ export interface LocalSystemOptions {
   feedCacheMs?: number;
   /** How often an idle change feed is polled. */
   pollMs?: number;
+  /** This host's name on its change feed leases (default `local-host`); two hosts on one store need two names. */
+  leaseOwner?: string;
+  /** Lease expiration, renewal and acquire intervals (the trigger's defaults: 60 s, 17 s, 13 s). */
+  leaseTiming?: Partial<LeaseTiming>;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
   policy?: Partial<PipelinePolicy>;
   /** Origins a browser may call the API from (`*` for any), as CORS_ALLOWED_ORIGINS / siteConfig.cors in Azure. */
@@ -110,7 +114,13 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     policy: options.policy,
   };
   const pumps = changeFeedTriggers.map(
-    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, { pollMs: options.pollMs ?? 100, maxItems: 100, log }),
+    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, {
+        pollMs: options.pollMs ?? 100,
+        maxItems: 100,
+        owner: options.leaseOwner ?? "local-host",
+        leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
+        log,
+      }),
   );
   pumps.forEach((pump) => pump.start());
 

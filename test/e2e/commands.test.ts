@@ -65,7 +65,7 @@ describe("the commands", () => {
     child.removeAllListeners("exit");
     child.kill("SIGINT");
     expect(await exited(child)).toBe(0);
-    expect(output()).toContain("Stopping...");
+    expect(output()).toContain("Stopping (SIGINT");
   });
 
   it("npm start keeps its data in the data directory across restarts", async () => {

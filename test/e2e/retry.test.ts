@@ -40,7 +40,7 @@ describe("a failing change feed read", () => {
       const definition = (await posts.read()).resource!;
       const scripts = (await posts.scripts.storedProcedures.readAll().fetchAll()).resources;
       await posts.delete();
-      await within(10_000, async () => app.logs.some((line) => line.includes("postsChangeFeed: reading the change feed failed")));
+      await within(10_000, async () => app.logs.some((line) => /postsChangeFeed: change feed of lease \S+ failed/.test(line)));
       const { container } = await app.system.store.database.containers.create({ id: definition.id, partitionKey: definition.partitionKey, defaultTtl: definition.defaultTtl });
       for (const sproc of scripts) await container.scripts.storedProcedures.create({ id: sproc.id, body: sproc.body });
       const post = (await app.call("POST", "/posts", { as: "writer", body: { title: "after the outage", content: "c" } })).body;

@@ -1,0 +1,204 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
+import type { ChangeFeedTrigger, PipelineServices } from "../../../src/pipeline/triggers";
+import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
+
+export interface LeaseTiming {
+  /** A lease whose owner has not written it for this long may be taken (the trigger's default: 60 s). */
+  expirationMs: number;
+  /** How often a held lease is renewed (17 s). */
+  renewMs: number;
+  /** How often free, expired and excess leases are looked for (13 s). */
+  acquireMs: number;
+}
+
+export interface PumpOptions {
+  pollMs: number;
+  maxItems: number;
+  /** This consumer's name on its leases. One name per host: a restarted host takes its own leases back at once. */
+  owner: string;
+  leases: LeaseTiming;
+  log: (line: string) => void;
+}
+
+export const DEFAULT_LEASE_TIMING: LeaseTiming = { expirationMs: 60_000, renewMs: 17_000, acquireMs: 13_000 };
+
+const toMs = (value: number | { milliseconds?: number; seconds?: number; minutes?: number }) =>
+  typeof value === "number" ? value : (value.milliseconds ?? 0) + (value.seconds ?? 0) * 1000 + (value.minutes ?? 0) * 60_000;
+
+/** Waits `ms`, or less if `signal` aborts meanwhile. */
+const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => undefined);
+
+/**
+ * Feeds one container's change feed into its handler, as the Functions Cosmos DB trigger (the
+ * change feed processor) does: one lease per partition key range in `leases`, shared out
+ * among every consumer of the same trigger (each takes free or expired leases, then steals
+ * from the busiest until all hold their share), renewed while held. Delivery is
+ * at-least-once: a batch is checkpointed after its handler succeeds; a failing handler gets
+ * the same batch again (never skipped); a failed checkpoint or a lease taken by another
+ * consumer mid-batch means the batch is delivered again from the last checkpoint. No order
+ * holds across ranges.
+ */
+export class ChangeFeedPump {
+  private readonly abort = new AbortController();
+  private readonly leases: LeaseStore;
+  private readonly held = new Map<string, HeldLease>();
+  private readonly workers = new Set<Promise<void>>();
+  /** The SDK's feed range of each lease (the change feed iterator accepts only its own range objects). */
+  private readonly ranges = new Map<string, FeedRange>();
+  private balancer: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly container: Container,
+    leaseContainer: Container,
+    private readonly trigger: ChangeFeedTrigger,
+    private readonly services: PipelineServices,
+    private readonly options: PumpOptions,
+  ) {
+    this.leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
+  }
+
+  start(): void {
+    this.balancer = this.balance().catch((error: unknown) => this.options.log(`${this.trigger.name} stopped: ${(error as Error).message}`));
+  }
+
+  /** Stops taking batches; the batch in hand is finished and checkpointed, then the leases are released for others. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.balancer;
+    await Promise.all([...this.workers]);
+    await Promise.allSettled([...this.held.values()].map((lease) => this.leases.update(lease, { owner: "" })));
+  }
+
+  /** The ids of the leases this consumer holds now. */
+  ownedLeases(): string[] {
+    return [...this.held.entries()].filter(([, lease]) => !lease.lost).map(([id]) => id);
+  }
+
+  private get log() {
+    return this.options.log;
+  }
+
+  /** The acquire loop: make sure every range has a lease, renew ours, take our share. */
+  private async balance(): Promise<void> {
+    let ranges: readonly FeedRange[] | undefined;
+    for (let failures = 0; !this.abort.signal.aborted; ) {
+      try {
+        if (!ranges) {
+          ranges = await this.container.getFeedRanges();
+          for (const range of ranges) this.ranges.set(this.leases.idOf(range), range);
+        }
+        await this.leases.ensure(ranges);
+        await this.renew();
+        await this.takeShare(await this.leases.list());
+        failures = 0;
+        await pause(this.options.leases.acquireMs, this.abort.signal);
+      } catch (error) {
+        failures++;
+        const delay = this.backoff(failures);
+        this.log(`${this.trigger.name}: balancing leases failed: ${(error as Error).message}; retrying in ${delay} ms`);
+        await pause(delay, this.abort.signal);
+      }
+    }
+  }
+
+  private async renew(): Promise<void> {
+    for (const [id, lease] of this.held) {
+      if (lease.lost) this.held.delete(id);
+      else if (Date.now() - lease.lastWrite >= this.options.leases.renewMs) await this.leases.update(lease, {}).catch((error: unknown) => this.onWriteFailure(lease, error));
+    }
+  }
+
+  /** Takes free and expired leases up to a fair share, then at most one from the consumer holding the most. */
+  private async takeShare(all: LeaseDocument[]): Promise<void> {
+    const expired = (lease: LeaseDocument) => Date.now() - Date.parse(lease.timestamp) > this.options.leases.expirationMs;
+    const mine = (lease: LeaseDocument) => lease.owner === this.options.owner;
+    const owners = new Set(all.filter((lease) => lease.owner && !expired(lease)).map((lease) => lease.owner));
+    owners.add(this.options.owner);
+    const share = Math.ceil(all.length / owners.size);
+    // Our own name on a lease we do not run: a previous run of this host; take it back at once.
+    const candidates = all
+      .filter((lease) => !this.held.has(lease.id) && (mine(lease) || !lease.owner || expired(lease)))
+      .sort((a, b) => Number(mine(b)) - Number(mine(a)));
+    for (const lease of candidates) {
+      if (this.held.size >= share && !mine(lease)) break;
+      await this.take(lease);
+    }
+    if (this.held.size >= share) return;
+    const byOwner = new Map<string, LeaseDocument[]>();
+    for (const lease of all) if (lease.owner && !mine(lease) && !expired(lease)) byOwner.set(lease.owner, [...(byOwner.get(lease.owner) ?? []), lease]);
+    const busiest = [...byOwner.values()].sort((a, b) => b.length - a.length)[0];
+    if (busiest && busiest.length > share) await this.take(busiest[0], `stolen from ${busiest[0].owner}`);
+  }
+
+  private async take(document: LeaseDocument, how = "acquired"): Promise<void> {
+    const lease = await this.leases.acquire(document, this.options.owner);
+    if (!lease) return; // someone else was quicker
+    this.held.set(lease.document.id, lease);
+    if (how !== "acquired") this.log(`${this.trigger.name}: lease ${lease.document.id} ${how} by ${this.options.owner}`);
+    const worker = this.work(lease).finally(() => this.workers.delete(worker));
+    this.workers.add(worker);
+  }
+
+  private onWriteFailure(lease: HeldLease, error: unknown): void {
+    if (isLeaseLost(error)) this.log(`${this.trigger.name}: lease ${lease.document.id} was taken by another consumer`);
+    else this.log(`${this.trigger.name}: writing lease ${lease.document.id} failed: ${(error as Error).message}`);
+  }
+
+  private startFrom(lease: LeaseDocument): ChangeFeedStartFrom {
+    if (lease.continuation) return ChangeFeedStartFrom.Continuation(lease.continuation);
+    const range = this.ranges.get(lease.id)!;
+    return this.trigger.startFromBeginning ? ChangeFeedStartFrom.Beginning(range) : ChangeFeedStartFrom.Now(range);
+  }
+
+  /** Reads one range while the lease is ours; after a failed checkpoint it starts over from the last one (redelivery). */
+  private async work(lease: HeldLease): Promise<void> {
+    const id = lease.document.id;
+    let iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: this.startFrom(lease.document), maxItemCount: this.options.maxItems });
+    for (let failures = 0; !this.abort.signal.aborted && !lease.lost; ) {
+      try {
+        const response = await iterator.readNext();
+        failures = 0;
+        if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
+          await pause(this.options.pollMs, this.abort.signal);
+          continue;
+        }
+        if (!(await this.deliver(response.result, id))) return; // stopped mid-retry: the batch stays unacknowledged
+        await this.leases.update(lease, { continuation: response.continuationToken });
+      } catch (error) {
+        if (lease.lost) break;
+        // Reading the feed or checkpointing failed: start again from the last checkpoint, so a
+        // batch whose checkpoint was not written is delivered again rather than lost.
+        failures++;
+        const delay = this.backoff(failures);
+        this.log(`${this.trigger.name}: change feed of lease ${id} failed: ${(error as Error).message}; resuming from the last checkpoint in ${delay} ms`);
+        await pause(delay, this.abort.signal);
+        const stored = await this.leases.read(id).catch(() => undefined);
+        if (stored && stored.owner !== this.options.owner) lease.lost = true;
+        else iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: this.startFrom(stored ?? lease.document), maxItemCount: this.options.maxItems });
+      }
+    }
+    if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
+  }
+
+  /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
+  private backoff(attempt: number): number {
+    const { minimumInterval, maximumInterval } = this.trigger.retry;
+    return Math.min(toMs(minimumInterval) * 2 ** (attempt - 1), toMs(maximumInterval));
+  }
+
+  /** Calls the handler until it succeeds (the triggers retry forever); false only if the pump was stopped first. */
+  private async deliver(documents: unknown[], leaseId: string): Promise<boolean> {
+    for (let attempt = 1; !this.abort.signal.aborted; attempt++) {
+      try {
+        await this.trigger.handler(documents, this.services);
+        return true;
+      } catch (error) {
+        const delay = this.backoff(attempt);
+        this.log(`${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}, lease ${leaseId}): ${(error as Error).message}; retrying in ${delay} ms`);
+        await pause(delay, this.abort.signal);
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,129 @@
+import type { Container } from "@azure/cosmos";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CosmosOptions } from "../../local/cosmos";
+import { ChangeFeedPump } from "../../local/host/change-feed/pump";
+import type { ChangeFeedTrigger } from "../../src/pipeline/triggers";
+import { cosmosFixture, eventually, type CosmosFixture } from "../support/cosmos";
+
+/**
+ * The local change feed consumers behave as the Functions trigger's change feed processor:
+ * leases per partition key range shared among consumers, moving between them, and delivery
+ * that is at-least-once (again after a lease moves mid-batch or a checkpoint fails).
+ */
+const TIMING = { expirationMs: 1500, renewMs: 200, acquireMs: 100 };
+
+let fixture: CosmosFixture | undefined;
+const pumps: ChangeFeedPump[] = [];
+afterEach(async () => {
+  await Promise.all(pumps.splice(0).map((pump) => pump.stop()));
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+async function setup(cosmos: CosmosOptions = {}) {
+  fixture = await cosmosFixture(cosmos);
+  const watched = await fixture.container({ id: "watched", partitionKey: { paths: ["/pk"] } });
+  const leases = await fixture.container({ id: "leases", partitionKey: { paths: ["/id"] } });
+  return { watched, leases };
+}
+
+/** A consumer named `owner` that records every document id it is handed, each call waiting for `gate` first. */
+function consumer(watched: Container, leases: Container, owner: string, gate: () => Promise<void> = async () => {}) {
+  const delivered: string[] = [];
+  const logs: string[] = [];
+  const trigger: ChangeFeedTrigger = {
+    name: "watchedChangeFeed",
+    containerName: "watched",
+    leaseContainerPrefix: "watched-",
+    startFromBeginning: true,
+    retry: { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 20, maximumInterval: 200 },
+    needsDurableClient: false,
+    async handler(documents) {
+      await gate();
+      delivered.push(...(documents as { id: string }[]).map((d) => d.id));
+    },
+  };
+  const pump = new ChangeFeedPump(watched, leases, trigger, {}, { pollMs: 20, maxItems: 100, owner, leases: TIMING, log: (line) => logs.push(line) });
+  pumps.push(pump);
+  return { pump, delivered, logs };
+}
+
+const write = async (watched: Container, ids: string[]) => {
+  for (const id of ids) await watched.items.create({ id, pk: `pk-${id}` });
+};
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+const covers = (delivered: string[][], expected: string[]) => expected.every((id) => delivered.some((d) => d.includes(id)));
+
+describe("change feed leases shared by two consumers", () => {
+  it("share the four ranges two and two, and together deliver every change", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    const b = consumer(watched, leases, "host-b");
+    a.pump.start();
+    b.pump.start();
+    await write(watched, ids("doc", 40));
+    await eventually(async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined, 20_000);
+    expect([...a.pump.ownedLeases(), ...b.pump.ownedLeases()].sort()).toHaveLength(4);
+    expect(new Set([...a.pump.ownedLeases(), ...b.pump.ownedLeases()]).size).toBe(4);
+  });
+
+  it("a lease taken mid-batch: the old owner finishes its batch, the new one starts from the last checkpoint, so that batch is delivered twice and nothing is lost", async () => {
+    const { watched, leases } = await setup();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Written before host-a starts, so each range's first batch holds all of that range's changes.
+    await write(watched, ids("first", 20));
+    const a = consumer(watched, leases, "host-a", () => released);
+    a.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
+    // host-a holds every range, each worker stuck in its handler with an unacknowledged batch.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const b = consumer(watched, leases, "host-b");
+    b.pump.start();
+    await eventually(async () => (b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
+    await eventually(async () => (b.delivered.length > 0 ? true : undefined));
+    release();
+    await eventually(async () => (a.pump.ownedLeases().length === 2 && covers([a.delivered], ids("first", 20)) ? true : undefined), 20_000);
+    expect(a.logs.some((line) => /lease \S+ lost to another consumer/.test(line))).toBe(true);
+    // Everything host-b delivered was also delivered by host-a (at-least-once, not exactly-once).
+    expect(b.delivered.every((id) => a.delivered.includes(id))).toBe(true);
+    // From now on each range has one owner: new changes are delivered once.
+    await write(watched, ids("second", 20));
+    await eventually(async () => (covers([a.delivered, b.delivered], ids("second", 20)) ? true : undefined), 20_000);
+    const seconds = [...a.delivered, ...b.delivered].filter((id) => id.startsWith("second"));
+    expect(seconds.sort()).toEqual(ids("second", 20).sort());
+  });
+
+  it("a consumer that stops releases its leases and the other takes them over from their checkpoints", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    const b = consumer(watched, leases, "host-b");
+    a.pump.start();
+    b.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
+    await write(watched, ids("before", 10));
+    await eventually(async () => (covers([a.delivered, b.delivered], ids("before", 10)) ? true : undefined));
+    await a.pump.stop();
+    await eventually(async () => (b.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await write(watched, ids("after", 10));
+    await eventually(async () => (covers([b.delivered], ids("after", 10)) ? true : undefined));
+    // host-b resumed host-a's ranges from their checkpoints: nothing of "before" was delivered twice.
+    expect([...a.delivered, ...b.delivered].filter((id) => id.startsWith("before")).sort()).toEqual(ids("before", 10).sort());
+  });
+});
+
+describe("checkpoints that fail", () => {
+  it("make the batch come again from the last checkpoint: delivered at least once, some twice", async () => {
+    const { watched, leases } = await setup({ faults: { seed: 3, rules: [{ effect: "503", rate: 0.4, operations: ["write"], containers: ["leases"] }] } });
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    for (const id of ids("doc", 30)) {
+      await write(watched, [id]);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    await eventually(async () => (covers([a.delivered], ids("doc", 30)) ? true : undefined), 30_000);
+    expect(a.delivered.length).toBeGreaterThan(30);
+    expect(a.logs.some((line) => /resuming from the last checkpoint/.test(line))).toBe(true);
+  });
+});
