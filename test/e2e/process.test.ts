@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { alive, exitWithin, runHost, START_SCRIPT } from "../support/process";
+import { alive, exitWithin, runHost, START_SCRIPT } from "../../chaos/host";
 
 const DEV_SECRET = { AUTH_DEV_SECRET: "a-dev-secret-of-at-least-thirty-two-characters" };
 
@@ -17,7 +17,7 @@ describe("the local host as a process", () => {
   it("Ctrl-C drains: the request in flight is answered, new ones are refused, and it exits 0 within 5 s", async () => {
     // Every point read takes 1.5 s, so a GET is surely in flight when Ctrl-C arrives.
     const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=1500:1@read"]);
-    const url = await host.ready;
+    const { url } = await host.ready;
     const inFlight = fetch(`${url}/users/nobody`);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const signalled = Date.now();
@@ -33,7 +33,7 @@ describe("the local host as a process", () => {
 
   it("a second Ctrl-C exits at once", async () => {
     const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=3000:1@read"]);
-    const url = await host.ready;
+    const { url } = await host.ready;
     void fetch(`${url}/users/nobody`).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 200));
     host.child.kill("SIGINT");

@@ -1,19 +1,22 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
-export const START_SCRIPT = join(__dirname, "../../dist/local/host/start.js");
+/** The repository root, whether this runs compiled (dist/chaos) or from source (chaos, under vitest). */
+const ROOT = basename(dirname(__dirname)) === "dist" ? join(__dirname, "../..") : join(__dirname, "..");
+/** The compiled `npm start` entry point. */
+export const START_SCRIPT = join(ROOT, "dist/local/host/start.js");
 
 export interface HostProcess {
   child: ChildProcess;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
-  /** Resolves with the base URL once the banner is printed. */
-  ready: Promise<string>;
+  /** Resolves once the banner is printed, with the API's base URL and the Cosmos DB endpoint and key it printed. */
+  ready: Promise<{ url: string; cosmosEndpoint: string; cosmosKey?: string }>;
   /** Resolves with the exit code (null when killed by a signal). */
   exited: Promise<number | null>;
 }
 
-/** Runs a command the way a user would, collecting its output; `ready` waits for "Blog API ready on <url>". */
+/** Runs a host command as a user would (free ports, request log off), collecting its output. */
 export function runHost(command: string, args: string[], env: Record<string, string> = {}, options: { detached?: boolean } = {}): HostProcess {
   const child = spawn(command, args, {
     env: { ...process.env, PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false", ...env },
@@ -22,11 +25,12 @@ export function runHost(command: string, args: string[], env: Record<string, str
   });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
+  const ready = new Promise<{ url: string; cosmosEndpoint: string; cosmosKey?: string }>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /Blog API ready on (\S+)/.exec(output);
-      if (match) resolve(match[1]);
+      const url = /Blog API ready on (\S+)/.exec(output);
+      const cosmos = /COSMOS_ENDPOINT=(\S+)(?: COSMOS_KEY=(\S+))?/.exec(output);
+      if (url && cosmos) resolve({ url: url[1], cosmosEndpoint: cosmos[1], cosmosKey: cosmos[2] });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
@@ -47,5 +51,15 @@ export function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** How many faults the host's embedded Cosmos DB server has injected since it started (0 if it cannot say). */
+export async function injectedFaults(cosmosEndpoint: string): Promise<number> {
+  try {
+    const response = await fetch(new URL("_embedded/faults", cosmosEndpoint), { signal: AbortSignal.timeout(2000) });
+    return ((await response.json()) as { total: number }).total;
+  } catch {
+    return 0;
   }
 }

@@ -1,0 +1,125 @@
+import type { Container, CosmosClient } from "@azure/cosmos";
+import { usernameClaimId } from "../src/model/items";
+import type { ChaosClient } from "./api";
+import type { Acknowledged } from "./workload";
+
+/** An item as the checker reads it straight from a container. */
+interface Stored {
+  id: string;
+  type: string;
+  postId?: string;
+  userId?: string;
+  username?: string;
+  ownerId?: string;
+  userUsername?: string;
+  title?: string;
+  commentCount?: number;
+  likeCount?: number;
+  creationDate?: string;
+  deleted?: boolean;
+}
+
+const all = async (container: Container): Promise<Stored[]> => (await container.items.query<Stored>("SELECT * FROM c").fetchAll()).resources;
+const live = (item: Stored) => !item.deleted;
+const newestFirst = (a: Stored, b: Stored) => (b.creationDate! < a.creationDate! ? -1 : b.creationDate! > a.creationDate! ? 1 : b.id < a.id ? -1 : b.id > a.id ? 1 : 0);
+
+/**
+ * Every guarantee of the README's Guarantees section, checked against the data (read straight
+ * from the containers) and against what the API serves. Returns one line per violation.
+ */
+export async function checkGuarantees(client: CosmosClient, databaseName: string, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
+  const database = client.database(databaseName);
+  const [users, posts, feed] = await Promise.all(["users", "posts", "feed"].map((name) => all(database.container(name))));
+  const violations: string[] = [];
+  const profiles = new Map(users.filter((item) => item.type === "user").map((user) => [user.userId!, user]));
+
+  // Usernames are unique and claimed by their profile.
+  const byName = new Map<string, string>();
+  for (const profile of profiles.values()) {
+    const key = profile.username!.toLowerCase();
+    if (byName.has(key)) violations.push(`username '${profile.username}' is used by both ${byName.get(key)} and ${profile.userId}`);
+    byName.set(key, profile.userId!);
+    const claim = users.find((item) => item.id === usernameClaimId(profile.username!));
+    if (claim?.ownerId !== profile.userId) violations.push(`username '${profile.username}' of ${profile.userId} is not claimed by them (claim: ${claim?.ownerId ?? "none"})`);
+  }
+
+  // Counts equal the items.
+  const livePosts = posts.filter((item) => item.type === "post" && live(item));
+  for (const post of livePosts) {
+    const inPartition = posts.filter((item) => item.postId === post.postId && live(item));
+    const comments = inPartition.filter((item) => item.type === "comment").length;
+    const likes = inPartition.filter((item) => item.type === "like").length;
+    if (post.commentCount !== comments) violations.push(`post ${post.postId}: commentCount ${post.commentCount}, ${comments} comments`);
+    if (post.likeCount !== likes) violations.push(`post ${post.postId}: likeCount ${post.likeCount}, ${likes} likes`);
+  }
+
+  // No old username anywhere: every live item carries its user's current name.
+  for (const [where, items] of [["posts", posts], ["users", users.filter((item) => item.type === "post")], ["feed", feed]] as const) {
+    for (const item of items.filter((i) => live(i) && i.userUsername !== undefined)) {
+      const current = profiles.get(item.userId!)?.username;
+      if (current !== undefined && item.userUsername !== current) violations.push(`${where}: ${item.type} ${item.id} of ${item.userId} carries '${item.userUsername}', not '${current}'`);
+    }
+  }
+
+  // The feed is the 100 newest live posts.
+  const expectedFeed = [...livePosts].sort(newestFirst).slice(0, 100).map((post) => post.id);
+  const served = await api.definite("GET", "/feed?limit=100");
+  const servedFeed = (served?.body?.items ?? []).map((item: Stored) => item.id);
+  if (JSON.stringify(servedFeed) !== JSON.stringify(expectedFeed)) violations.push(`feed: serves ${servedFeed.length} posts, expected the ${expectedFeed.length} newest live ones (first difference at ${servedFeed.findIndex((id: string, i: number) => id !== expectedFeed[i])})`);
+  if (feed.filter(live).length > 100) violations.push(`feed container holds ${feed.filter(live).length} live items (at most 100)`);
+
+  // Each author's list is their live posts, newest first.
+  for (const userId of profiles.keys()) {
+    const expected = livePosts.filter((post) => post.userId === userId).sort(newestFirst).map((post) => post.id);
+    const listed = await listAll(api, `/users/${userId}/posts`);
+    if (JSON.stringify(listed) !== JSON.stringify(expected)) violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
+  }
+
+  violations.push(...(await checkAcknowledged(posts, profiles, api, acknowledged)));
+  return violations;
+}
+
+/** Every page of a list route; undefined if it could not be read. */
+async function listAll(api: ChaosClient, path: string): Promise<string[] | undefined> {
+  const ids: string[] = [];
+  let token: string | undefined;
+  do {
+    const reply = await api.definite("GET", `${path}?limit=100${token ? `&continuationToken=${encodeURIComponent(token)}` : ""}`);
+    if (reply?.status !== 200) return undefined;
+    ids.push(...reply.body.items.map((item: Stored) => item.id));
+    token = reply.body.continuationToken ?? undefined;
+  } while (token);
+  return ids;
+}
+
+/** Every acknowledged write is there (and every acknowledged delete is gone, for every route). */
+async function checkAcknowledged(posts: Stored[], profiles: Map<string, Stored>, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
+  const violations: string[] = [];
+  for (const [userId, user] of acknowledged.users) {
+    if (!user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username) violations.push(`user ${userId}: acknowledged username '${user.username}', stored '${profiles.get(userId)?.username}'`);
+  }
+  const item = (postId: string, id: string) => posts.find((p) => p.postId === postId && p.id === id);
+  for (const [postId, post] of acknowledged.posts) {
+    if (post.uncertain) continue;
+    const stored = item(postId, postId);
+    if (post.deleted) {
+      for (const path of [`/posts/${postId}`, `/posts/${postId}/comments`, `/posts/${postId}/likes`]) {
+        const reply = await api.definite("GET", path);
+        if (reply?.status !== 404) violations.push(`deleted post ${postId}: GET ${path} answered ${reply?.status ?? "nothing"}`);
+      }
+    } else if (!stored || stored.deleted) violations.push(`acknowledged post ${postId} is missing`);
+    else if (stored.title !== post.title) violations.push(`post ${postId}: acknowledged title '${post.title}', stored '${stored.title}'`);
+  }
+  for (const [commentId, postId] of acknowledged.comments) {
+    const post = acknowledged.posts.get(postId);
+    if (post && !post.deleted && !post.uncertain && !item(postId, commentId)) violations.push(`acknowledged comment ${commentId} on ${postId} is missing`);
+  }
+  for (const [key, liked] of acknowledged.likes) {
+    const [postId, userId] = key.split("|");
+    const post = acknowledged.posts.get(postId);
+    if (liked === "uncertain" || !post || post.deleted || post.uncertain) continue;
+    const like = posts.find((p) => p.postId === postId && p.type === "like" && p.userId === userId && live(p));
+    if (liked !== Boolean(like)) violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);
+  }
+  return violations;
+}

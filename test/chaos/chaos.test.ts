@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { ChaosClient } from "../../chaos/api";
+import { checkGuarantees } from "../../chaos/check";
+import { runChaos } from "../../chaos/run";
+import { emptyAcknowledged } from "../../chaos/workload";
+import { containerDefinitions } from "../../src/store/definitions";
+import { localSystem } from "../support/system";
+import { clientFor } from "../support/cosmos";
+
+describe("npm run chaos, short and deterministic", () => {
+  it("keeps every guarantee through faults, kill -9 and Ctrl-C restarts", async () => {
+    const lines: string[] = [];
+    const result = await runChaos({ seconds: 24, seed: 42, users: 6, restartEverySeconds: 8, log: (line) => lines.push(line) });
+    expect(result.violations.join("\n")).toBe("");
+    expect(result.restarts).toBe(2);
+    expect(result.faults).toBeGreaterThan(0);
+    expect(result.operations).toBeGreaterThan(200);
+    // The checker had something to check.
+    expect(result.acknowledged.posts).toBeGreaterThan(10);
+    expect(result.acknowledged.comments).toBeGreaterThan(10);
+    expect(result.acknowledged.likes).toBeGreaterThan(5);
+    expect(lines.some((line) => /^chaos: \d+ s, \d+ operations/.test(line))).toBe(true);
+  }, 180_000);
+});
+
+describe("the chaos checker", () => {
+  it("finds each kind of broken guarantee", async () => {
+    const app = await localSystem({ feedCacheMs: 0 });
+    const api = new ChaosClient(() => app.system.url, 10_000);
+    const client = clientFor({ endpoint: app.system.cosmosEndpoint, key: app.system.cosmosKey! });
+    const check = (state = emptyAcknowledged()) => checkGuarantees(client, containerDefinitions.databaseName, api, state);
+    try {
+      const state = emptyAcknowledged();
+      for (const user of ["ann", "ben"]) {
+        await api.definite("POST", "/users", { as: user, body: { username: user } });
+        state.users.set(user, { username: user, uncertain: false });
+      }
+      const post = (await api.definite("POST", "/posts", { as: "ann", body: { title: "t", content: "c" } }))!.body;
+      state.posts.set(post.postId, { authorId: "ann", title: "t", deleted: false, uncertain: false });
+      const comment = (await api.definite("POST", `/posts/${post.postId}/comments`, { as: "ben", body: { content: "hi" } }))!.body;
+      state.comments.set(comment.id, post.postId);
+      await api.definite("POST", `/posts/${post.postId}/likes`, { as: "ben" });
+      state.likes.set(`${post.postId}|ben`, true);
+      const other = (await api.definite("POST", "/posts", { as: "ben", body: { title: "still here", content: "c" } }))!.body;
+      state.posts.set(other.postId, { authorId: "ben", title: "still here", deleted: false, uncertain: false });
+      for (let settled = false, tries = 0; !settled && tries < 100; tries++) settled = (await check(state)).length === 0 || (await new Promise((r) => setTimeout(r, 100)), false);
+      expect(await check(state)).toEqual([]);
+
+      // What the clients were told, and the data, disagree in every way the guarantees forbid.
+      const posts = app.system.store.posts;
+      const stored = (await posts.item(post.postId, post.postId).read()).resource!;
+      await posts.item(post.postId, post.postId).replace({ ...stored, likeCount: 5, title: "not what was acknowledged" });
+      const storedComment = (await posts.item(comment.id, post.postId).read()).resource!;
+      await posts.item(comment.id, post.postId).replace({ ...storedComment, userUsername: "old-name" });
+      await app.system.store.users.items.upsert({ id: "cat", type: "user", userId: "cat", username: "ANN" });
+      await app.system.store.feed.item(post.postId, "post").delete();
+      state.likes.set(`${post.postId}|ann`, true);
+      state.comments.set("lost-comment", post.postId);
+      state.posts.set(other.postId, { authorId: "ben", title: "still here", deleted: true, uncertain: false });
+      const violations = (await check(state)).join("\n");
+      expect(violations).toMatch(/likeCount 5, 1 likes/);
+      expect(violations).toMatch(/acknowledged title 't'/);
+      expect(violations).toMatch(/carries 'old-name', not 'ben'/);
+      expect(violations).toMatch(/username 'ANN' is used by both/);
+      expect(violations).toMatch(/'ANN' of cat is not claimed/);
+      expect(violations).toMatch(/feed: serves 1 posts, expected the 2 newest/);
+      expect(violations).toMatch(/like of ann on .*: acknowledged liked, stored not liked/);
+      expect(violations).toMatch(/deleted post .*: GET \/posts\/\S+ answered 200/);
+      expect(violations).toMatch(/acknowledged comment lost-comment on .* is missing/);
+    } finally {
+      client.dispose();
+      await app.stop();
+    }
+  });
+});
