@@ -1,33 +1,156 @@
 import type { HttpHandler, HttpMethod } from "@azure/functions";
+import { z, type ZodTypeAny } from "zod";
+import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
+import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
 import { addComment, listPostComments } from "./handlers/comments";
 import { getFeed } from "./handlers/feed";
+import { getOpenApiDocument } from "./handlers/openapi";
 import { likeBlogPost, listPostLikes, unlikeBlogPost } from "./handlers/likes";
 import { createBlogPost, deleteBlogPost, getBlogPost, updateBlogPost } from "./handlers/posts";
 import { createUserProfile, getUserProfile, listPostsOfUser, updateUserProfile } from "./handlers/users";
 
+/** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
+export interface OperationDoc {
+  summary: string;
+  /** The article's request id (C1-C4, Q1-Q6), when it is one. */
+  request?: string;
+  /** Needs `Authorization: Bearer <JWT>`. */
+  auth: boolean;
+  query?: ZodTypeAny;
+  body?: ZodTypeAny;
+  /** Success answers: status, what it means, and the body schema (none for 204/304). */
+  success: { status: number; description: string; schema?: ZodTypeAny }[];
+  /** Problem statuses this route can answer (400, 429, 503 and so on), each problem+json. */
+  errors: number[];
+  /** Request headers it honours beyond Authorization. */
+  headers?: ("If-Match" | "If-None-Match" | "Idempotency-Key")[];
+  /** Response headers beyond ETag and Server-Timing. */
+  responseHeaders?: ("ETag" | "Location" | "Cache-Control" | "Idempotent-Replayed")[];
+}
+
 export interface Route {
-  /** The Azure Functions function name. */
+  /** The Azure Functions function name (also the OpenAPI operationId). */
   name: string;
   method: HttpMethod;
   /** Relative to the `api` route prefix (host.json). */
   route: string;
   handler: HttpHandler;
+  doc: OperationDoc;
 }
+
+/** Every route may answer these: throttled beyond the SDK's retries, or the store unavailable. */
+const STORE = [429, 503];
+const READ_ERRORS = [400, 404, ...STORE];
+const WRITE_ERRORS = [400, 401, 403, 404, 413, 415, ...STORE];
+const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc => ({
+  summary,
+  request,
+  auth: false,
+  query: listQuery,
+  success: [
+    { status: 200, description: "One page", schema: pageOf(item) },
+    { status: 304, description: "Not modified (If-None-Match)" },
+  ],
+  errors: READ_ERRORS,
+  headers: ["If-None-Match"],
+});
 
 /** THE route table (README, HTTP API): functions/ registers it with Azure Functions, local/host serves it. */
 export const routes: readonly Route[] = [
-  { name: "createUser", method: "POST", route: "users", handler: createUserProfile },
-  { name: "updateUser", method: "PUT", route: "users/{userId}", handler: updateUserProfile },
-  { name: "getUser", method: "GET", route: "users/{userId}", handler: getUserProfile },
-  { name: "listUserPosts", method: "GET", route: "users/{userId}/posts", handler: listPostsOfUser },
-  { name: "createPost", method: "POST", route: "posts", handler: createBlogPost },
-  { name: "updatePost", method: "PUT", route: "posts/{postId}", handler: updateBlogPost },
-  { name: "getPost", method: "GET", route: "posts/{postId}", handler: getBlogPost },
-  { name: "deletePost", method: "DELETE", route: "posts/{postId}", handler: deleteBlogPost },
-  { name: "createComment", method: "POST", route: "posts/{postId}/comments", handler: addComment },
-  { name: "listComments", method: "GET", route: "posts/{postId}/comments", handler: listPostComments },
-  { name: "likePost", method: "POST", route: "posts/{postId}/likes", handler: likeBlogPost },
-  { name: "unlikePost", method: "DELETE", route: "posts/{postId}/likes", handler: unlikeBlogPost },
-  { name: "listLikes", method: "GET", route: "posts/{postId}/likes", handler: listPostLikes },
-  { name: "getFeed", method: "GET", route: "feed", handler: getFeed },
+  {
+    name: "createUser",
+    method: "POST",
+    route: "users",
+    handler: createUserProfile,
+    doc: { summary: "Create your profile (id = the token's sub)", request: "C1", auth: true, body: userBody, success: [{ status: 201, description: "Created", schema: userResponse }], errors: [...WRITE_ERRORS, 409], responseHeaders: ["ETag", "Location"] },
+  },
+  {
+    name: "updateUser",
+    method: "PUT",
+    route: "users/{userId}",
+    handler: updateUserProfile,
+    doc: { summary: "Change your username (reaches every item of yours)", request: "C1", auth: true, body: userBody, success: [{ status: 200, description: "Updated", schema: userResponse }], errors: [...WRITE_ERRORS, 409, 412], headers: ["If-Match"] },
+  },
+  {
+    name: "getUser",
+    method: "GET",
+    route: "users/{userId}",
+    handler: getUserProfile,
+    doc: { summary: "Get a user", request: "Q1", auth: false, success: [{ status: 200, description: "The user", schema: userResponse }, { status: 304, description: "Not modified" }], errors: READ_ERRORS, headers: ["If-None-Match"] },
+  },
+  { name: "listUserPosts", method: "GET", route: "users/{userId}/posts", handler: listPostsOfUser, doc: list("A user's posts in short form, newest first", "Q3", shortPostResponse) },
+  {
+    name: "createPost",
+    method: "POST",
+    route: "posts",
+    handler: createBlogPost,
+    doc: { summary: "Write a post", request: "C2", auth: true, body: postBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: postResponse }], errors: WRITE_ERRORS, headers: ["Idempotency-Key"], responseHeaders: ["ETag", "Location", "Idempotent-Replayed"] },
+  },
+  {
+    name: "updatePost",
+    method: "PUT",
+    route: "posts/{postId}",
+    handler: updateBlogPost,
+    doc: { summary: "Edit your post", request: "C2", auth: true, body: postBody, success: [{ status: 200, description: "Updated", schema: postResponse }], errors: [...WRITE_ERRORS, 412], headers: ["If-Match"] },
+  },
+  {
+    name: "getPost",
+    method: "GET",
+    route: "posts/{postId}",
+    handler: getBlogPost,
+    doc: { summary: "Get a post with its author's username and counts", request: "Q2", auth: false, success: [{ status: 200, description: "The post", schema: postResponse }, { status: 304, description: "Not modified" }], errors: READ_ERRORS, headers: ["If-None-Match"], responseHeaders: ["Cache-Control"] },
+  },
+  {
+    name: "deletePost",
+    method: "DELETE",
+    route: "posts/{postId}",
+    handler: deleteBlogPost,
+    doc: { summary: "Delete your post, its comments and likes (idempotent)", auth: true, success: [{ status: 204, description: "Deleted" }], errors: [...WRITE_ERRORS] },
+  },
+  {
+    name: "createComment",
+    method: "POST",
+    route: "posts/{postId}/comments",
+    handler: addComment,
+    doc: { summary: "Comment on a post", request: "C3", auth: true, body: commentBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: commentResponse }], errors: WRITE_ERRORS, headers: ["Idempotency-Key"], responseHeaders: ["Idempotent-Replayed"] },
+  },
+  { name: "listComments", method: "GET", route: "posts/{postId}/comments", handler: listPostComments, doc: list("A post's comments, oldest first", "Q4", commentResponse) },
+  {
+    name: "likePost",
+    method: "POST",
+    route: "posts/{postId}/likes",
+    handler: likeBlogPost,
+    doc: { summary: "Like a post (once per user)", request: "C4", auth: true, success: [{ status: 201, description: "Liked", schema: likeResponse }, { status: 200, description: "Already liked: nothing changed", schema: likeResponse }], errors: WRITE_ERRORS },
+  },
+  {
+    name: "unlikePost",
+    method: "DELETE",
+    route: "posts/{postId}/likes",
+    handler: unlikeBlogPost,
+    doc: { summary: "Take your like back", request: "C4", auth: true, success: [{ status: 204, description: "Unliked" }], errors: WRITE_ERRORS },
+  },
+  { name: "listLikes", method: "GET", route: "posts/{postId}/likes", handler: listPostLikes, doc: list("A post's likes", "Q5", likeResponse) },
+  {
+    name: "getFeed",
+    method: "GET",
+    route: "feed",
+    handler: getFeed,
+    doc: {
+      summary: "The newest posts in short form",
+      request: "Q6",
+      auth: false,
+      query: feedQuery,
+      success: [{ status: 200, description: "The feed", schema: feedResponse }, { status: 304, description: "Not modified" }],
+      errors: [400, ...STORE],
+      headers: ["If-None-Match"],
+      responseHeaders: ["Cache-Control"],
+    },
+  },
+  {
+    name: "getOpenApi",
+    method: "GET",
+    route: "openapi.json",
+    handler: getOpenApiDocument,
+    doc: { summary: "This description of the API (OpenAPI 3.1)", auth: false, success: [{ status: 200, description: "The OpenAPI document", schema: z.object({ openapi: z.string() }).passthrough() }, { status: 304, description: "Not modified" }], errors: [], headers: ["If-None-Match"], responseHeaders: ["Cache-Control"] },
+  },
 ];

@@ -29,7 +29,7 @@ describe("functions/ registrations", () => {
         "POST /api/posts", "PUT /api/posts/{postId}", "GET /api/posts/{postId}", "DELETE /api/posts/{postId}",
         "POST /api/posts/{postId}/comments", "GET /api/posts/{postId}/comments",
         "POST /api/posts/{postId}/likes", "DELETE /api/posts/{postId}/likes", "GET /api/posts/{postId}/likes",
-        "GET /api/feed",
+        "GET /api/feed", "GET /api/openapi.json",
       ].sort(),
     );
   });

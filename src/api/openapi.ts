@@ -1,0 +1,104 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import { z, type ZodTypeAny } from "zod";
+import { problemResponse } from "./responses";
+import type { Route } from "./routes";
+import { id, idempotencyKey } from "./schemas";
+
+// responses.ts has extended zod with `.openapi()`, used below for the request headers.
+
+const TITLES: Record<number, string> = {
+  400: "Bad input; `errors[]` names each invalid field, header or parameter",
+  401: "No token, or an invalid one",
+  403: "Not yours (or no profile yet)",
+  404: "Does not exist (or was deleted)",
+  409: "Conflict: username taken, or the profile exists",
+  412: "If-Match did not match the current ETag",
+  413: "Body larger than 64 KiB",
+  415: "Body is not JSON",
+  429: "Cosmos DB throttled the request beyond the SDK's retries; retry after Retry-After seconds",
+  503: "Cosmos DB timed out or is unavailable, or the host is shutting down; retry after Retry-After seconds",
+};
+
+const header = (description: string, schema: { type: "string" | "integer" } = { type: "string" }) => ({ description, schema });
+const RESPONSE_HEADERS = {
+  ETag: header("Strong entity tag of the returned representation"),
+  "Server-Timing": header("Cosmos DB requests the call made, their charge and duration"),
+  Location: header("URL of the created resource"),
+  "Cache-Control": header("How long a CDN or browser may reuse the response"),
+  "Idempotent-Replayed": header("`true` when this repeats the result of an earlier request with the same Idempotency-Key"),
+  "Retry-After": header("Seconds to wait before trying again", { type: "integer" }),
+};
+
+const REQUEST_HEADERS = {
+  "If-Match": z.string().optional().openapi({ description: "Only apply the change if the current ETag matches (412 otherwise)" }),
+  "If-None-Match": z.string().optional().openapi({ description: "ETags (or `*`) the client holds: 304 when one still matches (weak comparison)" }),
+  "Idempotency-Key": idempotencyKey.optional().openapi({ description: "A repeat by the same caller with the same key returns the first result and creates nothing" }),
+};
+
+/** `users/{userId}` → the path parameters as a zod object. */
+function pathParameters(route: string): z.AnyZodObject | undefined {
+  const names = [...route.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+  return names.length === 0 ? undefined : z.object(Object.fromEntries(names.map((name) => [name, id])));
+}
+
+function problem(status: number): ResponseConfig {
+  const retry = status === 429 || status === 503;
+  return {
+    description: TITLES[status],
+    headers: { "Server-Timing": RESPONSE_HEADERS["Server-Timing"], ...(retry ? { "Retry-After": RESPONSE_HEADERS["Retry-After"] } : {}) },
+    content: { "application/problem+json": { schema: problemResponse } },
+  };
+}
+
+function success(route: Route, answer: { status: number; description: string; schema?: ZodTypeAny }): ResponseConfig {
+  const names: (keyof typeof RESPONSE_HEADERS)[] = ["Server-Timing", ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []), ...(route.doc.responseHeaders ?? [])];
+  const headers = Object.fromEntries(names.map((name) => [name, RESPONSE_HEADERS[name]]));
+  return { description: answer.description, headers, ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}) };
+}
+
+function operation(route: Route): RouteConfig {
+  const { doc } = route;
+  const requestHeaders = (doc.headers ?? []).map((name) => z.object({ [name]: REQUEST_HEADERS[name] }));
+  return {
+    method: route.method.toLowerCase() as RouteConfig["method"],
+    path: `/api/${route.route}`,
+    operationId: route.name,
+    summary: doc.request ? `${doc.request}: ${doc.summary}` : doc.summary,
+    ...(doc.auth ? { security: [{ bearerAuth: [] }] } : {}),
+    request: {
+      params: pathParameters(route.route),
+      query: doc.query as z.AnyZodObject | undefined,
+      headers: requestHeaders.length > 0 ? requestHeaders : undefined,
+      body: doc.body ? { required: true, content: { "application/json": { schema: doc.body } } } : undefined,
+    },
+    responses: {
+      ...Object.fromEntries(doc.success.map((answer) => [String(answer.status), success(route, answer)])),
+      ...Object.fromEntries(doc.errors.map((status) => [String(status), problem(status)])),
+    },
+  };
+}
+
+/** The version of the HTTP contract (not of the package): it changes when the API does. */
+export const API_VERSION = "1.0.0";
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
+
+/** The OpenAPI 3.1 description of `routes`, generated from the schemas the handlers validate with. */
+export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A token of the configured OIDC issuer (Entra ID in Azure), or locally an HS256 dev token (`npm run token -- <userId>`); the caller is its `sub`.",
+  });
+  for (const route of routes) registry.registerPath(operation(route));
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "Blog API",
+      version: API_VERSION,
+      description: "Users, posts, comments and likes over Azure Cosmos DB (the V3 model of 'How to model and partition data on Azure Cosmos DB using a real-world example'). Reads are anonymous; writes need a bearer token.",
+    },
+  });
+}

@@ -1,0 +1,62 @@
+import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { LIMITS } from "../model/limits";
+
+// `.openapi(name)` makes each shape one named component that the document refers to.
+extendZodWithOpenApi(z);
+
+/**
+ * What the API answers, as zod schemas: the OpenAPI document is generated from them, and the
+ * contract test validates every real response against that document.
+ */
+const date = z.string().datetime({ offset: true });
+const count = z.number().int().min(0);
+
+export const userResponse = z.object({ id: z.string(), username: z.string() }).strict().openapi("User");
+
+const postFields = {
+  id: z.string(),
+  type: z.literal("post"),
+  postId: z.string(),
+  userId: z.string(),
+  /** The author's current username (denormalized, kept right by the pipeline). */
+  userUsername: z.string(),
+  title: z.string(),
+  content: z.string(),
+  commentCount: count,
+  likeCount: count,
+  creationDate: date,
+  updatedDate: date.optional(),
+};
+
+export const postResponse = z.object(postFields).strict().openapi("Post");
+
+/** A post in short form (Q3, Q6): content cut to 200 UTF-16 units. */
+export const shortPostResponse = z.object({ ...postFields, content: z.string().max(LIMITS.shortContentLength) }).strict().openapi("ShortPost");
+
+export const commentResponse = z
+  .object({ id: z.string(), type: z.literal("comment"), postId: z.string(), userId: z.string(), userUsername: z.string(), content: z.string(), creationDate: date })
+  .strict()
+  .openapi("Comment");
+
+export const likeResponse = z
+  .object({ id: z.string(), type: z.literal("like"), postId: z.string(), userId: z.string(), userUsername: z.string(), creationDate: date })
+  .strict()
+  .openapi("Like");
+
+/** One page of a list; `continuationToken` is null on the last page. */
+export const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ items: z.array(item), continuationToken: z.string().nullable() }).strict();
+
+export const feedResponse = z.object({ items: z.array(shortPostResponse).max(LIMITS.pageSize.max) }).strict();
+
+/** RFC 9457 problem details; `errors` names each invalid field, header or parameter of a 400. */
+export const problemResponse = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() }).strict()).optional(),
+  })
+  .strict()
+  .openapi("Problem");
