@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { Route } from "../../src/api/routes";
 import { Router } from "./router";
+import { serveWeb, type WebOptions } from "./web";
 
 /** Beyond this the request is refused before it reaches a handler (handlers enforce 64 KiB themselves). */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -82,7 +83,7 @@ export async function drainHttp(server: Server, graceMs: number): Promise<void> 
 }
 
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
-export function createHttpServer(routes: readonly Route[], log: (line: string) => void, corsAllowedOrigins: readonly string[] = []): Server {
+export function createHttpServer(routes: readonly Route[], log: (line: string) => void, corsAllowedOrigins: readonly string[] = [], web?: WebOptions): Server {
   const router = new Router(routes);
   const server = createServer((req, res) => {
     const started = performance.now();
@@ -98,6 +99,7 @@ export function createHttpServer(routes: readonly Route[], log: (line: string) =
         res.end();
         return;
       }
+      if (web && !url.pathname.startsWith("/api/") && (await serveWeb(req, res, url.pathname, web))) return;
       const match = router.match(req.method ?? "GET", url.pathname);
       if (!("route" in match)) {
         if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });

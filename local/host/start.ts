@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadSettings, loadTuning } from "../../src/config";
 import { parseFaultSpec } from "../cosmos/faults";
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
       feedCacheMs: tuning.feedCacheMs,
       dataDir,
       faults,
+      webDir: join(__dirname, "../../web"),
       corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
       log: (line) => {
         if (!quiet) console.log(`  ${line}`);
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
 
   console.log(`
 Blog API ready on ${system.url}
+  Web app:     ${system.url.replace(/\/api$/, "/")}
   Cosmos DB:   COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`}
   Dev token:   ${devSecret ? `npm run token -- alice${process.env.AUTH_DEV_SECRET?.trim() ? "" : "   (signed with the local default secret)"}` : "(dev tokens are off: AUTH_DEV_SECRET is not set)"}
   Try it:

@@ -11,7 +11,7 @@ import { createStore, useStore, type BlogStore } from "../../src/store/client";
 import { containerDefinitions } from "../../src/store/definitions";
 import { provision } from "../../src/store/provision";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
-import { LOCAL_DEV_SECRET } from "./dev-auth";
+import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
 import { fileInstanceStore } from "./durable/store";
 import { createHttpServer, drainHttp } from "./http-server";
@@ -42,6 +42,8 @@ export interface LocalSystemOptions {
   corsAllowedOrigins?: string[];
   /** Azure's failures, injected by the embedded Cosmos DB server (`--faults`); none when absent. */
   faults?: FaultSpec;
+  /** Serve the built web front end (dist/web) at `/`, with dev sign-in when a dev secret is set. */
+  webDir?: string;
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   log?: (line: string) => void;
@@ -124,7 +126,9 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   );
   pumps.forEach((pump) => pump.start());
 
-  const server: Server = createHttpServer(routes, log, options.corsAllowedOrigins);
+  const devSecret = settings.auth.devSecret;
+  const web = options.webDir ? { dir: options.webDir, config: { apiBase: "/api", auth: { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined } : undefined;
+  const server: Server = createHttpServer(routes, log, options.corsAllowedOrigins, web);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);

@@ -1,0 +1,35 @@
+import { buildSync } from "esbuild";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { projectRoot } from "../src/store/definitions";
+
+/**
+ * The web front end as browsers load it: web/src bundled and minified into dist/web/app.js
+ * (MSAL in a chunk of its own, loaded only when sign-in is Entra ID), next to index.html and
+ * styles.css. `npm start` serves this folder at `/`; `azd up` deploys it to Static Web Apps.
+ */
+export function bundleWeb(root: string): { dir: string; bytes: number } {
+  const dir = join(root, "dist/web");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  buildSync({
+    entryPoints: { app: join(root, "web/src/main.ts") },
+    outdir: dir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    sourcemap: "linked",
+    chunkNames: "chunks/[name]-[hash]",
+    logLevel: "warning",
+  });
+  for (const file of ["index.html", "styles.css"]) copyFileSync(join(root, "web", file), join(dir, file));
+  return { dir, bytes: statSync(join(dir, "app.js")).size };
+}
+
+if (require.main === module) {
+  const { dir, bytes } = bundleWeb(projectRoot());
+  console.log(`bundled the web app into ${dir} (app.js ${(bytes / 1024).toFixed(0)} KiB; ${readdirSync(join(dir, "chunks")).length} chunks loaded on demand)`);
+}

@@ -1,0 +1,123 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runHost, type HostProcess } from "../../chaos/host";
+
+/**
+ * The web front end in a real browser (Debian's Chromium, driven by playwright-core) against
+ * `npm start`, as a person uses it. UPDATE_SCREENSHOTS=1 writes the README's screenshots.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join(__dirname, "../../docs/screenshots") : join(__dirname, "../../dist/screenshots");
+
+let host: HostProcess;
+let browser: Browser;
+let page: Page;
+let site: string;
+
+beforeAll(async () => {
+  host = runHost("npm", ["start", "--silent", "--", "--in-memory"], { FEED_CACHE_MS: "0" }, { detached: true });
+  site = (await host.ready).url.replace(/\/api$/, "/");
+  browser = await chromium.launch({ executablePath: CHROMIUM });
+  page = await browser.newPage({ viewport: { width: 390, height: 844 } }); // a phone
+  page.on("dialog", (dialog) => void dialog.accept());
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (host?.child.pid) process.kill(-host.child.pid, "SIGINT");
+  await host?.exited;
+});
+
+/** Reloads the current route until `check` holds: Q3/Q6 and renames arrive through the change feed. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await page.waitForTimeout(300);
+    await page.reload();
+    await page.waitForSelector("main:not(:has(.loading))");
+  }
+}
+
+async function signInAs(userId: string): Promise<void> {
+  const signOut = page.getByRole("button", { name: "Sign out" });
+  if (await signOut.isVisible()) await signOut.click();
+  await page.getByLabel("user id").fill(userId);
+  await page.getByRole("button", { name: "Sign in as" }).click();
+  await page.getByText(`Signed in as ${userId}`).waitFor();
+}
+
+async function saveProfile(username: string): Promise<void> {
+  await page.goto(`${site}#/profile`);
+  await page.locator("input[name=username]").fill(username);
+  await page.locator("form.card button[type=submit]").click();
+}
+
+describe("the blog in a browser", () => {
+  it("signs in, registers, posts, sees the post in the feed, comments, likes, renames and deletes", async () => {
+    await page.goto(site);
+    await page.getByText("No posts yet.").waitFor();
+    await signInAs("alice");
+    await saveProfile("alice");
+    await page.getByRole("heading", { name: "@alice" }).waitFor();
+
+    await page.getByRole("link", { name: "Write" }).click();
+    await page.locator("input[name=title]").fill("Hello from a browser");
+    await page.locator("textarea[name=content]").fill("Written in Chromium, served by npm start, stored in the embedded Cosmos DB.");
+    await page.getByRole("button", { name: "Publish" }).click();
+    await page.getByRole("heading", { name: "Hello from a browser" }).waitFor();
+    const postUrl = page.url();
+
+    await page.getByRole("link", { name: "Feed" }).click();
+    await eventually(async () => (await page.getByRole("link", { name: "Hello from a browser" }).count()) === 1);
+
+    await page.goto(postUrl);
+    await page.locator("textarea[name=comment]").fill("First!");
+    await page.getByRole("button", { name: "Comment" }).click();
+    await page.locator(".comment", { hasText: "First!" }).waitFor();
+    await page.locator("[data-test=comments]", { hasText: "1 comment" }).waitFor();
+    await page.locator("[data-test=like]").click();
+    await page.getByRole("button", { name: "Unlike" }).waitFor();
+    await page.locator("[data-test=likes]", { hasText: "♥ 1 like" }).waitFor();
+    await page.getByText("Liked by @alice").waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "post.png"), fullPage: true });
+
+    // Errors are shown to the person: a taken username is a 409 problem.
+    await signInAs("bob");
+    await saveProfile("ALICE");
+    await page.locator("#notice", { hasText: "Conflict" }).waitFor();
+    await saveProfile("bob");
+    await page.getByRole("heading", { name: "@bob" }).waitFor();
+    await page.getByRole("link", { name: "Write" }).click();
+    await page.locator("input[name=title]").fill("Partitioning, explained");
+    await page.locator("textarea[name=content]").fill("Every read is one request to one partition.");
+    await page.getByRole("button", { name: "Publish" }).click();
+    await page.getByRole("heading", { name: "Partitioning, explained" }).waitFor();
+    await page.goto(postUrl);
+    await page.locator("textarea[name=comment]").fill("Hi from bob");
+    await page.getByRole("button", { name: "Comment" }).click();
+    await page.locator(".comment", { hasText: "Hi from bob" }).waitFor();
+
+    // A rename reaches the post (the username orchestration) and the comments.
+    await signInAs("alice");
+    await saveProfile("alice_renamed");
+    await page.getByRole("heading", { name: "@alice_renamed" }).waitFor();
+    await page.goto(postUrl);
+    await eventually(async () => (await page.locator("article .meta a", { hasText: "@alice_renamed" }).count()) > 0 && (await page.locator(".comment a", { hasText: "@alice_renamed" }).count()) > 0);
+    await page.goto(site);
+    await eventually(async () => (await page.locator("[data-post] .meta a", { hasText: "@alice_renamed" }).count()) === 1);
+    await page.screenshot({ path: join(SCREENSHOTS, "feed.png"), fullPage: true });
+    // Phone-sized: nothing wider than the screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    await page.goto(postUrl);
+    await page.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Latest posts" }).waitFor();
+    await eventually(async () => (await page.getByRole("link", { name: "Hello from a browser" }).count()) === 0);
+    await page.goto(postUrl);
+    await page.locator("#notice", { hasText: "Not Found" }).waitFor();
+  });
+});

@@ -1,0 +1,90 @@
+/** What the API answers on failure (RFC 9457 problem details). */
+export interface Problem {
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: { path: string; message: string }[];
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Problem,
+    readonly retryAfter?: number,
+  ) {
+    super(problem.detail ?? problem.title);
+  }
+}
+
+export interface User {
+  id: string;
+  username: string;
+}
+
+export interface Post {
+  id: string;
+  postId: string;
+  userId: string;
+  userUsername: string;
+  title: string;
+  content: string;
+  commentCount: number;
+  likeCount: number;
+  creationDate: string;
+  updatedDate?: string;
+}
+
+export interface Comment {
+  id: string;
+  userId: string;
+  userUsername: string;
+  content: string;
+  creationDate: string;
+}
+
+export interface Like {
+  id: string;
+  userId: string;
+  userUsername: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  continuationToken: string | null;
+}
+
+/** The blog API over fetch: JSON in and out, every failure an ApiError carrying the problem. */
+export class Api {
+  constructor(
+    private readonly base: string,
+    private readonly token: () => Promise<string | undefined>,
+  ) {}
+
+  get<T>(path: string): Promise<T> {
+    return this.call<T>("GET", path);
+  }
+
+  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const token = method === "GET" ? undefined : await this.token();
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      // Revalidate (If-None-Match, usually a 304) rather than trust max-age: a person must see their own writes at once.
+      response = await fetch(`${this.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-cache" });
+    } catch {
+      throw new ApiError(0, { title: "The API cannot be reached", status: 0, detail: "Check your connection and try again." });
+    }
+    const text = await response.text();
+    const json = text ? (JSON.parse(text) as unknown) : undefined;
+    if (!response.ok) {
+      const retryAfter = Number(response.headers.get("retry-after")) || undefined;
+      const problem = (json as Problem | undefined) ?? { title: response.statusText, status: response.status };
+      throw new ApiError(response.status, problem, retryAfter);
+    }
+    return json as T;
+  }
+}
+
+/** A page query string: `?limit=N[&continuationToken=...]`. */
+export const pageQuery = (limit: number, continuationToken?: string | null) => `?limit=${limit}${continuationToken ? `&continuationToken=${encodeURIComponent(continuationToken)}` : ""}`;

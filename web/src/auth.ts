@@ -1,0 +1,66 @@
+/** How people sign in: dev tokens from the local host, or Entra ID (MSAL) in Azure. */
+export type AuthConfig = { mode: "dev" } | { mode: "entra"; clientId: string; authority: string; scope: string };
+
+export interface Session {
+  readonly mode: AuthConfig["mode"];
+  /** The signed-in user's id (the token's `sub`), if any. */
+  userId(): string | undefined;
+  token(): Promise<string | undefined>;
+  /** Dev mode signs in as `userId`; Entra ID redirects to the sign-in page. */
+  signIn(userId?: string): Promise<void>;
+  signOut(): Promise<void>;
+}
+
+const STORAGE_KEY = "blog.devSession";
+
+/** Local only: the local host signs a dev token for any user id (as `npm run token` does). */
+export function devSession(): Session {
+  let current = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? "null") as { userId: string; token: string } | null;
+  return {
+    mode: "dev",
+    userId: () => current?.userId,
+    token: async () => current?.token,
+    async signIn(userId) {
+      const response = await fetch("/local/dev-token", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ userId }) });
+      if (!response.ok) throw new Error(((await response.json()) as { detail?: string }).detail ?? "Signing in failed.");
+      current = { userId: userId!, token: ((await response.json()) as { token: string }).token };
+      localStorage.setItem(STORAGE_KEY, JSON.stringify(current));
+    },
+    async signOut() {
+      current = null;
+      localStorage.removeItem(STORAGE_KEY);
+    },
+  };
+}
+
+/** The `sub` of a JWT: the API's user id is the access token's subject. */
+const subjectOf = (token: string) => (JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))) as { sub: string }).sub;
+
+/** Entra ID through MSAL (loaded only in this mode): redirect sign-in, access tokens for the API's scope. */
+export async function entraSession(config: Extract<AuthConfig, { mode: "entra" }>): Promise<Session> {
+  const msal = await import("@azure/msal-browser");
+  const client = await msal.createStandardPublicClientApplication({ auth: { clientId: config.clientId, authority: config.authority, redirectUri: location.origin + location.pathname } });
+  await client.handleRedirectPromise();
+  const account = () => client.getActiveAccount() ?? client.getAllAccounts()[0] ?? null;
+  let subject: string | undefined;
+  const token = async () => {
+    const signedIn = account();
+    if (!signedIn) return undefined;
+    try {
+      const { accessToken } = await client.acquireTokenSilent({ account: signedIn, scopes: [config.scope] });
+      subject = subjectOf(accessToken);
+      return accessToken;
+    } catch (error) {
+      if (error instanceof msal.InteractionRequiredAuthError) await client.acquireTokenRedirect({ account: signedIn, scopes: [config.scope] });
+      throw error;
+    }
+  };
+  await token().catch(() => undefined);
+  return {
+    mode: "entra",
+    userId: () => (account() ? subject : undefined),
+    token,
+    signIn: () => client.loginRedirect({ scopes: [config.scope] }),
+    signOut: () => client.logoutRedirect(),
+  };
+}

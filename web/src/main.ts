@@ -1,0 +1,85 @@
+import { Api, ApiError } from "./api";
+import { devSession, entraSession, type AuthConfig, type Session } from "./auth";
+import { h, loading, show } from "./dom";
+import { editorView, feedView, postView, profileView, userView, type App } from "./views";
+
+/** Written next to the app: by the local host, or at deploy time from the azd environment. */
+interface Config {
+  apiBase: string;
+  auth: AuthConfig;
+}
+
+const element = (id: string) => document.getElementById(id)!;
+
+/** A problem from the API, shown as the person needs it: what, why, which field, when to retry. */
+function describe(error: unknown): HTMLElement {
+  if (!(error instanceof ApiError)) return h("div", {}, h("strong", {}, "Something went wrong. "), error instanceof Error ? error.message : String(error));
+  const { problem, retryAfter } = error;
+  return h(
+    "div",
+    { "data-status": String(error.status) },
+    h("strong", {}, `${problem.title}. `),
+    problem.detail ?? "",
+    retryAfter ? ` Try again in ${retryAfter} s.` : "",
+    problem.errors?.length ? h("ul", {}, ...problem.errors.map((e) => h("li", {}, `${e.path}: ${e.message}`))) : null,
+  );
+}
+
+function renderSession(app: App, render: () => void): void {
+  const box = element("session");
+  const userId = app.session.userId();
+  if (userId) {
+    const out = h("button", { class: "secondary", onclick: () => void app.session.signOut().then(render) }, "Sign out");
+    return show(box, h("span", { class: "meta" }, `Signed in as ${userId}`), out);
+  }
+  if (app.session.mode === "entra") return show(box, h("button", { onclick: () => void app.session.signIn().catch(app.fail) }, "Sign in"));
+  const input = h("input", { name: "userId", placeholder: "user id", "aria-label": "user id", required: true, pattern: "[A-Za-z0-9_.@|\\-]{1,128}" }) as HTMLInputElement;
+  const form = h("form", {}, input, h("button", { type: "submit" }, "Sign in as"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    void app.session.signIn(input.value).then(render, app.fail);
+  });
+  show(box, form);
+}
+
+/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile. */
+async function route(app: App): Promise<void> {
+  const [, first, id, action] = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
+  if (first === "posts" && id && action === "edit") return editorView(app, id);
+  if (first === "posts" && id) return postView(app, id);
+  if (first === "users" && id) return userView(app, id);
+  if (first === "write") return editorView(app);
+  if (first === "profile") return profileView(app);
+  return feedView(app);
+}
+
+async function start(): Promise<void> {
+  const config = (await (await fetch("config.json")).json()) as Config;
+  const session: Session = config.auth.mode === "entra" ? await entraSession(config.auth) : devSession();
+  const notice = element("notice");
+  const app: App = {
+    api: new Api(config.apiBase, () => session.token()),
+    session,
+    view: element("view"),
+    go: (hash) => (location.hash === hash ? void render() : void (location.hash = hash)),
+    fail(error) {
+      show(notice, describe(error));
+      notice.hidden = false;
+    },
+  };
+  const render = () => {
+    notice.hidden = true;
+    renderSession(app, render);
+    const signedIn = Boolean(session.userId());
+    show(element("nav"), h("a", { href: "#/" }, "Feed"), signedIn && h("a", { href: "#/write" }, "Write"), signedIn && h("a", { href: "#/profile" }, "Profile"));
+    show(app.view, loading());
+    route(app).catch((error: unknown) => {
+      show(app.view, h("p", { class: "meta" }, "This page could not be shown."));
+      app.fail(error);
+    });
+  };
+  window.addEventListener("hashchange", render);
+  render();
+}
+
+void start();

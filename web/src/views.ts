@@ -1,0 +1,143 @@
+import { ApiError, pageQuery, type Api, type Comment, type Like, type Page, type Post, type User } from "./api";
+import type { Session } from "./auth";
+import { busy, h, loading, show, when } from "./dom";
+
+export interface App {
+  api: Api;
+  session: Session;
+  view: HTMLElement;
+  go(hash: string): void;
+  /** Shows what went wrong (a problem from the API, or any error) above the page. */
+  fail(error: unknown): void;
+}
+
+const author = (post: { userId: string; userUsername: string }) => h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const counts = (post: Post) => h("div", { class: "counts" }, h("span", { "data-test": "likes" }, `♥ ${plural(post.likeCount, "like")}`), h("span", { "data-test": "comments" }, plural(post.commentCount, "comment")));
+
+function postCard(post: Post): HTMLElement {
+  return h(
+    "article",
+    { class: "card", "data-post": post.postId },
+    h("h2", {}, h("a", { href: `#/posts/${post.postId}` }, post.title)),
+    h("div", { class: "meta" }, author(post), " · ", when(post.creationDate)),
+    h("p", { class: "content" }, post.content),
+    counts(post),
+  );
+}
+
+/** A list that loads its next page on demand, keeping what it has. */
+function pagedList<T>(app: App, path: string, limit: number, render: (item: T) => Node, empty: string): HTMLElement {
+  const list = h("div", { class: "list" });
+  const more = h("button", { class: "secondary" }, "Load more") as HTMLButtonElement;
+  let token: string | null = null;
+  const load = async () => {
+    const page = await app.api.get<Page<T>>(`${path}${pageQuery(limit, token)}`);
+    list.append(...page.items.map(render));
+    token = page.continuationToken;
+    more.hidden = !token;
+    if (list.childElementCount === 0) list.append(h("p", { class: "meta" }, empty));
+  };
+  more.addEventListener("click", () => void busy(more, "Loading…", load).catch(app.fail));
+  const container = h("div", {}, list, more);
+  more.hidden = true;
+  list.append(loading());
+  void load()
+    .then(() => list.querySelector(".loading")?.remove())
+    .catch((error: unknown) => {
+      list.querySelector(".loading")?.remove();
+      app.fail(error);
+    });
+  return container;
+}
+
+/** Q6: the newest posts. */
+export async function feedView(app: App): Promise<void> {
+  const { items } = await app.api.get<{ items: Post[] }>("/feed?limit=50");
+  show(app.view, h("h1", {}, "Latest posts"), ...(items.length ? items.map(postCard) : [h("p", { class: "meta" }, "No posts yet.")]));
+}
+
+/** Q3: a user and their posts, page by page. */
+export async function userView(app: App, userId: string): Promise<void> {
+  const user = await app.api.get<User>(`/users/${encodeURIComponent(userId)}`);
+  show(app.view, h("h1", {}, `@${user.username}`), pagedList<Post>(app, `/users/${encodeURIComponent(userId)}/posts`, 10, postCard, "No posts yet."));
+}
+
+/** Q2 with Q4 and Q5: a post, its comments and its likes; and what the signed-in reader may do. */
+export async function postView(app: App, postId: string): Promise<void> {
+  const path = `/posts/${encodeURIComponent(postId)}`;
+  const [post, likes] = await Promise.all([app.api.get<Post>(path), app.api.get<Page<Like>>(`${path}/likes?limit=100`)]);
+  const me = app.session.userId();
+  const liked = likes.items.some((like) => like.userId === me);
+  const actions = h("div", { class: "actions" });
+  if (me) {
+    const like = h("button", { class: "secondary", "data-test": "like" }, liked ? "Unlike" : "Like") as HTMLButtonElement;
+    like.addEventListener("click", () => void busy(like, "Saving…", () => app.api.call(liked ? "DELETE" : "POST", `${path}/likes`)).then(() => postView(app, postId), app.fail));
+    actions.append(like);
+  }
+  if (me === post.userId) {
+    actions.append(h("button", { class: "secondary", onclick: () => app.go(`#/posts/${postId}/edit`) }, "Edit"));
+    const remove = h("button", { class: "danger" }, "Delete") as HTMLButtonElement;
+    remove.addEventListener("click", () => {
+      if (!confirm("Delete this post, its comments and likes?")) return;
+      void busy(remove, "Deleting…", () => app.api.call("DELETE", path)).then(() => app.go("#/"), app.fail);
+    });
+    actions.append(remove);
+  }
+  const comments = pagedList<Comment>(app, `${path}/comments`, 20, (c) => h("div", { class: "comment" }, h("div", { class: "meta" }, author(c), " · ", when(c.creationDate)), h("div", { class: "content" }, c.content)), "No comments yet.");
+  show(
+    app.view,
+    h("article", { class: "card" }, h("h1", {}, post.title), h("div", { class: "meta" }, author(post), " · ", when(post.creationDate), post.updatedDate ? " (edited)" : ""), h("p", { class: "content" }, post.content), counts(post), actions),
+    h("p", { class: "meta" }, likes.items.length ? `Liked by ${likes.items.map((l) => `@${l.userUsername}`).join(", ")}` : "No likes yet."),
+    h("section", { class: "card" }, h("h2", {}, "Comments"), comments, me ? commentForm(app, postId) : h("p", { class: "meta" }, "Sign in to comment.")),
+  );
+}
+
+function commentForm(app: App, postId: string): HTMLElement {
+  const content = h("textarea", { name: "comment", required: true, maxlength: "2000", placeholder: "Write a comment" }) as HTMLTextAreaElement;
+  const send = h("button", { type: "submit" }, "Comment") as HTMLButtonElement;
+  const form = h("form", {}, h("label", {}, "Your comment"), content, h("div", { class: "actions" }, send));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = crypto.randomUUID(); // a retry of this submission creates nothing twice
+    void busy(send, "Sending…", () => app.api.call("POST", `/posts/${postId}/comments`, { content: content.value }, { "idempotency-key": key })).then(() => postView(app, postId), app.fail);
+  });
+  return form;
+}
+
+/** C2: write a post, or edit one of yours. */
+export async function editorView(app: App, postId?: string): Promise<void> {
+  if (!app.session.userId()) return show(app.view, h("p", {}, "Sign in to write."));
+  const existing = postId ? await app.api.get<Post>(`/posts/${encodeURIComponent(postId)}`) : undefined;
+  const title = h("input", { name: "title", required: true, maxlength: "200", value: existing?.title ?? "" }) as HTMLInputElement;
+  const content = h("textarea", { name: "content", required: true, maxlength: "20000" }, existing?.content ?? "") as HTMLTextAreaElement;
+  const save = h("button", { type: "submit" }, existing ? "Save" : "Publish") as HTMLButtonElement;
+  const form = h("form", { class: "card" }, h("h1", {}, existing ? "Edit post" : "New post"), h("label", {}, "Title"), title, h("label", {}, "Content"), content, h("div", { class: "actions" }, save));
+  const key = crypto.randomUUID();
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const body = { title: title.value, content: content.value };
+    const write = () => (existing ? app.api.call<Post>("PUT", `/posts/${existing.postId}`, body) : app.api.call<Post>("POST", "/posts", body, { "idempotency-key": key }));
+    void busy(save, "Saving…", write).then((post) => app.go(`#/posts/${post.postId}`), app.fail);
+  });
+  show(app.view, form);
+}
+
+/** C1: create your profile, or change your username. */
+export async function profileView(app: App): Promise<void> {
+  const me = app.session.userId();
+  if (!me) return show(app.view, h("p", {}, "Sign in to edit your profile."));
+  const current = await app.api.get<User>(`/users/${encodeURIComponent(me)}`).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  });
+  const username = h("input", { name: "username", required: true, pattern: "[A-Za-z0-9_.\\-]{3,32}", value: current?.username ?? "" }) as HTMLInputElement;
+  const save = h("button", { type: "submit" }, current ? "Change username" : "Create profile") as HTMLButtonElement;
+  const form = h("form", { class: "card" }, h("h1", {}, current ? "Your profile" : "Create your profile"), h("label", {}, "Username"), username, h("p", { class: "meta" }, "3-32 letters, digits, '_', '.' or '-'; unique."), h("div", { class: "actions" }, save));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const write = () => (current ? app.api.call("PUT", `/users/${encodeURIComponent(me)}`, { username: username.value }) : app.api.call("POST", "/users", { username: username.value }));
+    void busy(save, "Saving…", write).then(() => app.go(`#/users/${encodeURIComponent(me)}`), app.fail);
+  });
+  show(app.view, form);
+}
