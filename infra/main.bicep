@@ -70,6 +70,16 @@ param authAudience string
 @description('Origins a browser front end may call the API from, comma-separated (e.g. https://blog.example.com), or empty for none.')
 param corsAllowedOrigins string = ''
 
+@description('Client id of the web front end\'s Entra ID app registration (a single-page application); empty: the web app is read-only.')
+param webClientId string = ''
+
+@description('The API scope the web front end asks tokens for, e.g. api://<api client id>/access_as_user.')
+param apiScope string = ''
+
+@allowed(['westus2', 'centralus', 'eastus2', 'westeurope', 'eastasia'])
+@description('Region of the Static Web App serving the web front end (offered in these regions only).')
+param webLocation string = 'eastus2'
+
 @minValue(60)
 @description('Seconds a soft-deleted post, its comments and likes stay before Cosmos DB expires them.')
 param softDeleteTtlSeconds int = 86400
@@ -132,6 +142,16 @@ module cosmos 'app/cosmos.bicep' = {
   }
 }
 
+module web 'app/web.bicep' = {
+  name: 'web'
+  scope: rg
+  params: {
+    name: '${abbrs.webStaticSites}${resourceToken}'
+    location: webLocation
+    tags: tags
+  }
+}
+
 module api 'app/api.bicep' = {
   name: 'api'
   scope: rg
@@ -145,7 +165,8 @@ module api 'app/api.bicep' = {
     storageAccountName: storage.outputs.name
     deploymentContainerName: storage.outputs.deploymentContainerName
     applicationInsightsName: monitoring.outputs.applicationInsightsName
-    corsAllowedOrigins: empty(corsAllowedOrigins) ? [] : map(split(corsAllowedOrigins, ','), origin => trim(origin))
+    // The web front end's own origin, and any configured.
+    corsAllowedOrigins: union([web.outputs.origin], empty(corsAllowedOrigins) ? [] : map(split(corsAllowedOrigins, ','), origin => trim(origin)))
     appSettings: {
       COSMOS__accountEndpoint: cosmos.outputs.endpoint
       COSMOS__credential: 'managedidentity'
@@ -182,3 +203,8 @@ output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_ACCOUNT_NAME string = cosmos.outputs.accountName
 output COSMOS_DATABASE string = definitions.databaseName
 output AZURE_CLIENT_ID string = identity.outputs.clientId
+output WEB_URI string = web.outputs.origin
+// What web/write-config.mjs writes into the front end's config.json at deploy time.
+output WEB_AUTH_CLIENT_ID string = webClientId
+output WEB_AUTH_AUTHORITY string = '${environment().authentication.loginEndpoint}${tenant().tenantId}'
+output WEB_API_SCOPE string = apiScope

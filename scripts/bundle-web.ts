@@ -1,5 +1,5 @@
 import { buildSync } from "esbuild";
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { projectRoot } from "../src/store/definitions";
 
@@ -26,6 +26,8 @@ export function bundleWeb(root: string): { dir: string; bytes: number } {
     logLevel: "warning",
   });
   for (const file of ["index.html", "styles.css"]) copyFileSync(join(root, "web", file), join(dir, file));
+  // Written by the azd hook at deploy time (web/write-config.mjs); the local host serves its own.
+  if (existsSync(join(root, "web/config.json"))) copyFileSync(join(root, "web/config.json"), join(dir, "config.json"));
   return { dir, bytes: statSync(join(dir, "app.js")).size };
 }
 

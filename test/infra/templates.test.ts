@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { changeFeedTriggers } from "../../src/pipeline/triggers";
@@ -170,8 +171,37 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     const main = source(join(infra, "main.bicep"));
     const api = source(join(infra, "app/api.bicep"));
     expect(api).toMatch(/siteConfig: \{[^}]*cors: \{ allowedOrigins: corsAllowedOrigins, supportCredentials: false \}/);
-    expect(main).toMatch(/corsAllowedOrigins: empty\(corsAllowedOrigins\) \? \[\] : map\(split\(corsAllowedOrigins, ','\)/);
+    expect(main).toMatch(/corsAllowedOrigins: union\(\[web\.outputs\.origin\], empty\(corsAllowedOrigins\) \? \[\] : map\(split\(corsAllowedOrigins, ','\)/);
     const parameters = JSON.parse(source(join(infra, "main.parameters.json"))).parameters as Record<string, { value: string }>;
     expect(parameters.corsAllowedOrigins.value).toBe("${CORS_ALLOWED_ORIGINS=}");
+  });
+
+  it("deploy the web front end to Static Web Apps with the API's URL and sign-in settings it needs", () => {
+    const main = source(join(infra, "main.bicep"));
+    const web = source(join(infra, "app/web.bicep"));
+    expect(web).toMatch(/resource web 'Microsoft\.Web\/staticSites@[\d-]+' = \{[^}]*tags: union\(tags, \{ 'azd-service-name': 'web' \}\)/);
+    const azure = source(join(root, "azure.yaml"));
+    expect(azure).toMatch(/web:\n\s+project: \.\n\s+language: js\n\s+host: staticwebapp\n[\s\S]*dist: dist\/web[\s\S]*prepackage:[\s\S]*run: node web\/write-config\.mjs/);
+    // Every variable the hook reads is an output of main.bicep (azd puts outputs in the environment).
+    const hook = source(join(root, "web/write-config.mjs"));
+    for (const [, name] of hook.matchAll(/env\("(\w+)"\)/g)) expect(main).toMatch(new RegExp(`^output ${name} string`, "m"));
+    const parameters = JSON.parse(source(join(infra, "main.parameters.json"))).parameters as Record<string, { value: string }>;
+    expect(parameters.webClientId.value).toBe("${AUTH_WEB_CLIENT_ID=}");
+    expect(parameters.apiScope.value).toBe("${AUTH_API_SCOPE=}");
+  });
+
+  it("write a config.json the front end understands, Entra ID when the app registration is given", () => {
+    const run = (env: Record<string, string>) => {
+      execFileSync("node", [join(root, "web/write-config.mjs")], { env: { PATH: process.env.PATH, ...env } });
+      return JSON.parse(readFileSync(join(root, "web/config.json"), "utf8"));
+    };
+    try {
+      expect(run({ API_BASE_URL: "https://func-x.azurewebsites.net/api" })).toEqual({ apiBase: "https://func-x.azurewebsites.net/api", auth: { mode: "none" } });
+      const entra = { WEB_AUTH_CLIENT_ID: "c1", WEB_AUTH_AUTHORITY: "https://login.microsoftonline.com/t1", WEB_API_SCOPE: "api://a1/access_as_user" };
+      expect(run({ API_BASE_URL: "https://a/api", ...entra })).toEqual({ apiBase: "https://a/api", auth: { mode: "entra", clientId: "c1", authority: "https://login.microsoftonline.com/t1", scope: "api://a1/access_as_user" } });
+      expect(() => run({})).toThrow();
+    } finally {
+      rmSync(join(root, "web/config.json"), { force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 /** How people sign in: dev tokens from the local host, or Entra ID (MSAL) in Azure. */
-export type AuthConfig = { mode: "dev" } | { mode: "entra"; clientId: string; authority: string; scope: string };
+export type AuthConfig = { mode: "dev" } | { mode: "none" } | { mode: "entra"; clientId: string; authority: string; scope: string };
 
 export interface Session {
   readonly mode: AuthConfig["mode"];
@@ -12,6 +12,11 @@ export interface Session {
 }
 
 const STORAGE_KEY = "blog.devSession";
+
+/** No sign-in configured: the front end is read-only. */
+export function anonymousSession(): Session {
+  return { mode: "none", userId: () => undefined, token: async () => undefined, signIn: async () => {}, signOut: async () => {} };
+}
 
 /** Local only: the local host signs a dev token for any user id (as `npm run token` does). */
 export function devSession(): Session {

@@ -1,5 +1,5 @@
 import { Api, ApiError } from "./api";
-import { devSession, entraSession, type AuthConfig, type Session } from "./auth";
+import { anonymousSession, devSession, entraSession, type AuthConfig, type Session } from "./auth";
 import { h, loading, show } from "./dom";
 import { editorView, feedView, postView, profileView, userView, type App } from "./views";
 
@@ -32,6 +32,7 @@ function renderSession(app: App, render: () => void): void {
     const out = h("button", { class: "secondary", onclick: () => void app.session.signOut().then(render) }, "Sign out");
     return show(box, h("span", { class: "meta" }, `Signed in as ${userId}`), out);
   }
+  if (app.session.mode === "none") return show(box);
   if (app.session.mode === "entra") return show(box, h("button", { onclick: () => void app.session.signIn().catch(app.fail) }, "Sign in"));
   const input = h("input", { name: "userId", placeholder: "user id", "aria-label": "user id", required: true, pattern: "[A-Za-z0-9_.@|\\-]{1,128}" }) as HTMLInputElement;
   const form = h("form", {}, input, h("button", { type: "submit" }, "Sign in as"));
@@ -55,7 +56,7 @@ async function route(app: App): Promise<void> {
 
 async function start(): Promise<void> {
   const config = (await (await fetch("config.json")).json()) as Config;
-  const session: Session = config.auth.mode === "entra" ? await entraSession(config.auth) : devSession();
+  const session: Session = config.auth.mode === "entra" ? await entraSession(config.auth) : config.auth.mode === "dev" ? devSession() : anonymousSession();
   const notice = element("notice");
   const app: App = {
     api: new Api(config.apiBase, () => session.token()),
