@@ -1,3 +1,6 @@
+import type { z } from "zod";
+import type { commentResponse, likeResponse, postResponse, userResponse } from "../../src/api/responses";
+
 /** What the API answers on failure (RFC 9457 problem details). */
 export interface Problem {
   title: string;
@@ -16,37 +19,11 @@ export class ApiError extends Error {
   }
 }
 
-export interface User {
-  id: string;
-  username: string;
-}
-
-export interface Post {
-  id: string;
-  postId: string;
-  userId: string;
-  userUsername: string;
-  title: string;
-  content: string;
-  commentCount: number;
-  likeCount: number;
-  creationDate: string;
-  updatedDate?: string;
-}
-
-export interface Comment {
-  id: string;
-  userId: string;
-  userUsername: string;
-  content: string;
-  creationDate: string;
-}
-
-export interface Like {
-  id: string;
-  userId: string;
-  userUsername: string;
-}
+// The shapes the API answers, from the very schemas its OpenAPI document is generated from (types only: nothing of them is bundled).
+export type User = z.infer<typeof userResponse>;
+export type Post = z.infer<typeof postResponse>;
+export type Comment = z.infer<typeof commentResponse>;
+export type Like = z.infer<typeof likeResponse>;
 
 export interface Page<T> {
   items: T[];
