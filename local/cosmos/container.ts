@@ -14,6 +14,9 @@ export interface PartitionKeyDefinition {
   version?: number;
 }
 
+/** Replaced versions the change log may hold before it is compacted (each compaction is one pass over it). */
+const SUPERSEDED_BEFORE_COMPACTION = 10_000;
+
 /** What every item of one container shares: how its system links are spelled. */
 interface Links {
   /** The `_rid` of the item with ordinal `seq`. */
@@ -110,6 +113,8 @@ export class Container {
   private lsns: number[];
   private seq = 0;
   private liveCount = 0;
+  /** Versions replaced since the change log was last compacted: each still holds its whole text there. */
+  private superseded = 0;
   private readonly expiring = new Set<StoredItem>();
   private undo: UndoRecord[] | undefined;
   private readonly indexes: ContainerIndexes<StoredItem>;
@@ -338,8 +343,11 @@ export class Container {
         else this.expiring.delete(item);
       }
     }
-    if (this.logs.reduce((n, log) => n + log.length, 0) > 2 * this.liveCount + 1000) {
+    // The change feed serves latest versions only: replaced ones are dropped once they add up to
+    // SUPERSEDED_BEFORE_COMPACTION (a hot post's every counter change is a full copy of its text).
+    if (this.superseded > SUPERSEDED_BEFORE_COMPACTION || this.logs.reduce((n, log) => n + log.length, 0) > 2 * this.liveCount + 1000) {
       this.logs = this.logs.map((log) => log.filter((item) => this.item(item.pk, item.id) === item));
+      this.superseded = 0;
     }
   }
 
@@ -440,7 +448,10 @@ export class Container {
       partition.items.delete(id);
       if (partition.items.size === 0) this.partitions.delete(pk);
     }
-    if (previous) this.expiring.delete(previous);
+    if (previous) {
+      this.expiring.delete(previous);
+      this.superseded++;
+    }
     this.indexes.update({ before: previous, after: item });
     partition?.indexes?.update({ before: previous, after: item });
     this.liveCount += (item ? 1 : 0) - (previous ? 1 : 0);
