@@ -294,13 +294,13 @@ export class Container {
    * Runs SQL over a scope: one logical partition (through its own indexes), one key range, or
    * everything (through the container's).
    */
-  query(scope: Scope, spec: QuerySpec, continuation?: string, maxItemCount = 100): QueryPage {
+  query(scope: Scope, spec: QuerySpec, continuation?: string, maxItemCount = 100, scanPageItems?: number): QueryPage {
     const inScope = this.inScope(scope);
     const partition = "pk" in scope ? this.partitions.get(scope.pk) : undefined;
     const size = "pk" in scope ? (partition?.items.size ?? 0) : this.liveCount;
     const view = { items: () => this.liveItems(scope), size, contains: (item: StoredItem) => inScope(item) && this.isLive(item) };
     const indexes = partition ? (partition.indexes ??= new ContainerIndexes(this.definition.indexingPolicy as JsonObject, () => partition.items.values())) : "pk" in scope ? undefined : this.indexes;
-    return runQuery(view, indexes, spec, continuation, maxItemCount);
+    return runQuery(view, indexes, spec, continuation, maxItemCount, scanPageItems);
   }
 
   /** Whether an item lies in the scope. */

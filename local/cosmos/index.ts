@@ -22,6 +22,8 @@ export interface CosmosOptions {
   operationsPerSecond?: number;
   /** Azure's failures injected into data-plane requests (off when absent); see `parseFaultSpec`. */
   faults?: FaultSpec;
+  /** Items an unindexed scan reads per page before it returns, possibly short, with a continuation (default 20,000). */
+  scanPageItems?: number;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -50,6 +52,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     partitions,
     options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
     options.faults && new FaultInjector(options.faults),
+    options.scanPageItems,
   );
   const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
   let port: number;

@@ -94,7 +94,14 @@ function literal(value: Json): Node {
 }
 
 /** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
-const CONTINUATION = /^\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?$/;
+const CONTINUATION = /^(SCAN:\d+:)?(\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?)?$/;
+
+/**
+ * An unindexed scan reads at most this many items per page, as Azure ends a page at its time
+ * budget: a page may come back short, even empty, with a continuation. So a long scan is many
+ * short requests, and other requests are served between them.
+ */
+export const SCAN_PAGE_ITEMS = 20_000;
 
 /** An item as a query sees it: readable, and ordered by insertion (`seq`, the `_rid` order). */
 export interface Queryable extends Indexed {
@@ -153,16 +160,21 @@ export function runQuery<T extends Queryable>(
   spec: QuerySpec,
   continuation: string | undefined,
   maxItemCount: number,
+  scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
   if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
   const parsed = compiled(spec.query);
   const selected = intersect(
     (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : []).map((predicate) => select(indexes!, predicate)).filter((set): set is Set<T> => set !== undefined),
   );
-  const candidates = selected && selected.size <= scope.size ? [...selected].filter((item) => scope.contains(item)).sort((a, b) => a.seq - b.seq) : scope.items();
+  const indexed = selected && selected.size <= scope.size;
+  const nested = nestedAggregates(parsed.ast);
+  if (!indexed && nested.length === 0 && pageable(parsed.ast) && (scope.size > scanPageItems || continuation?.startsWith("SCAN:"))) {
+    return scanPage(scope.items(), parsed, spec, continuation, maxItemCount, scanPageItems);
+  }
+  const candidates = indexed ? [...selected].filter((item) => scope.contains(item)).sort((a, b) => a.seq - b.seq) : scope.items();
   const docs: JsonObject[] = candidates.map((item) => item.doc());
   try {
-    const nested = nestedAggregates(parsed.ast);
     if (nested.length > 0) return { items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length };
     const { result, continuation: next } = parsed.exec(docs, {
       parameters: spec.parameters ?? [],
@@ -170,6 +182,44 @@ export function runQuery<T extends Queryable>(
       continuation: continuation ? { token: continuation } : undefined,
     });
     return { items: result as Json[], continuation: next?.token, retrieved: docs.length };
+  } catch (error) {
+    if (error instanceof CosmosError) throw error;
+    throw badRequest(`Query could not be executed: ${(error as Error).message}`);
+  }
+}
+
+/** A query whose result over a prefix of the items is a prefix of its result: no ORDER BY, no TOP. */
+function pageable(ast: unknown): boolean {
+  const body = (ast as { body: { orderBy?: unknown; top?: unknown } }).body;
+  return !body.orderBy && !body.top;
+}
+
+/**
+ * One page of a scan in insertion order, over at most `pageItems` items: the continuation
+ * `SCAN:<ordinal>:<inner>` names the last item before the chunk (and the engine's own token
+ * within it), so writes between pages neither repeat nor skip what was already read.
+ */
+function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySpec, continuation: string | undefined, maxItemCount: number, pageItems: number): QueryPage {
+  const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
+  if (continuation && !match) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+  const after = match ? Number(match[1]) : 0; // ordinals start at 1
+  const sorted = items.sort((a, b) => a.seq - b.seq);
+  let start = 0;
+  for (let high = sorted.length; start < high; ) {
+    const middle = (start + high) >> 1;
+    if (sorted[middle].seq <= after) start = middle + 1;
+    else high = middle;
+  }
+  const chunk = sorted.slice(start, start + pageItems);
+  const docs = chunk.map((item) => item.doc());
+  try {
+    const { result, continuation: inner } = parsed.exec(docs, {
+      parameters: spec.parameters ?? [],
+      maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
+      continuation: match?.[2] ? { token: match[2] } : undefined,
+    });
+    const next = inner ? `SCAN:${after}:${inner.token}` : start + pageItems < sorted.length ? `SCAN:${chunk[chunk.length - 1].seq}:` : undefined;
+    return { items: result as Json[], continuation: next, retrieved: docs.length };
   } catch (error) {
     if (error instanceof CosmosError) throw error;
     throw badRequest(`Query could not be executed: ${(error as Error).message}`);

@@ -6,6 +6,7 @@ import { needsPipeline, pipelineRequired, planOf } from "./query-plan";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
 import { ItemWriter } from "./items";
+import { SCAN_PAGE_ITEMS } from "./query";
 import type { ThroughputBudget } from "./throughput";
 import type { FaultInjector, OperationKind } from "./faults";
 import { isObject, type Json, type JsonObject } from "./resources";
@@ -57,6 +58,8 @@ export class CosmosServer {
     private readonly budget?: ThroughputBudget,
     /** Injects Azure's failures into data-plane requests; none when absent. */
     readonly faults?: FaultInjector,
+    /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
+    private readonly scanPageItems = SCAN_PAGE_ITEMS,
   ) {
     this.account = new Account(partitions);
     this.writer = new ItemWriter(this.account, limits);
@@ -382,7 +385,7 @@ export class CosmosServer {
       if (needsPipeline(plan)) throw pipelineRequired(plan);
     }
     const started = performance.now();
-    const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100));
+    const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100), this.scanPageItems);
     const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
     if (page.continuation) headers["x-ms-continuation"] = page.continuation;
     if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
