@@ -52,12 +52,13 @@ async function signInAs(userId: string): Promise<void> {
 
 async function saveProfile(username: string): Promise<void> {
   await page.goto(`${site}#/profile`);
+  await page.getByRole("heading", { name: /profile/i }).waitFor();
   await page.locator("input[name=username]").fill(username);
   await page.locator("form.card button[type=submit]").click();
 }
 
 describe("the blog in a browser", () => {
-  it("signs in, registers, posts, sees the post in the feed, comments, likes, renames and deletes", async () => {
+  it("signs in, registers, posts, sees the post in the feed, comments, likes and unlikes, edits, renames and deletes", async () => {
     await page.goto(site);
     await page.getByText("No posts yet.").waitFor();
     await signInAs("alice");
@@ -83,6 +84,18 @@ describe("the blog in a browser", () => {
     await page.getByRole("button", { name: "Unlike" }).waitFor();
     await page.locator("[data-test=likes]", { hasText: "♥ 1 like" }).waitFor();
     await page.getByText("Liked by @alice").waitFor();
+    await page.getByRole("button", { name: "Unlike" }).click();
+    await page.locator("[data-test=likes]", { hasText: "♥ 0 likes" }).waitFor();
+    await page.getByRole("button", { name: "Like", exact: true }).click();
+    await page.getByRole("button", { name: "Unlike" }).waitFor();
+
+    // The author edits the post.
+    await page.getByRole("button", { name: "Edit" }).click();
+    await page.locator("input[name=title]").fill("Hello from a browser");
+    await page.locator("textarea[name=content]").fill("Written in Chromium, served by npm start, stored in the embedded Cosmos DB. (Edited.)");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("(edited)").waitFor();
+    await page.getByText("(Edited.)").waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "post.png"), fullPage: true });
 
     // Errors are shown to the person: a taken username is a 409 problem.

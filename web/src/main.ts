@@ -73,9 +73,13 @@ async function start(): Promise<void> {
     renderSession(app, render);
     const signedIn = Boolean(session.userId());
     show(element("nav"), h("a", { href: "#/" }, "Feed"), signedIn && h("a", { href: "#/write" }, "Write"), signedIn && h("a", { href: "#/profile" }, "Profile"));
-    show(app.view, loading());
-    route(app).catch((error: unknown) => {
-      show(app.view, h("p", { class: "meta" }, "This page could not be shown."));
+    // Each render draws into a container of its own: an older render still awaiting the API
+    // then writes into a detached one instead of over the page the person is on now.
+    const view = h("div", {}, loading());
+    show(element("view"), view);
+    const page = { ...app, view };
+    route(page).catch((error: unknown) => {
+      show(view, h("p", { class: "meta" }, "This page could not be shown."));
       app.fail(error);
     });
   };
