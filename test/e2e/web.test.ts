@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { localSystem, type Client } from "../support/system";
 
-/** The local host serves the built front end at `/` as Static Web Apps does in Azure, plus config.json and dev sign-in. */
+/**
+ * The local host serves the built front end at `/` as Static Web Apps does in Azure, plus
+ * config.json and dev sign-in. (The last tests start systems of their own, which take over
+ * the process-wide store: they come after every test of the first system's API.)
+ */
 let app: Client;
 let site: string;
 let webDir: string;
@@ -48,6 +52,13 @@ describe("the web front end on the local host", () => {
     }
   });
 
+  it("serves nothing outside its folder, and leaves /api to the API", async () => {
+    for (const path of ["/../package.json", "/%2e%2e/%2e%2e/package.json", "/chunks/../../etc/passwd", "/secret.txt"]) {
+      expect((await fetch(`${site}${path}`)).status, path).toBe(404);
+    }
+    expect((await fetch(`${site}/api/feed`)).status).toBe(200);
+  });
+
   it("has no dev sign-in when dev tokens are off", async () => {
     const strict = await localSystem({ webDir, auth: { issuer: "https://issuer.example/v2.0", audience: "api://blog" } });
     try {
@@ -57,13 +68,6 @@ describe("the web front end on the local host", () => {
     } finally {
       await strict.stop();
     }
-  });
-
-  it("serves nothing outside its folder, and leaves /api to the API", async () => {
-    for (const path of ["/../package.json", "/%2e%2e/%2e%2e/package.json", "/chunks/../../etc/passwd", "/secret.txt"]) {
-      expect((await fetch(`${site}${path}`)).status, path).toBe(404);
-    }
-    expect((await fetch(`${site}/api/feed`)).status).toBe(200);
   });
 
   it("says how to build the front end when it is not built", async () => {
