@@ -34,7 +34,7 @@ function rssOf(child: ChildProcess): number {
 
 function serve(dataDir: string, partitions: number): Promise<{ child: ChildProcess; endpoint: string; key: string }> {
   // As `npm run cosmos` runs it: a small young generation keeps RSS down under load (see the README).
-  const child = spawn(process.execPath, ["--max-semi-space-size=4", cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--max-semi-space-size=4", "--heap-growing-percent=25", cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
