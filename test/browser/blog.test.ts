@@ -57,6 +57,16 @@ async function saveProfile(username: string): Promise<void> {
   await page.locator("form.card button[type=submit]").click();
 }
 
+/** Writes a post through the editor; returns the URL of its page. */
+async function publish(title: string, content: string): Promise<string> {
+  await page.getByRole("link", { name: "Write" }).click();
+  await page.locator("input[name=title]").fill(title);
+  await page.locator("textarea[name=content]").fill(content);
+  await page.getByRole("button", { name: "Publish" }).click();
+  await page.getByRole("heading", { name: title }).waitFor();
+  return page.url();
+}
+
 describe("the blog in a browser", () => {
   it("signs in, registers, posts, sees the post in the feed, comments, likes and unlikes, edits, renames and deletes", async () => {
     await page.goto(site);
@@ -65,12 +75,7 @@ describe("the blog in a browser", () => {
     await saveProfile("alice");
     await page.getByRole("heading", { name: "@alice" }).waitFor();
 
-    await page.getByRole("link", { name: "Write" }).click();
-    await page.locator("input[name=title]").fill("Hello from a browser");
-    await page.locator("textarea[name=content]").fill("Written in Chromium, served by npm start, stored in the embedded Cosmos DB.");
-    await page.getByRole("button", { name: "Publish" }).click();
-    await page.getByRole("heading", { name: "Hello from a browser" }).waitFor();
-    const postUrl = page.url();
+    const postUrl = await publish("Hello from a browser", "Written in Chromium, served by npm start, stored in the embedded Cosmos DB.");
 
     await page.getByRole("link", { name: "Feed" }).click();
     await eventually(async () => (await page.getByRole("link", { name: "Hello from a browser" }).count()) === 1);
@@ -104,11 +109,7 @@ describe("the blog in a browser", () => {
     await page.locator("#notice", { hasText: "Conflict" }).waitFor();
     await saveProfile("bob");
     await page.getByRole("heading", { name: "@bob" }).waitFor();
-    await page.getByRole("link", { name: "Write" }).click();
-    await page.locator("input[name=title]").fill("Partitioning, explained");
-    await page.locator("textarea[name=content]").fill("Every read is one request to one partition.");
-    await page.getByRole("button", { name: "Publish" }).click();
-    await page.getByRole("heading", { name: "Partitioning, explained" }).waitFor();
+    await publish("Partitioning, explained", "Every read is one request to one partition.");
     await page.goto(postUrl);
     await page.locator("textarea[name=comment]").fill("Hi from bob");
     await page.getByRole("button", { name: "Comment" }).click();
