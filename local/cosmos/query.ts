@@ -103,6 +103,8 @@ const CONTINUATION = /^(SCAN:\d+:)?(\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[
  */
 export const SCAN_PAGE_ITEMS = 20_000;
 
+const invalidContinuation = () => badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+
 /** An item as a query sees it: readable, and ordered by insertion (`seq`, the `_rid` order). */
 export interface Queryable extends Indexed {
   seq: number;
@@ -162,7 +164,7 @@ export function runQuery<T extends Queryable>(
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
-  if (continuation !== undefined && !CONTINUATION.test(continuation)) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+  if (continuation !== undefined && !CONTINUATION.test(continuation)) throw invalidContinuation();
   const parsed = compiled(spec.query);
   const selected = intersect(
     (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : []).map((predicate) => select(indexes!, predicate)).filter((set): set is Set<T> => set !== undefined),
@@ -174,14 +176,26 @@ export function runQuery<T extends Queryable>(
   }
   const candidates = indexed ? [...selected].filter((item) => scope.contains(item)).sort((a, b) => a.seq - b.seq) : scope.items();
   const docs: JsonObject[] = candidates.map((item) => item.doc());
-  try {
-    if (nested.length > 0) return { items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length };
-    const { result, continuation: next } = parsed.exec(docs, {
+  if (nested.length > 0) return engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length }));
+  return execute(parsed, spec, docs, maxItemCount, continuation);
+}
+
+/** One page of the query engine over `docs`, resuming from its own token. */
+function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCount: number, token: string | undefined): QueryPage {
+  return engineErrors(() => {
+    const { result, continuation } = parsed.exec(docs, {
       parameters: spec.parameters ?? [],
       maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
-      continuation: continuation ? { token: continuation } : undefined,
+      continuation: token ? { token } : undefined,
     });
-    return { items: result as Json[], continuation: next?.token, retrieved: docs.length };
+    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length };
+  });
+}
+
+/** The engine's failures are the query's fault: 400 with its message. */
+function engineErrors(work: () => QueryPage): QueryPage {
+  try {
+    return work();
   } catch (error) {
     if (error instanceof CosmosError) throw error;
     throw badRequest(`Query could not be executed: ${(error as Error).message}`);
@@ -201,7 +215,7 @@ function pageable(ast: unknown): boolean {
  */
 function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySpec, continuation: string | undefined, maxItemCount: number, pageItems: number): QueryPage {
   const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
-  if (continuation && !match) throw badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+  if (continuation && !match) throw invalidContinuation();
   const after = match ? Number(match[1]) : 0; // ordinals start at 1
   const sorted = items.sort((a, b) => a.seq - b.seq);
   let start = 0;
@@ -211,17 +225,7 @@ function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySp
     else high = middle;
   }
   const chunk = sorted.slice(start, start + pageItems);
-  const docs = chunk.map((item) => item.doc());
-  try {
-    const { result, continuation: inner } = parsed.exec(docs, {
-      parameters: spec.parameters ?? [],
-      maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
-      continuation: match?.[2] ? { token: match[2] } : undefined,
-    });
-    const next = inner ? `SCAN:${after}:${inner.token}` : start + pageItems < sorted.length ? `SCAN:${chunk[chunk.length - 1].seq}:` : undefined;
-    return { items: result as Json[], continuation: next, retrieved: docs.length };
-  } catch (error) {
-    if (error instanceof CosmosError) throw error;
-    throw badRequest(`Query could not be executed: ${(error as Error).message}`);
-  }
+  const page = execute(parsed, spec, chunk.map((item) => item.doc()), maxItemCount, match?.[2] || undefined);
+  const next = page.continuation ? `SCAN:${after}:${page.continuation}` : start + pageItems < sorted.length ? `SCAN:${chunk[chunk.length - 1].seq}:` : undefined;
+  return { ...page, continuation: next };
 }

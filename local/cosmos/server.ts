@@ -32,6 +32,9 @@ interface Call {
 
 const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
 
+/** A query of a container's documents, as the SDK marks one (header, or the query content type). */
+const isQueryRequest = (call: Call) => isTrue(call.header("x-ms-documentdb-isquery")) || Boolean(call.header("content-type")?.startsWith("application/query+json"));
+
 /** The kind of a data-plane request (items, queries, batches, sprocs, change feed); undefined for metadata. */
 function operationKind(call: Call): OperationKind | undefined {
   const [, , , , kind, id] = call.segments;
@@ -40,8 +43,7 @@ function operationKind(call: Call): OperationKind | undefined {
   if (id !== undefined) return call.method === "GET" ? "read" : "write";
   if (call.method === "GET") return call.header("a-im") !== undefined ? "changefeed" : "query";
   if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) return "batch";
-  const isQuery = isTrue(call.header("x-ms-documentdb-isquery")) || isTrue(call.header("x-ms-cosmos-is-query-plan-request")) || call.header("content-type")?.startsWith("application/query+json");
-  return isQuery ? "query" : "write";
+  return isQueryRequest(call) || isTrue(call.header("x-ms-cosmos-is-query-plan-request")) ? "query" : "write";
 }
 
 /** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
@@ -290,7 +292,7 @@ export class CosmosServer {
     }
     if (call.method !== "POST") throw badRequest(`${call.method} is not supported on documents.`);
     if (isTrue(call.header("x-ms-cosmos-is-query-plan-request"))) return this.queryPlan(call);
-    if (isTrue(call.header("x-ms-documentdb-isquery")) || call.header("content-type")?.startsWith("application/query+json")) {
+    if (isQueryRequest(call)) {
       return this.query(call, dbId, collId, this.querySpec(call.body));
     }
     if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) {

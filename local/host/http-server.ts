@@ -2,16 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { Route } from "../../src/api/routes";
+import { problem } from "./problem";
 import { Router } from "./router";
 import { serveWeb, type WebOptions } from "./web";
 
 /** Beyond this the request is refused before it reaches a handler (handlers enforce 64 KiB themselves). */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-function problem(res: ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/problem+json", ...headers });
-  res.end(JSON.stringify({ type: `https://httpstatuses.io/${status}`, title, status, detail }));
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
 import { LIMITS } from "../../src/model/limits";
+import { problem } from "./problem";
 
 export interface WebOptions {
   /** The built front end (dist/web). */
@@ -40,9 +41,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathname: string, web: WebOptions): Promise<boolean> {
   if (pathname === "/local/dev-token" && req.method === "POST") {
     const userId = ((await readJson(req)) as { userId?: unknown } | undefined)?.userId;
-    if (!web.devToken) return send(res, 404, "application/problem+json", JSON.stringify({ title: "Not Found", status: 404, detail: "Dev sign-in is off: AUTH_DEV_SECRET is not set." })), true;
+    if (!web.devToken) return problem(res, 404, "Not Found", "Dev sign-in is off: AUTH_DEV_SECRET is not set."), true;
     if (typeof userId !== "string" || !LIMITS.idPattern.test(userId)) {
-      return send(res, 400, "application/problem+json", JSON.stringify({ title: "Bad Request", status: 400, detail: "userId must be 1-128 of A-Z, a-z, 0-9, '_', '.', '@', '|', '-'." })), true;
+      return problem(res, 400, "Bad Request", "userId must be 1-128 of A-Z, a-z, 0-9, '_', '.', '@', '|', '-'."), true;
     }
     return send(res, 200, "application/json", JSON.stringify({ token: await web.devToken(userId) })), true;
   }

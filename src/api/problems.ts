@@ -31,21 +31,13 @@ export function problemResponse(error: unknown, log: (message: string, error: un
   if (isThrottled(error)) {
     // Cosmos DB is out of request units for this partition even after the SDK's retries: the
     // client may try again, after the wait Cosmos DB asked for (at least a second).
-    const retryAfter = Math.max(1, Math.ceil((error.retryAfterInMs ?? 1000) / 1000));
-    return {
-      status: 429,
-      headers: { "content-type": "application/problem+json", "retry-after": String(retryAfter) },
-      jsonBody: { type: "https://httpstatuses.io/429", title: "Too Many Requests", status: 429, detail: `Too many requests for this resource right now; retry after ${retryAfter} s.` },
-    };
+    const seconds = Math.max(1, Math.ceil((error.retryAfterInMs ?? 1000) / 1000));
+    return retryLater(429, "Too Many Requests", seconds, `Too many requests for this resource right now; retry after ${seconds} s.`);
   }
   if (isStoreUnavailable(error)) {
     // Cosmos DB timed out, was unavailable or unreachable: nothing the client did; it may retry.
     log("store unavailable", error);
-    return {
-      status: 503,
-      headers: { "content-type": "application/problem+json", "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
-      jsonBody: { type: "https://httpstatuses.io/503", title: "Service Unavailable", status: 503, detail: `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.` },
-    };
+    return retryLater(503, "Service Unavailable", STORE_RETRY_AFTER_SECONDS, `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.`);
   }
   // Anything else is our fault, never the client's: log it, reveal nothing.
   log("unhandled error", error);
@@ -53,6 +45,15 @@ export function problemResponse(error: unknown, log: (message: string, error: un
     status: 500,
     headers: { "content-type": "application/problem+json" },
     jsonBody: { type: "https://httpstatuses.io/500", title: "Internal Server Error", status: 500, detail: "The request could not be completed." },
+  };
+}
+
+/** A problem the client may retry after `seconds` (429, 503), saying so in `Retry-After`. */
+function retryLater(status: 429 | 503, title: string, seconds: number, detail: string): HttpResponseInit {
+  return {
+    status,
+    headers: { "content-type": "application/problem+json", "retry-after": String(seconds) },
+    jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail },
   };
 }
 
