@@ -81,14 +81,16 @@ export class ChangeFeedPump {
 
   /** The acquire loop: make sure every range has a lease, renew ours, take our share. */
   private async balance(): Promise<void> {
-    let ranges: readonly FeedRange[] | undefined;
+    let ensured = false;
     for (let failures = 0; !this.abort.signal.aborted; ) {
       try {
-        if (!ranges) {
-          ranges = await this.container.getFeedRanges();
+        // Once per start, as the trigger does: the ranges and their leases (the fixed key ranges do not split).
+        if (!ensured) {
+          const ranges = await this.container.getFeedRanges();
           for (const range of ranges) this.ranges.set(this.leases.idOf(range), range);
+          await this.leases.ensure(ranges);
+          ensured = true;
         }
-        await this.leases.ensure(ranges);
         await this.renew();
         await this.takeShare(await this.leases.list());
         failures = 0;
