@@ -21,6 +21,17 @@ interface Stored {
 
 const all = async (container: Container): Promise<Stored[]> => (await container.items.query<Stored>("SELECT * FROM c").fetchAll()).resources;
 const live = (item: Stored) => !item.deleted;
+/** The items of the posts container by partition (postId): each check looks at one post's items. */
+function byPartition(items: Stored[]): Map<string, Stored[]> {
+  const partitions = new Map<string, Stored[]>();
+  for (const item of items) {
+    const partition = partitions.get(item.postId!);
+    if (partition) partition.push(item);
+    else partitions.set(item.postId!, [item]);
+  }
+  return partitions;
+}
+
 const newestFirst = (a: Stored, b: Stored) => (b.creationDate! < a.creationDate! ? -1 : b.creationDate! > a.creationDate! ? 1 : b.id < a.id ? -1 : b.id > a.id ? 1 : 0);
 
 /**
@@ -45,8 +56,9 @@ export async function checkGuarantees(client: CosmosClient, databaseName: string
 
   // Counts equal the items.
   const livePosts = posts.filter((item) => item.type === "post" && live(item));
+  const partitions = byPartition(posts);
   for (const post of livePosts) {
-    const inPartition = posts.filter((item) => item.postId === post.postId && live(item));
+    const inPartition = (partitions.get(post.postId!) ?? []).filter(live);
     const comments = inPartition.filter((item) => item.type === "comment").length;
     const likes = inPartition.filter((item) => item.type === "like").length;
     if (post.commentCount !== comments) violations.push(`post ${post.postId}: commentCount ${post.commentCount}, ${comments} comments`);
@@ -75,7 +87,7 @@ export async function checkGuarantees(client: CosmosClient, databaseName: string
     if (JSON.stringify(listed) !== JSON.stringify(expected)) violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
   }
 
-  violations.push(...(await checkAcknowledged(posts, profiles, api, acknowledged)));
+  violations.push(...(await checkAcknowledged(partitions, profiles, api, acknowledged)));
   return violations;
 }
 
@@ -93,12 +105,12 @@ async function listAll(api: ChaosClient, path: string): Promise<string[] | undef
 }
 
 /** Every acknowledged write is there (and every acknowledged delete is gone, for every route). */
-async function checkAcknowledged(posts: Stored[], profiles: Map<string, Stored>, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
+async function checkAcknowledged(partitions: Map<string, Stored[]>, profiles: Map<string, Stored>, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
   const violations: string[] = [];
   for (const [userId, user] of acknowledged.users) {
     if (!user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username) violations.push(`user ${userId}: acknowledged username '${user.username}', stored '${profiles.get(userId)?.username}'`);
   }
-  const item = (postId: string, id: string) => posts.find((p) => p.postId === postId && p.id === id);
+  const item = (postId: string, id: string) => partitions.get(postId)?.find((p) => p.id === id);
   for (const [postId, post] of acknowledged.posts) {
     if (post.uncertain) continue;
     const stored = item(postId, postId);
@@ -118,7 +130,7 @@ async function checkAcknowledged(posts: Stored[], profiles: Map<string, Stored>,
     const [postId, userId] = key.split("|");
     const post = acknowledged.posts.get(postId);
     if (liked === "uncertain" || !post || post.deleted || post.uncertain) continue;
-    const like = posts.find((p) => p.postId === postId && p.type === "like" && p.userId === userId && live(p));
+    const like = partitions.get(postId)?.find((p) => p.type === "like" && p.userId === userId && live(p));
     if (liked !== Boolean(like)) violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);
   }
   return violations;
