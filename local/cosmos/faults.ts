@@ -29,6 +29,8 @@ const ruleSchema = z
     containers: z.array(z.string().min(1)).min(1).optional(),
     /** For `latency`: the delay; for `429`: the wait the answer asks for. */
     ms: z.number().int().min(0).max(60_000).optional(),
+    /** At most this many injections, then the rule is spent (an outage that ends). */
+    limit: z.number().int().min(1).optional(),
   })
   .strict()
   .refine((rule) => rule.effect !== "sproc-timeout" || (rule.operations ?? ["sproc"]).every((kind) => kind === "sproc"), {
@@ -94,6 +96,8 @@ export interface FaultPlan {
  */
 export class FaultInjector {
   private readonly next: () => number;
+  /** Injections per rule, for rules with a `limit`. */
+  private readonly spent: number[] = [];
   readonly injected: Record<FaultEffect, number> = { "429": 0, "408": 0, "503": 0, "449": 0, latency: 0, "sproc-timeout": 0 };
 
   constructor(private readonly spec: FaultSpec) {
@@ -106,12 +110,14 @@ export class FaultInjector {
 
   plan(kind: OperationKind, container: string): FaultPlan {
     const plan: FaultPlan = { delayMs: 0 };
-    for (const rule of this.spec.rules) {
+    for (const [index, rule] of this.spec.rules.entries()) {
+      if (rule.limit !== undefined && (this.spent[index] ?? 0) >= rule.limit) continue;
       if (rule.operations && !rule.operations.includes(kind)) continue;
       if (rule.effect === "sproc-timeout" && kind !== "sproc") continue;
       if (rule.containers && !rule.containers.includes(container)) continue;
       if (this.next() >= rule.rate) continue;
       this.injected[rule.effect]++;
+      this.spent[index] = (this.spent[index] ?? 0) + 1;
       if (rule.effect === "latency") plan.delayMs += rule.ms ?? 100;
       else if (rule.effect === "sproc-timeout") plan.afterWork ??= timedOut("The stored procedure timed out after doing part of its work; it was rolled back.");
       else plan.error ??= failure(rule.effect, rule.ms);

@@ -99,6 +99,18 @@ describe("faults injected by the embedded server, as the SDK sees them", () => {
     }
   });
 
+  it("a rule with a limit is spent after that many faults (an outage that ends)", async () => {
+    const { cosmos, a, stop } = await faultyServer([{ effect: "503", rate: 1, operations: ["write"], limit: 2 }]);
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await statusOf(a.items.create({ id: `x${i}`, pk: "p" })));
+      expect(statuses).toEqual([503, 503, 201, 201]);
+      expect(injected(cosmos)["503"]).toBe(2);
+    } finally {
+      await stop();
+    }
+  });
+
   it("added latency delays the matching requests only", async () => {
     const { a, stop } = await faultyServer([{ effect: "latency", ms: 150, rate: 1, operations: ["read"] }]);
     try {

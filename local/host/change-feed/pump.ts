@@ -153,27 +153,36 @@ export class ChangeFeedPump {
     return this.trigger.startFromBeginning ? ChangeFeedStartFrom.Beginning(range) : ChangeFeedStartFrom.Now(range);
   }
 
-  /** Reads one range while the lease is ours; after a failed checkpoint it starts over from the last one (redelivery). */
+  /**
+   * Reads one range while the lease is ours. A failed read is retried with the same iterator
+   * (it has not moved past anything unhandled); after a failed checkpoint it starts over from
+   * the last stored one, so the handled batch is delivered again rather than lost.
+   */
   private async work(lease: HeldLease): Promise<void> {
     const id = lease.document.id;
     let iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: this.startFrom(lease.document), maxItemCount: this.options.maxItems });
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost; ) {
+      let response;
       try {
-        const response = await iterator.readNext();
+        response = await iterator.readNext();
         failures = 0;
-        if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
-          await pause(this.options.pollMs, this.abort.signal);
-          continue;
-        }
-        if (!(await this.deliver(response.result, id))) return; // stopped mid-retry: the batch stays unacknowledged
+      } catch (error) {
+        const delay = this.backoff(++failures);
+        this.log(`${this.trigger.name}: change feed of lease ${id} failed: ${(error as Error).message}; retrying in ${delay} ms`);
+        await pause(delay, this.abort.signal);
+        continue;
+      }
+      if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
+        await pause(this.options.pollMs, this.abort.signal);
+        continue;
+      }
+      if (!(await this.deliver(response.result, id))) return; // stopped mid-retry: the batch stays unacknowledged
+      try {
         await this.leases.update(lease, { continuation: response.continuationToken });
       } catch (error) {
         if (lease.lost) break;
-        // Reading the feed or checkpointing failed: start again from the last checkpoint, so a
-        // batch whose checkpoint was not written is delivered again rather than lost.
-        failures++;
-        const delay = this.backoff(failures);
-        this.log(`${this.trigger.name}: change feed of lease ${id} failed: ${(error as Error).message}; resuming from the last checkpoint in ${delay} ms`);
+        const delay = this.backoff(++failures);
+        this.log(`${this.trigger.name}: checkpoint of lease ${id} failed: ${(error as Error).message}; resuming from the last checkpoint in ${delay} ms`);
         await pause(delay, this.abort.signal);
         const stored = await this.leases.read(id).catch(() => undefined);
         if (stored && stored.owner !== this.options.owner) lease.lost = true;
