@@ -54,7 +54,7 @@ export class ItemWriter {
   }
 
   /** Runs a stored procedure in one transaction; `failAfterWork` rolls its finished work back and is thrown (an injected timeout). */
-  executeProcedure(dbId: string, collId: string, sprocId: string, pk: string, params: Json[], logging: boolean, failAfterWork?: CosmosError): { body: Json | undefined; logs: string[] } {
+  executeProcedure(dbId: string, collId: string, sprocId: string, pk: string, params: Json[], logging: boolean, failAfterWork?: CosmosError): { body: Json | undefined; logs: string[]; operations: number } {
     const state = this.account.container(dbId, collId);
     const sproc = this.account.script(dbId, collId, "sprocs", sprocId);
     const result = state.data.transaction(() => {
@@ -62,7 +62,7 @@ export class ItemWriter {
       if (failAfterWork) throw failAfterWork;
       return outcome;
     });
-    return { body: result.responseBody, logs: logging ? result.logs : [] };
+    return { body: result.responseBody, logs: logging ? result.logs : [], operations: result.operations };
   }
 
   private links(state: ContainerState, dbId: string, collId: string) {

@@ -24,6 +24,8 @@ export interface ScriptResult {
   requestBody?: Json;
   responseBody?: Json;
   logs: string[];
+  /** Collection calls the script made (what its request is charged). */
+  operations: number;
 }
 
 // The runtime lives in a plain .js file so it is evaluated inside the sandbox, never in Node's realm.
@@ -78,7 +80,7 @@ function documentRef(link: unknown): string {
  * Writes go through the container, inside the transaction the caller opened.
  */
 class ScriptCollection {
-  private operations = 0;
+  operations = 0;
 
   constructor(
     private readonly container: Container,
@@ -185,7 +187,7 @@ export function runScript(container: Container, pk: string, links: { self: strin
   };
   try {
     const output = invoke.runInContext(sandbox.context, { timeout: limits.timeoutMs }) as string;
-    return JSON.parse(output) as ScriptResult;
+    return { ...(JSON.parse(output) as Omit<ScriptResult, "operations">), operations: collection.operations };
   } catch (error) {
     throw scriptError(error);
   } finally {

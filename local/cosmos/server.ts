@@ -28,6 +28,8 @@ interface Call {
   body: unknown;
   /** An injected fault for a stored procedure call: run it, then roll back and answer this. */
   failAfterWork?: CosmosError;
+  /** The physical partition whose throughput budget admitted this request (budget on only). */
+  budgetPartition?: string;
 }
 
 const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
@@ -148,7 +150,7 @@ export class CosmosServer {
     if (n <= 2) return this.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
     if (n <= 4) return this.containers(call, dbId, collId);
-    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST"))) this.spendBudget(call, dbId, collId);
+    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST"))) call.budgetPartition = this.spendBudget(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documentFeed(call, dbId, collId) : this.document(call, dbId, collId, resourceId);
     if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST") return this.deletePartitionKey(call, dbId, collId);
@@ -165,12 +167,14 @@ export class CosmosServer {
     await this.faults!.apply(plan);
   }
 
-  /** Charges the physical partition the request lands on (a cross-partition request: the first). */
-  private spendBudget(call: Call, dbId: string, collId: string): void {
+  /** Charges the physical partition the request lands on (a cross-partition request: the first), and names it. */
+  private spendBudget(call: Call, dbId: string, collId: string): string {
     const { data } = this.account.container(dbId, collId);
     const scope = this.scopeOf(call, data);
     const range = "pk" in scope ? data.rangeOfKey(scope.pk) : "range" in scope ? scope.range : 0;
-    this.budget!.spend(`${dbId}/${collId}/${range}`);
+    const partition = `${dbId}/${collId}/${range}`;
+    this.budget!.spend(partition);
+    return partition;
   }
 
   private accountResource(call: Call): JsonObject {
@@ -450,6 +454,8 @@ export class CosmosServer {
         const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
         const pk = this.partitionKey(call, true) as string;
         const result = this.writer.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")), call.failAfterWork);
+        // Admission spent one operation; the script's own collection calls are its real cost.
+        if (call.budgetPartition) this.budget?.charge(call.budgetPartition, result.operations - 1);
         const headers: Record<string, string> = {};
         if (result.logs.length > 0) headers["x-ms-documentdb-script-log-results"] = encodeURIComponent(result.logs.join("\n"));
         return { status: 200, body: result.body, headers };
