@@ -29,18 +29,24 @@ export interface Settings {
   feedRefreshSeconds?: number;
   /** How long an instance serves Q6 from memory (default 1000 ms; 0 turns the micro-cache off). */
   feedCacheMs?: number;
+  /**
+   * At most this many likes and unlikes of one post go in one stored procedure call (default 50;
+   * 1 sends each alone): the group commit that lets a hot post take more likes per second.
+   */
+  likeBatchMax?: number;
 }
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
 /** The defaults of the tuning settings, for the environment and for hosts that build Settings themselves. */
-export const TUNING_DEFAULTS = { feedCacheMs: 1000, feedRefreshSeconds: 5, maxRetryWaitSeconds: 10 } as const;
+export const TUNING_DEFAULTS = { feedCacheMs: 1000, feedRefreshSeconds: 5, maxRetryWaitSeconds: 10, likeBatchMax: 50 } as const;
 
 /** Tuning settings every host reads from the environment the same way (app settings in Azure, npm start locally). */
 const tuningSchema = z.object({
   FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(TUNING_DEFAULTS.feedCacheMs),
   FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(TUNING_DEFAULTS.feedRefreshSeconds),
   COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(TUNING_DEFAULTS.maxRetryWaitSeconds),
+  LIKE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(TUNING_DEFAULTS.likeBatchMax),
 });
 
 const schema = z.object({
@@ -64,9 +70,9 @@ function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.i
 }
 
 /** The tuning settings alone: for `npm start` with the embedded server, where there is no endpoint to load. */
-export function loadTuning(env: NodeJS.ProcessEnv = process.env): { feedCacheMs: number; feedRefreshSeconds: number; maxRetryWaitSeconds: number } {
+export function loadTuning(env: NodeJS.ProcessEnv = process.env): { feedCacheMs: number; feedRefreshSeconds: number; maxRetryWaitSeconds: number; likeBatchMax: number } {
   const values = parse(tuningSchema, env);
-  return { feedCacheMs: values.FEED_CACHE_MS, feedRefreshSeconds: values.FEED_REFRESH_SECONDS, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS };
+  return { feedCacheMs: values.FEED_CACHE_MS, feedRefreshSeconds: values.FEED_REFRESH_SECONDS, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS, likeBatchMax: values.LIKE_BATCH_MAX };
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -83,6 +89,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
     feedCacheMs: values.FEED_CACHE_MS,
+    likeBatchMax: values.LIKE_BATCH_MAX,
   };
 }
 

@@ -8,8 +8,7 @@ param definition object
 // loadTextContent needs literal paths: one entry per script declared in containers.json.
 var scriptBodies = {
   createComment: loadTextContent('../../sprocs/createComment.js')
-  createLike: loadTextContent('../../sprocs/createLike.js')
-  deleteLike: loadTextContent('../../sprocs/deleteLike.js')
+  changeLikes: loadTextContent('../../sprocs/changeLikes.js')
   updateUsernames: loadTextContent('../../sprocs/updateUsernames.js')
   deletePost: loadTextContent('../../sprocs/deletePost.js')
   truncateFeed: loadTextContent('../../sprocs/truncateFeed.js')

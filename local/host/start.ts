@@ -43,6 +43,7 @@ async function main(): Promise<void> {
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
       feedRefreshSeconds: tuning.feedRefreshSeconds,
       feedCacheMs: tuning.feedCacheMs,
+      likeBatchMax: tuning.likeBatchMax,
       dataDir,
       faults,
       webDir: join(__dirname, "../../web"),

@@ -30,6 +30,8 @@ export interface LocalSystemOptions {
   feedRefreshSeconds?: number;
   /** How long Q6 is served from the instance's micro-cache (FEED_CACHE_MS, default 1000; 0 turns it off). */
   feedCacheMs?: number;
+  /** Likes and unlikes of one post per stored procedure call at most (LIKE_BATCH_MAX, default 50). */
+  likeBatchMax?: number;
   /** How often an idle change feed is polled. */
   pollMs?: number;
   /** This host's name on its change feed leases (default `local-host`); two hosts on one store need two names. */
@@ -92,6 +94,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
     feedRefreshSeconds: options.feedRefreshSeconds,
     feedCacheMs: options.feedCacheMs,
+    likeBatchMax: options.likeBatchMax,
   };
   const store = useStore(createStore(settings));
   await checkReachable(store, cosmos.endpoint).catch(async (error: unknown) => {

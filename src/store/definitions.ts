@@ -24,8 +24,7 @@ export const CONTAINERS = {
 /** Script names the code calls; each must be declared on its container. */
 export const SPROCS = {
   createComment: "createComment",
-  createLike: "createLike",
-  deleteLike: "deleteLike",
+  changeLikes: "changeLikes",
   updateUsernames: "updateUsernames",
   deletePost: "deletePost",
 } as const;

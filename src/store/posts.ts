@@ -2,6 +2,7 @@ import { forbidden, notFound, preconditionFailed } from "../model/errors";
 import { nowIso, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
+import { changeLike } from "./like-batches";
 import { cosmosStatus, executeProcedure, executeUntilDone } from "./requests";
 
 export type StoredPost = PostItem & { _etag: string };
@@ -123,17 +124,16 @@ export async function createComment(postId: string, author: UserItem, commentId:
   return { comment: result.comment, created: result.status === "created" };
 }
 
-/** C4: like once; a repeat returns the existing like and changes no count. */
+/** C4: like once; a repeat returns the existing like and changes no count. Sent with the post's other like changes of the moment (group commit). */
 export async function likePost(postId: string, liker: UserItem): Promise<{ like: LikeItem; created: boolean }> {
-  const like = { userId: liker.userId, userUsername: liker.username, creationDate: nowIso() };
-  const result: { status: string; like?: LikeItem } = await executeProcedure(store().posts, SPROCS.createLike, postId, [postId, like]);
-  if (result.status === "postNotFound" || !result.like) throw notFound(`Post '${postId}' does not exist.`);
-  return { like: result.like, created: result.status === "created" };
+  const outcome = await changeLike(postId, { userId: liker.userId, like: true, userUsername: liker.username, creationDate: nowIso() });
+  if (outcome.status !== "created" && outcome.status !== "exists") throw notFound(`Post '${postId}' does not exist.`);
+  return { like: outcome.like, created: outcome.status === "created" };
 }
 
-/** Unlike: the deleteLike sproc soft-deletes the like and decrements likeCount atomically. */
+/** Unlike: the like is soft-deleted and likeCount decremented in the same transaction. */
 export async function unlikePost(postId: string, userId: string): Promise<void> {
-  const result: { status: string } = await executeProcedure(store().posts, SPROCS.deleteLike, postId, [postId, userId, store().settings.softDeleteTtlSeconds]);
-  if (result.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
-  if (result.status === "likeNotFound") throw notFound(`User '${userId}' has not liked post '${postId}'.`);
+  const outcome = await changeLike(postId, { userId, like: false });
+  if (outcome.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
+  if (outcome.status === "likeNotFound") throw notFound(`User '${userId}' has not liked post '${postId}'.`);
 }

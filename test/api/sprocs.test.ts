@@ -65,6 +65,22 @@ describe("bounded stored procedures resume from their continuation", () => {
     expect(calls).toBeGreaterThan(2);
   });
 
+  it("changeLikes treats user ids as data, and a call that does not fit is rolled back whole", async () => {
+    await seedPartition("liked", 0);
+    const like = (userId: string) => ({ userId, like: true, userUsername: userId, creationDate: "2026-01-01T00:00:00.000Z" });
+    const tricky = ["x' OR 1=1 --", 'y") OR true', "like:z"];
+    const { resource } = await posts.scripts.storedProcedure("changeLikes").execute<{ status: string; results: { status: string }[] }>("liked", ["liked", tricky.map(like), 60]);
+    expect(resource!.results.map((r) => r.status)).toEqual(["created", "created", "created"]);
+    const ids = async () => (await posts.items.query("SELECT VALUE c.id FROM c WHERE c.type = 'like'", { partitionKey: "liked" }).fetchAll()).resources.sort();
+    expect(await ids()).toEqual(tricky.map((u) => `like:${u}`).sort());
+
+    // A query, 9 writes and the count are more than the 10 calls this server accepts.
+    const tooMany = Array.from({ length: 9 }, (_, i) => like(`fan${i}`));
+    await expect(posts.scripts.storedProcedure("changeLikes").execute("liked", ["liked", tooMany, 60])).rejects.toMatchObject({ code: 400, message: expect.stringContaining("changeLikes was not accepted") });
+    expect(await ids()).toHaveLength(3);
+    expect((await posts.item("liked", "liked").read()).resource.likeCount).toBe(3);
+  });
+
   it("truncateFeed keeps the feed at 100 through the trigger", async () => {
     const feed = clientFor(cosmos).database("blog").container("feed");
     for (let i = 0; i < 104; i++) {

@@ -64,7 +64,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     }
     expect(container).toMatch(/for name in definition\.storedProcedures/);
     expect(container).toMatch(/for trigger in definition\.triggers/);
-    expect(containerDefinitions.containers.find((c) => c.name === "posts")?.storedProcedures).toEqual(expect.arrayContaining(["createComment", "createLike", "deleteLike", "updateUsernames"]));
+    expect(containerDefinitions.containers.find((c) => c.name === "posts")?.storedProcedures).toEqual(expect.arrayContaining(["createComment", "changeLikes", "updateUsernames"]));
     expect(containerDefinitions.containers.find((c) => c.name === "feed")?.triggers).toEqual([{ name: "truncateFeed", triggerType: "Post", triggerOperation: "All" }]);
   });
 
