@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSettings } from "../../src/config";
+import { loadSettings, loadTuning } from "../../src/config";
 
 describe("settings", () => {
   it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
@@ -14,6 +14,14 @@ describe("settings", () => {
   it("reads the key-based connection string the Cosmos DB trigger uses", () => {
     const settings = loadSettings({ COSMOS: "AccountEndpoint=https://localhost:8081/;AccountKey=abc==;" });
     expect(settings.cosmos).toMatchObject({ endpoint: "https://localhost:8081/", key: "abc==" });
+  });
+
+  it("reads LIKE_BATCH_MAX (default 50, 1 to 100) for both hosts", () => {
+    expect(loadSettings({ COSMOS_ENDPOINT: "http://x" }).likeBatchMax).toBe(50);
+    expect(loadSettings({ COSMOS_ENDPOINT: "http://x", LIKE_BATCH_MAX: "1" }).likeBatchMax).toBe(1);
+    expect(loadTuning({ LIKE_BATCH_MAX: "20" }).likeBatchMax).toBe(20);
+    expect(() => loadTuning({ LIKE_BATCH_MAX: "0" })).toThrow(/LIKE_BATCH_MAX/);
+    expect(() => loadTuning({ LIKE_BATCH_MAX: "101" })).toThrow(/LIKE_BATCH_MAX/);
   });
 
   it("refuses to start without an endpoint or with a short dev secret", () => {
