@@ -109,9 +109,9 @@ export function formatTable(report: Report): string {
   if (sc) {
     lines.push("", "| scale (local host, embedded server) | measured | target |", "|---|---|---|");
     lines.push(`| feed writes per 1,000 likes on one post within seconds (FEED_REFRESH_SECONDS=5; the refresh due then adds one) | ${sc.feedWritesPer1000Likes} | at most 10 |`);
-    const st = sc.likeStorm;
-    if (st) {
-      lines.push(`| like storm: ${st.likers} likers at once on one post, ${st.operationsPerSecond} operations/s per partition, clients retrying after Retry-After | ${f(st.acceptedPerSecond, 0)} likes/s accepted over ${f(st.seconds, 1)} s; ${st.throttled} answers 429; ${st.failed} other failures; likeCount ${st.likeCount}, like items ${st.likeItems} | no failure; both counts equal the likers |`);
+    for (const st of [sc.likeStorm, sc.likeStormOneCallPerLike]) {
+      if (!st) continue;
+      lines.push(`| like storm, LIKE_BATCH_MAX=${st.likeBatchMax}: ${st.likers} likers at once on one post, ${st.operationsPerSecond} operations/s per partition, clients retrying after Retry-After | ${f(st.acceptedPerSecond, 0)} likes/s accepted over ${f(st.seconds, 1)} s; ${st.procedureCalls} procedure calls, ${f(st.likesPerCall, 1)} likes per committed call; ${st.throttled} answers 429; ${st.failed} other failures; likeCount ${st.likeCount}, like items ${st.likeItems} | no failure; both counts equal the likers; group commit accepts more per second |`);
     }
     lines.push("", "| concurrent load (autocannon) | feed micro-cache | req/s | p50 / p99 ms | Cosmos DB requests/s |", "|---|---|---|---|---|");
     for (const l of sc.load) lines.push(`| ${l.request} | ${l.cached ? "on (1 s)" : "off"} | ${f(l.requestsPerSecond, 0)} | ${f(l.p50Ms, 0)} / ${f(l.p99Ms, 0)} | ${f(l.cosmosRequestsPerSecond, 0)} |`);

@@ -6,7 +6,7 @@ import { startCosmos } from "../local/cosmos";
 import { devToken } from "../local/host/dev-auth";
 import { createHttpServer } from "../local/host/http-server";
 import { routes } from "../src/api/routes";
-import type { Settings } from "../src/config";
+import { TUNING_DEFAULTS, type Settings } from "../src/config";
 import { handlePostsChanges } from "../src/pipeline/posts-feed";
 import { createStore, useStore } from "../src/store/client";
 import { measureCosmos } from "../src/store/metering";
@@ -26,8 +26,10 @@ export interface LoadFigures {
 export interface ScaleFigures {
   /** Feed writes the posts change feed handler makes for 1,000 counter-only changes to one post (default FEED_REFRESH_SECONDS). */
   feedWritesPer1000Likes: number;
-  /** A hot post under a like storm against a throttled server: what is accepted, what is refused, and whether the count is exact. */
+  /** A hot post under a like storm against a throttled server, with group commit (LIKE_BATCH_MAX 50): what is accepted, what is refused, and whether the count is exact. */
   likeStorm?: LikeStormFigures;
+  /** The same storm with one stored procedure call per like (LIKE_BATCH_MAX 1), as before group commit. */
+  likeStormOneCallPerLike?: LikeStormFigures;
   /** Q6 and Q2 under a concurrent HTTP load (autocannon, local host), with and without the feed micro-cache (Q2 has none: its cache is a CDN's, by Cache-Control). */
   load: LoadFigures[];
 }
@@ -35,6 +37,8 @@ export interface ScaleFigures {
 export interface LikeStormFigures {
   /** The embedded server's budget per physical partition, standing in for provisioned RU/s. */
   operationsPerSecond: number;
+  /** LIKE_BATCH_MAX: changes of one post per stored procedure call at most. */
+  likeBatchMax: number;
   likers: number;
   seconds: number;
   /** Likes answered 201 per second of the storm. */
@@ -46,6 +50,9 @@ export interface LikeStormFigures {
   /** The post's likeCount at the end, and the like items: both must equal the likers. */
   likeCount: number;
   likeItems: number;
+  /** changeLikes calls sent (rolled-back and throttled ones included), and likes per committed call. */
+  procedureCalls: number;
+  likesPerCall: number;
 }
 
 const SECRET = "bench-secret-of-at-least-thirty-two-characters!!";
@@ -85,7 +92,13 @@ export async function measureScale(options: { loadSeconds: number; connections: 
         load.push(await loadTest(request, path, cached, options));
       }
     }
-    return { feedWritesPer1000Likes, load, likeStorm: await measureLikeStorm({ likers: options.likers, operationsPerSecond: 200 }) };
+    const storm = { likers: options.likers, operationsPerSecond: 200 };
+    return {
+      feedWritesPer1000Likes,
+      load,
+      likeStorm: await measureLikeStorm({ ...storm, likeBatchMax: TUNING_DEFAULTS.likeBatchMax }),
+      likeStormOneCallPerLike: await measureLikeStorm({ ...storm, likeBatchMax: 1 }),
+    };
   } finally {
     store.dispose();
     await cosmos.stop();
@@ -130,9 +143,9 @@ async function callRoute(name: string, userId: string, params: Record<string, st
  * each; a throttled like waits its Retry-After and tries again, as a client should. The SDK
  * gives up at once (COSMOS_MAX_RETRY_WAIT_SECONDS 0), so the API's 429s are visible.
  */
-async function measureLikeStorm(options: { likers: number; operationsPerSecond: number }): Promise<LikeStormFigures> {
+async function measureLikeStorm(options: { likers: number; operationsPerSecond: number; likeBatchMax: number }): Promise<LikeStormFigures> {
   const cosmos = await startCosmos({ operationsPerSecond: options.operationsPerSecond });
-  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: 0 }, auth: { devSecret: SECRET }, softDeleteTtlSeconds: 3600 }));
+  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: 0 }, auth: { devSecret: SECRET }, softDeleteTtlSeconds: 3600, likeBatchMax: options.likeBatchMax }));
   const retrying = async (call: () => Promise<HttpResponseInit>, onThrottled = () => {}) => {
     for (;;) {
       const response = await call();
@@ -151,11 +164,15 @@ async function measureLikeStorm(options: { likers: number; operationsPerSecond: 
     let throttled = 0;
     let failed = 0;
     const started = performance.now();
-    await Promise.all(likers.map(async (userId) => {
-      const response = await retrying(() => callRoute("likePost", userId, { postId }), () => throttled++);
-      if (response.status !== 201) failed++;
-    }));
+    const { usage } = await measureCosmos(() =>
+      Promise.all(likers.map(async (userId) => {
+        const response = await retrying(() => callRoute("likePost", userId, { postId }), () => throttled++);
+        if (response.status !== 201) failed++;
+      })),
+    );
     const seconds = (performance.now() - started) / 1000;
+    const calls = usage.requests.filter((r) => r.path.endsWith("/sprocs/changeLikes"));
+    const committed = calls.filter((r) => r.status === 200).length;
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const { resource } = await store.posts.item(postId, postId).read<{ likeCount: number }>();
     const { resources } = await store.posts.items
@@ -163,6 +180,7 @@ async function measureLikeStorm(options: { likers: number; operationsPerSecond: 
       .fetchAll();
     return {
       operationsPerSecond: options.operationsPerSecond,
+      likeBatchMax: options.likeBatchMax,
       likers: likers.length,
       seconds,
       acceptedPerSecond: (likers.length - failed) / seconds,
@@ -170,6 +188,8 @@ async function measureLikeStorm(options: { likers: number; operationsPerSecond: 
       failed,
       likeCount: resource?.likeCount ?? 0,
       likeItems: resources[0] ?? 0,
+      procedureCalls: calls.length,
+      likesPerCall: committed === 0 ? 0 : likers.length / committed,
     };
   } finally {
     store.dispose();

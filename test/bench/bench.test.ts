@@ -110,8 +110,13 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(table).toContain("feed writes per 1,000 likes");
     // The like storm: throttled, never failed, and counted exactly.
     const storm = scale.likeStorm!;
-    expect(storm).toMatchObject({ likers: 60, failed: 0, likeCount: 60, likeItems: 60 });
+    expect(storm).toMatchObject({ likers: 60, likeBatchMax: 50, failed: 0, likeCount: 60, likeItems: 60 });
     expect(storm.acceptedPerSecond).toBeCloseTo(60 / storm.seconds, 6);
+    // One call per like, as before group commit: exact too, in one committed call per like.
+    const single = scale.likeStormOneCallPerLike!;
+    expect(single).toMatchObject({ likers: 60, likeBatchMax: 1, failed: 0, likeCount: 60, likeItems: 60, likesPerCall: 1 });
+    expect(storm.likesPerCall).toBeGreaterThan(1);
+    expect(table).toContain("LIKE_BATCH_MAX=1");
   }, 120_000);
 
   it("summarizes means per call", () => {
