@@ -3,6 +3,7 @@ import { apiFixture, type ApiFixture } from "../support/api";
 import { measureCosmos, type CosmosUsage } from "../../src/store/metering";
 import { likePost, unlikePost } from "../../src/store/posts";
 import type { DomainError } from "../../src/model/errors";
+import type { UserItem } from "../../src/model/items";
 
 /**
  * Group commit of likes: what a caller sees is what one call per like would give (its own
@@ -17,6 +18,9 @@ async function likeItems(api: ApiFixture, postId: string): Promise<string[]> {
     .fetchAll();
   return resources.sort();
 }
+
+/** A profile as the like handlers pass it to the store, for calls made straight to the store in one tick. */
+const profile = (userId: string): UserItem => ({ id: userId, type: "user", userId, username: userId, creationDate: "2026-01-01T00:00:00.000Z" });
 
 async function newPost(api: ApiFixture, title: string): Promise<string> {
   return (await api.request("POST", "/api/posts", { as: "author", body: { title, content: "c" } })).body.postId;
@@ -63,7 +67,7 @@ describe("likes of one post sent together (group commit)", () => {
   it("sends what arrives while a call runs in the next call, at most LIKE_BATCH_MAX (50) at a time", async () => {
     const postId = await newPost(api, "burst");
     // Called in one tick, as requests arriving together: the first goes alone, the rest wait for it.
-    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, { id: fan, type: "user", userId: fan, username: fan, creationDate: "2026-01-01T00:00:00.000Z" }))));
+    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
     expect(result.every((r) => r.created)).toBe(true);
     expect(changeLikesCalls(usage)).toBe(3); // 1, then 50, then 9
     expect(await likeItems(api, postId)).toEqual([...fans].sort());
@@ -71,14 +75,13 @@ describe("likes of one post sent together (group commit)", () => {
 
   it("applies a user's likes and unlikes in the order they arrived", async () => {
     const postId = await newPost(api, "undecided");
-    const fan = (userId: string) => ({ id: userId, type: "user" as const, userId, username: userId, creationDate: "2026-01-01T00:00:00.000Z" });
     const outcomes = await Promise.allSettled([
-      likePost(postId, fan("fan1")),
-      likePost(postId, fan("fan2")),
+      likePost(postId, profile("fan1")),
+      likePost(postId, profile("fan2")),
       unlikePost(postId, "fan2"),
       unlikePost(postId, "fan2"),
-      likePost(postId, fan("fan2")),
-      likePost(postId, fan("fan3")),
+      likePost(postId, profile("fan2")),
+      likePost(postId, profile("fan3")),
       unlikePost(postId, "fan3"),
     ]);
     const summary = outcomes.map((o) => (o.status === "rejected" ? (o.reason as DomainError).kind : o.value === undefined ? "unliked" : o.value.created ? "created" : "exists"));
@@ -106,9 +109,8 @@ describe("a batch the procedure bounds (isAccepted false)", () => {
   it("is rolled back and sent again in smaller calls, every like acknowledged and counted once", async () => {
     const postId = await newPost(api, "bounded");
     const fans = Array.from({ length: 20 }, (_, i) => `fan${i}`);
-    const liker = (fan: string) => ({ id: fan, type: "user" as const, userId: fan, username: fan, creationDate: "2026-01-01T00:00:00.000Z" });
     // In one tick: 1 alone, then 19 that do not fit (rolled back), then 10 (rolled back), then 5, 5, 5, 4.
-    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, liker(fan)))));
+    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
     expect(result.every((r) => r.created)).toBe(true);
     expect(changeLikesCalls(usage)).toBe(7);
     expect((await api.request("GET", `/api/posts/${postId}`)).body.likeCount).toBe(20);
