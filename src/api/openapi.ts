@@ -41,19 +41,26 @@ function pathParameters(route: string): z.AnyZodObject | undefined {
   return names.length === 0 ? undefined : z.object(Object.fromEntries(names.map((name) => [name, id])));
 }
 
-function problem(status: number): ResponseConfig {
+type HeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** Response headers by reference to `components/headers`, so each is described once in the document. */
+const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+/** Every problem answer of a status is the same: one `components/responses` entry per status, referenced by each operation. */
+function problem(status: number) {
   const retry = status === 429 || status === 503;
   return {
     description: TITLES[status],
-    headers: { "Server-Timing": RESPONSE_HEADERS["Server-Timing"], ...(retry ? { "Retry-After": RESPONSE_HEADERS["Retry-After"] } : {}) },
-    content: { "application/problem+json": { schema: problemResponse } },
+    headers: headerRefs(["Server-Timing", ...(retry ? (["Retry-After"] as const) : [])]),
+    content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
   };
 }
 
+const problemRef = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
+
 function success(route: Route, answer: { status: number; description: string; schema?: ZodTypeAny }): ResponseConfig {
-  const names: (keyof typeof RESPONSE_HEADERS)[] = ["Server-Timing", ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []), ...(route.doc.responseHeaders ?? [])];
-  const headers = Object.fromEntries(names.map((name) => [name, RESPONSE_HEADERS[name]]));
-  return { description: answer.description, headers, ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}) };
+  const names: HeaderName[] = ["Server-Timing", ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []), ...(route.doc.responseHeaders ?? [])];
+  return { description: answer.description, headers: headerRefs(names), ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}) };
 }
 
 function operation(route: Route): RouteConfig {
@@ -73,7 +80,7 @@ function operation(route: Route): RouteConfig {
     },
     responses: {
       ...Object.fromEntries(doc.success.map((answer) => [String(answer.status), success(route, answer)])),
-      ...Object.fromEntries(doc.errors.map((status) => [String(status), problem(status)])),
+      ...Object.fromEntries(doc.errors.map((status) => [String(status), problemRef(status)])),
     },
   };
 }
@@ -92,6 +99,9 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     bearerFormat: "JWT",
     description: "A token of the configured OIDC issuer (Entra ID in Azure), or locally an HS256 dev token (`npm run token -- <userId>`); the caller is its `sub`.",
   });
+  registry.register("Problem", problemResponse);
+  for (const [name, header] of Object.entries(RESPONSE_HEADERS)) registry.registerComponent("headers", name, header);
+  for (const status of new Set(routes.flatMap((route) => route.doc.errors))) registry.registerComponent("responses", `Problem${status}`, problem(status));
   for (const route of routes) registry.registerPath(operation(route));
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",

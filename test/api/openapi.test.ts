@@ -35,7 +35,9 @@ function violations(document: Document, seen: Seen): string[] {
   if (!("route" in match)) return [`${seen.method} ${seen.path}: no such route`];
   const operation = document.paths[`/api/${match.route.route}`]?.[seen.method.toLowerCase()];
   if (!operation) return [`${seen.method} /api/${match.route.route} is not in the document`];
-  const response = operation.responses[String(seen.status)];
+  const listed = operation.responses[String(seen.status)];
+  // Shared answers (every problem of a status) are `$ref`s to components/responses.
+  const response = listed?.$ref ? document.components?.responses?.[String(listed.$ref).replace("#/components/responses/", "")] : listed;
   if (!response) return [`${match.route.name} answered ${seen.status}, which the document does not list`];
   if (!response.content) return seen.body === undefined ? [] : [`${match.route.name} ${seen.status} has a body the document does not describe`];
   const mediaType = seen.contentType?.split(";")[0] ?? "";
@@ -81,6 +83,17 @@ describe("the OpenAPI document", () => {
       expect(Boolean(operation.security), route.name).toBe(route.doc.auth);
       for (const name of route.doc.headers ?? []) expect(operation.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === name), `${route.name} ${name}`).toBe(true);
     }
+  });
+
+  it("describes each shared header and problem answer once, and every reference resolves", () => {
+    const text = JSON.stringify(document);
+    const refs = new Set([...text.matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`));
+    for (const ref of refs) {
+      const [kind, name] = ref.split("/");
+      expect(document.components[kind]?.[name], ref).toBeDefined();
+    }
+    expect([...refs]).toEqual(expect.arrayContaining(["headers/ETag", "headers/Retry-After", "responses/Problem404", "schemas/Problem"]));
+    expect(text.split('"Cosmos DB requests the call made').length - 1).toBe(1); // the Server-Timing description, once
   });
 
   it("is what docs/openapi.json holds (npm run build writes it)", () => {
