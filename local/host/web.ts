@@ -33,6 +33,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** The file a URL path names, relative to dist/web; undefined for a malformed escape (then the path is nobody's: 404). */
+function filePath(pathname: string): string | undefined {
+  try {
+    return normalize(decodeURIComponent(pathname === "/" ? "/index.html" : pathname)).replace(/^[/\\]+/, "");
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The web front end on the local host, as Static Web Apps serves it in Azure: the files of
  * dist/web at `/`, `config.json`, and (local only) `POST /local/dev-token`. Returns false
@@ -49,8 +58,8 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathna
   }
   if (req.method !== "GET" && req.method !== "HEAD") return false;
   if (pathname === "/config.json") return send(res, 200, "application/json", JSON.stringify(web.config)), true;
-  const relative = normalize(decodeURIComponent(pathname === "/" ? "/index.html" : pathname)).replace(/^[/\\]+/, "");
-  if (relative.split(sep).includes("..") || !TYPES[extname(relative)]) return false;
+  const relative = filePath(pathname);
+  if (relative === undefined || relative.split(sep).includes("..") || !TYPES[extname(relative)]) return false;
   try {
     const body = await readFile(join(web.dir, relative));
     // index.html always fresh; the hashed chunks may be kept.

@@ -53,7 +53,7 @@ describe("the web front end on the local host", () => {
   });
 
   it("serves nothing outside its folder, and leaves /api to the API", async () => {
-    for (const path of ["/../package.json", "/%2e%2e/%2e%2e/package.json", "/chunks/../../etc/passwd", "/secret.txt"]) {
+    for (const path of ["/../package.json", "/%2e%2e/%2e%2e/package.json", "/chunks/../../etc/passwd", "/secret.txt", "/%E0%A4%A.js", "/%ZZ"]) {
       expect((await fetch(`${site}${path}`)).status, path).toBe(404);
     }
     expect((await fetch(`${site}/api/feed`)).status).toBe(200);
