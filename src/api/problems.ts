@@ -16,17 +16,21 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
 const STORE_RETRY_AFTER_SECONDS = 2;
 
+/** One RFC 9457 problem answer: the shape every error of the API, and of the local host itself, takes. */
+export function problemAnswer(status: number, title: string, detail: string, extra: { headers?: Record<string, string>; errors?: unknown[] } = {}): HttpResponseInit & { status: number; headers: Record<string, string> } {
+  return {
+    status,
+    headers: { "content-type": "application/problem+json", ...extra.headers },
+    jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail, ...(extra.errors ? { errors: extra.errors } : {}) },
+  };
+}
+
 /** RFC 9457 problem details: the one place errors become HTTP responses. */
 export function problemResponse(error: unknown, log: (message: string, error: unknown) => void): HttpResponseInit {
   if (error instanceof DomainError) {
     const { status, title } = STATUS[error.kind];
-    const headers: Record<string, string> = { "content-type": "application/problem+json" };
-    if (status === 401) headers["www-authenticate"] = 'Bearer error="invalid_token"';
-    return {
-      status,
-      headers,
-      jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}) },
-    };
+    const headers: Record<string, string> = status === 401 ? { "www-authenticate": 'Bearer error="invalid_token"' } : {};
+    return problemAnswer(status, title, error.detail, { headers, errors: error.errors });
   }
   if (isThrottled(error)) {
     // Cosmos DB is out of request units for this partition even after the SDK's retries: the
@@ -41,20 +45,12 @@ export function problemResponse(error: unknown, log: (message: string, error: un
   }
   // Anything else is our fault, never the client's: log it, reveal nothing.
   log("unhandled error", error);
-  return {
-    status: 500,
-    headers: { "content-type": "application/problem+json" },
-    jsonBody: { type: "https://httpstatuses.io/500", title: "Internal Server Error", status: 500, detail: "The request could not be completed." },
-  };
+  return problemAnswer(500, "Internal Server Error", "The request could not be completed.");
 }
 
 /** A problem the client may retry after `seconds` (429, 503), saying so in `Retry-After`. */
 function retryLater(status: 429 | 503, title: string, seconds: number, detail: string): HttpResponseInit {
-  return {
-    status,
-    headers: { "content-type": "application/problem+json", "retry-after": String(seconds) },
-    jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail },
-  };
+  return problemAnswer(status, title, detail, { headers: { "retry-after": String(seconds) } });
 }
 
 /** A Cosmos DB ErrorResponse for a throttled request (429) that the SDK stopped retrying. */
