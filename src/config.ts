@@ -69,10 +69,19 @@ function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.i
   return parsed.data;
 }
 
+export type Tuning = { -readonly [K in keyof typeof TUNING_DEFAULTS]: number };
+
+/** The tuning settings from their environment names: the one mapping both hosts use. */
+const tuningOf = (values: z.infer<typeof tuningSchema>): Tuning => ({
+  feedCacheMs: values.FEED_CACHE_MS,
+  feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
+  maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS,
+  likeBatchMax: values.LIKE_BATCH_MAX,
+});
+
 /** The tuning settings alone: for `npm start` with the embedded server, where there is no endpoint to load. */
-export function loadTuning(env: NodeJS.ProcessEnv = process.env): { feedCacheMs: number; feedRefreshSeconds: number; maxRetryWaitSeconds: number; likeBatchMax: number } {
-  const values = parse(tuningSchema, env);
-  return { feedCacheMs: values.FEED_CACHE_MS, feedRefreshSeconds: values.FEED_REFRESH_SECONDS, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS, likeBatchMax: values.LIKE_BATCH_MAX };
+export function loadTuning(env: NodeJS.ProcessEnv = process.env): Tuning {
+  return tuningOf(parse(tuningSchema, env));
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -83,13 +92,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (values.AUTH_DEV_SECRET !== undefined && values.AUTH_DEV_SECRET.length < 32) {
     throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
   }
+  const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {
-    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS },
+    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds },
     auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
-    feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
-    feedCacheMs: values.FEED_CACHE_MS,
-    likeBatchMax: values.LIKE_BATCH_MAX,
+    ...tuning,
   };
 }
 
