@@ -147,10 +147,15 @@ export class ChangeFeedPump {
     else this.log(`${this.trigger.name}: writing lease ${lease.document.id} failed: ${(error as Error).message}`);
   }
 
-  private startFrom(lease: LeaseDocument): ChangeFeedStartFrom {
-    if (lease.continuation) return ChangeFeedStartFrom.Continuation(lease.continuation);
+  /** The lease's range read from its checkpoint (or, never checkpointed, from the trigger's start). */
+  private readFrom(lease: LeaseDocument) {
     const range = this.ranges.get(lease.id)!;
-    return this.trigger.startFromBeginning ? ChangeFeedStartFrom.Beginning(range) : ChangeFeedStartFrom.Now(range);
+    const start = lease.continuation
+      ? ChangeFeedStartFrom.Continuation(lease.continuation)
+      : this.trigger.startFromBeginning
+        ? ChangeFeedStartFrom.Beginning(range)
+        : ChangeFeedStartFrom.Now(range);
+    return this.container.items.getChangeFeedIterator({ changeFeedStartFrom: start, maxItemCount: this.options.maxItems });
   }
 
   /**
@@ -160,7 +165,7 @@ export class ChangeFeedPump {
    */
   private async work(lease: HeldLease): Promise<void> {
     const id = lease.document.id;
-    let iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: this.startFrom(lease.document), maxItemCount: this.options.maxItems });
+    let iterator = this.readFrom(lease.document);
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost; ) {
       let response;
       try {
@@ -186,7 +191,7 @@ export class ChangeFeedPump {
         await pause(delay, this.abort.signal);
         const stored = await this.leases.read(id).catch(() => undefined);
         if (stored && stored.owner !== this.options.owner) lease.lost = true;
-        else iterator = this.container.items.getChangeFeedIterator({ changeFeedStartFrom: this.startFrom(stored ?? lease.document), maxItemCount: this.options.maxItems });
+        else iterator = this.readFrom(stored ?? lease.document);
       }
     }
     if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
