@@ -48,6 +48,13 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
   return { pump, delivered, logs };
 }
 
+/** Consumers of the same trigger on the same leases, started together. */
+function startedConsumers(watched: Container, leases: Container, ...owners: string[]) {
+  const all = owners.map((owner) => consumer(watched, leases, owner));
+  for (const c of all) c.pump.start();
+  return all;
+}
+
 const write = async (watched: Container, ids: string[]) => {
   for (const id of ids) await watched.items.create({ id, pk: `pk-${id}` });
 };
@@ -57,10 +64,7 @@ const covers = (delivered: string[][], expected: string[]) => expected.every((id
 describe("change feed leases shared by two consumers", () => {
   it("share the four ranges two and two, and together deliver every change", async () => {
     const { watched, leases } = await setup();
-    const a = consumer(watched, leases, "host-a");
-    const b = consumer(watched, leases, "host-b");
-    a.pump.start();
-    b.pump.start();
+    const [a, b] = startedConsumers(watched, leases, "host-a", "host-b");
     await write(watched, ids("doc", 40));
     await eventually(async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined, 20_000);
     expect([...a.pump.ownedLeases(), ...b.pump.ownedLeases()].sort()).toHaveLength(4);
@@ -96,10 +100,7 @@ describe("change feed leases shared by two consumers", () => {
 
   it("a consumer that stops releases its leases and the other takes them over from their checkpoints", async () => {
     const { watched, leases } = await setup();
-    const a = consumer(watched, leases, "host-a");
-    const b = consumer(watched, leases, "host-b");
-    a.pump.start();
-    b.pump.start();
+    const [a, b] = startedConsumers(watched, leases, "host-a", "host-b");
     await eventually(async () => (a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
     await write(watched, ids("before", 10));
     await eventually(async () => (covers([a.delivered, b.delivered], ids("before", 10)) ? true : undefined));
