@@ -22,22 +22,28 @@ async function likeItems(api: ApiFixture, postId: string): Promise<string[]> {
 /** A profile as the like handlers pass it to the store, for calls made straight to the store in one tick. */
 const profile = (userId: string): UserItem => ({ id: userId, type: "user", userId, username: userId, creationDate: "2026-01-01T00:00:00.000Z" });
 
+const fanIds = (n: number) => Array.from({ length: n }, (_, i) => `fan${i}`);
+
+/** For one describe block: an API with the profiles of "author", "nobody" and `n` fans. */
+function withFans(n: number, options: Parameters<typeof apiFixture>[0] = {}) {
+  const fixture = { api: undefined as unknown as ApiFixture, fans: fanIds(n) };
+  beforeAll(async () => {
+    fixture.api = await apiFixture(options);
+    for (const user of ["author", "nobody", ...fixture.fans]) await fixture.api.user(user, user);
+  });
+  afterAll(() => fixture.api.stop());
+  return fixture;
+}
+
 async function newPost(api: ApiFixture, title: string): Promise<string> {
   return (await api.request("POST", "/api/posts", { as: "author", body: { title, content: "c" } })).body.postId;
 }
 
 describe("likes of one post sent together (group commit)", () => {
-  let api: ApiFixture;
-  const fans = Array.from({ length: 60 }, (_, i) => `fan${i}`);
-  beforeAll(async () => {
-    api = await apiFixture();
-    await api.user("author", "author");
-    await api.user("nobody", "nobody");
-    for (const fan of fans) await api.user(fan, fan);
-  });
-  afterAll(() => api.stop());
+  const fixture = withFans(60);
 
   it("sends a lone like at once, in one call", async () => {
+    const { api } = fixture;
     const postId = await newPost(api, "quiet");
     const { response, usage } = await api.measured("POST", `/api/posts/${postId}/likes`, { as: "fan0" });
     expect(response.status).toBe(201);
@@ -45,6 +51,7 @@ describe("likes of one post sent together (group commit)", () => {
   });
 
   it("answers concurrent likes each with its own outcome, in far fewer calls, with exact counts", async () => {
+    const { api, fans } = fixture;
     const postId = await newPost(api, "hot");
     const { result: responses, usage } = await measureCosmos(() =>
       Promise.all([
@@ -65,6 +72,7 @@ describe("likes of one post sent together (group commit)", () => {
   });
 
   it("sends what arrives while a call runs in the next call, at most LIKE_BATCH_MAX (50) at a time", async () => {
+    const { api, fans } = fixture;
     const postId = await newPost(api, "burst");
     // Called in one tick, as requests arriving together: the first goes alone, the rest wait for it.
     const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
@@ -74,6 +82,7 @@ describe("likes of one post sent together (group commit)", () => {
   });
 
   it("applies a user's likes and unlikes in the order they arrived", async () => {
+    const { api } = fixture;
     const postId = await newPost(api, "undecided");
     const outcomes = await Promise.allSettled([
       likePost(postId, profile("fan1")),
@@ -91,24 +100,19 @@ describe("likes of one post sent together (group commit)", () => {
   });
 
   it("answers 404 to every change of a post that does not exist", async () => {
+    const { api, fans } = fixture;
     const responses = await Promise.all(fans.slice(0, 5).map((fan) => api.request("POST", "/api/posts/missing/likes", { as: fan })));
     expect(responses.map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);
   });
 });
 
 describe("a batch the procedure bounds (isAccepted false)", () => {
-  let api: ApiFixture;
-  beforeAll(async () => {
-    // 10 collection calls per procedure call: a query, up to 8 like writes and the count.
-    api = await apiFixture({ cosmos: { scriptOperationLimit: 10 } });
-    await api.user("author", "author");
-    for (let i = 0; i < 20; i++) await api.user(`fan${i}`, `fan${i}`);
-  });
-  afterAll(() => api.stop());
+  // 10 collection calls per procedure call: a query, up to 8 like writes and the count.
+  const fixture = withFans(20, { cosmos: { scriptOperationLimit: 10 } });
 
   it("is rolled back and sent again in smaller calls, every like acknowledged and counted once", async () => {
+    const { api, fans } = fixture;
     const postId = await newPost(api, "bounded");
-    const fans = Array.from({ length: 20 }, (_, i) => `fan${i}`);
     // In one tick: 1 alone, then 19 that do not fit (rolled back), then 10 (rolled back), then 5, 5, 5, 4.
     const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
     expect(result.every((r) => r.created)).toBe(true);
@@ -119,18 +123,12 @@ describe("a batch the procedure bounds (isAccepted false)", () => {
 });
 
 describe("a batch whose call fails", () => {
-  let api: ApiFixture;
-  beforeAll(async () => {
-    // The first two changeLikes calls run and are then rolled back (a timeout): the lone first like, then the batch behind it.
-    api = await apiFixture({ cosmos: { faults: { rules: [{ effect: "sproc-timeout", rate: 1, operations: ["sproc"], containers: ["posts"], limit: 2 }] } } });
-    await api.user("author", "author");
-    for (let i = 0; i < 10; i++) await api.user(`fan${i}`, `fan${i}`);
-  });
-  afterAll(() => api.stop());
+  // The first two changeLikes calls run and are then rolled back (a timeout): the lone first like, then the batch behind it.
+  const fixture = withFans(10, { cosmos: { faults: { rules: [{ effect: "sproc-timeout", rate: 1, operations: ["sproc"], containers: ["posts"], limit: 2 }] } } });
 
   it("fails every change in it and commits none of them; the retries count once", async () => {
+    const { api, fans } = fixture;
     const postId = await newPost(api, "unlucky");
-    const fans = Array.from({ length: 10 }, (_, i) => `fan${i}`);
     const first = await Promise.all(fans.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan })));
     expect(first.every((r) => r.status === 503 || r.status === 201)).toBe(true);
     const failed = fans.filter((_, i) => first[i].status === 503);
@@ -146,17 +144,11 @@ describe("a batch whose call fails", () => {
 });
 
 describe("LIKE_BATCH_MAX = 1", () => {
-  let api: ApiFixture;
-  beforeAll(async () => {
-    api = await apiFixture({ settings: { likeBatchMax: 1 } });
-    await api.user("author", "author");
-    for (let i = 0; i < 8; i++) await api.user(`fan${i}`, `fan${i}`);
-  });
-  afterAll(() => api.stop());
+  const fixture = withFans(8, { settings: { likeBatchMax: 1 } });
 
   it("sends each like in its own call", async () => {
+    const { api, fans } = fixture;
     const postId = await newPost(api, "one by one");
-    const fans = Array.from({ length: 8 }, (_, i) => `fan${i}`);
     const { result: responses, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan }))));
     expect(responses.map((r) => r.status)).toEqual(fans.map(() => 201));
     expect(changeLikesCalls(usage)).toBe(8);
