@@ -1,6 +1,9 @@
 type Child = Node | string | number | false | null | undefined;
 type Props = Record<string, string | boolean | ((event: Event) => void) | undefined>;
 
+/** The children worth showing, as nodes or text (never parsed as HTML). */
+const nodes = (children: Child[]) => children.filter((child): child is Node | string | number => child !== false && child !== null && child !== undefined).map((child) => (child instanceof Node ? child : String(child)));
+
 /** Creates an element: string props become attributes, `on*` functions listeners; text is always text, never HTML. */
 export function h(tag: string, props: Props = {}, ...children: Child[]): HTMLElement {
   const element = document.createElement(tag);
@@ -9,13 +12,13 @@ export function h(tag: string, props: Props = {}, ...children: Child[]): HTMLEle
     else if (value === true) element.setAttribute(name, "");
     else if (typeof value === "string") element.setAttribute(name, value);
   }
-  element.append(...children.filter((child) => child !== false && child !== null && child !== undefined).map((child) => (child instanceof Node ? child : String(child))));
+  element.append(...nodes(children));
   return element;
 }
 
 /** Replaces what `parent` shows. */
 export function show(parent: HTMLElement, ...children: Child[]): void {
-  parent.replaceChildren(...children.filter((child): child is Node | string => child !== false && child !== null && child !== undefined).map((child) => (child instanceof Node ? child : String(child))));
+  parent.replaceChildren(...nodes(children));
 }
 
 export const loading = (what = "Loading…") => h("p", { class: "loading" }, what);
