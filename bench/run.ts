@@ -55,7 +55,7 @@ async function timed(call: () => Promise<unknown>): Promise<number> {
 
 /** Q2 and Q6 as a bare store call and through the HTTP API of the local host. */
 async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
-  const server = createHttpServer(routes, () => {});
+  const server = createHttpServer(routes, { log: () => {} });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
   const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [

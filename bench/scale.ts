@@ -117,7 +117,7 @@ export async function measureScale(options: { loadSeconds: number; connections: 
 async function loadTest(request: string, path: string, cached: boolean, options: { loadSeconds: number; connections: number }): Promise<LoadFigures> {
   // The server is created inside the measurement, so every request it serves is counted in it.
   const { result, usage } = await measureCosmos(async () => {
-    const server = createHttpServer(routes, () => {});
+    const server = createHttpServer(routes, { log: () => {} });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;

@@ -1,6 +1,6 @@
 import { buildSync } from "esbuild";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { projectRoot } from "../src/store/definitions";
 
 /**
@@ -10,8 +10,11 @@ import { projectRoot } from "../src/store/definitions";
  */
 export function bundleWeb(root: string): { dir: string; bytes: number } {
   const dir = join(root, "dist/web");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  const maps = join(root, "dist/web-sourcemaps");
+  for (const folder of [dir, maps]) {
+    rmSync(folder, { recursive: true, force: true });
+    mkdirSync(folder, { recursive: true });
+  }
   buildSync({
     entryPoints: { app: join(root, "web/src/main.ts") },
     outdir: dir,
@@ -25,6 +28,11 @@ export function bundleWeb(root: string): { dir: string; bytes: number } {
     chunkNames: "chunks/[name]-[hash]",
     logLevel: "warning",
   });
+  // Source maps stay out of what is deployed; `npm start -- --source-maps` serves them from beside it.
+  for (const file of readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".map"))) {
+    mkdirSync(dirname(join(maps, file)), { recursive: true });
+    renameSync(join(dir, file), join(maps, file));
+  }
   for (const file of ["index.html", "styles.css"]) copyFileSync(join(root, "web", file), join(dir, file));
   // Written by the azd hook at deploy time (web/write-config.mjs); the local host serves its own.
   if (existsSync(join(root, "web/config.json"))) copyFileSync(join(root, "web/config.json"), join(dir, "config.json"));

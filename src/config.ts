@@ -36,6 +36,13 @@ export interface Settings {
   likeBatchMax?: number;
 }
 
+/**
+ * The HS256 secret `npm start` signs dev tokens with when AUTH_DEV_SECRET is not set. It is
+ * published with the code, so anyone can sign with it: only the embedded server accepts it,
+ * and settings for a real account refuse it.
+ */
+export const LOCAL_DEV_SECRET = "local-development-only-secret-not-for-azure-0001";
+
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
 /** The defaults of the tuning settings, for the environment and for hosts that build Settings themselves. */
@@ -91,6 +98,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (!endpoint) throw new Error("Set COSMOS__accountEndpoint (Entra ID), or COSMOS_ENDPOINT and COSMOS_KEY, or a COSMOS connection string.");
   if (values.AUTH_DEV_SECRET !== undefined && values.AUTH_DEV_SECRET.length < 32) {
     throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
+  }
+  if (values.AUTH_DEV_SECRET === LOCAL_DEV_SECRET) {
+    throw new Error("AUTH_DEV_SECRET is the local secret published with the code: anyone could sign tokens with it. Set a random secret of your own (at least 32 characters), or none.");
   }
   const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {

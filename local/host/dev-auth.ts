@@ -1,10 +1,7 @@
 import { SignJWT } from "jose";
+import { LOCAL_DEV_SECRET } from "../../src/config";
 
-/**
- * The HS256 secret `npm start` uses when AUTH_DEV_SECRET is not set. It only ever exists in the
- * local host: production validates tokens of the configured OIDC issuer and has no such default.
- */
-export const LOCAL_DEV_SECRET = "local-development-only-secret-not-for-azure-0001";
+export { LOCAL_DEV_SECRET };
 
 /** A development token for `userId` (claims `sub`, `iat`, `exp`), as `npm run token` prints. */
 export function devToken(userId: string, secret: string, expiresIn = "12h"): Promise<string> {

@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { Route } from "../../src/api/routes";
+import { serveLocalRoute } from "./dev-sign-in";
 import { problem } from "./problem";
+import { isAllowedHost, requestUrl } from "./request-target";
 import { Router } from "./router";
 import { serveWeb, type WebOptions } from "./web";
 
@@ -78,38 +80,57 @@ export async function drainHttp(server: Server, graceMs: number): Promise<void> 
   clearTimeout(grace);
 }
 
+export interface HttpServerOptions {
+  log: (line: string) => void;
+  /** Origins a browser may call the API from (`*` for any): CORS_ALLOWED_ORIGINS. Never applies to `/local/*`. */
+  corsAllowedOrigins?: readonly string[];
+  web?: WebOptions;
+  /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
+  allowedHosts?: readonly string[];
+}
+
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
-export function createHttpServer(routes: readonly Route[], log: (line: string) => void, corsAllowedOrigins: readonly string[] = [], web?: WebOptions): Server {
+export function createHttpServer(routes: readonly Route[], options: HttpServerOptions): Server {
   const router = new Router(routes);
+  const { log, corsAllowedOrigins = [], web, allowedHosts = [] } = options;
+
+  async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (!isAllowedHost(url.hostname, allowedHosts)) {
+      return problem(res, 403, "Forbidden", `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
+    }
+    if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, web?.devToken);
+    if (applyCors(req, res, corsAllowedOrigins).preflight) {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    if (web && !url.pathname.startsWith("/api/") && (await serveWeb(req, res, url.pathname, web))) return;
+    const match = router.match(req.method ?? "GET", url.pathname);
+    if (!("route" in match)) {
+      if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });
+      return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
+    }
+    const body = await readBody(req);
+    if (body === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
+    const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
+    const request = new HttpRequest({ method: req.method, url: url.toString(), headers, params: match.params, body: body.length > 0 ? { bytes: body } : undefined });
+    const context = new InvocationContext({ functionName: match.route.name, invocationId: randomUUID(), logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`) });
+    writeResponse(res, await match.route.handler(request, context));
+  }
+
   const server = createServer((req, res) => {
     const started = performance.now();
-    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
-    res.on("finish", () => log(`${req.method} ${url.pathname}${url.search} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    res.on("finish", () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
     if (draining.has(server)) {
       res.setHeader("connection", "close");
       return problem(res, 503, "Service Unavailable", "The host is shutting down; retry shortly.", { "retry-after": "1" });
     }
-    void (async () => {
-      if (applyCors(req, res, corsAllowedOrigins).preflight) {
-        res.writeHead(204);
-        res.end();
-        return;
-      }
-      if (web && !url.pathname.startsWith("/api/") && (await serveWeb(req, res, url.pathname, web))) return;
-      const match = router.match(req.method ?? "GET", url.pathname);
-      if (!("route" in match)) {
-        if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });
-        return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
-      }
-      const body = await readBody(req);
-      if (body === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
-      const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
-      const request = new HttpRequest({ method: req.method, url: url.toString(), headers, params: match.params, body: body.length > 0 ? { bytes: body } : undefined });
-      const context = new InvocationContext({ functionName: match.route.name, invocationId: randomUUID(), logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`) });
-      writeResponse(res, await match.route.handler(request, context));
-    })().catch((error: unknown) => {
+    const url = requestUrl(req);
+    if (!url) return problem(res, 400, "Bad Request", "The Host header or the request target does not form a valid http URL.");
+    answer(req, res, url).catch((error: unknown) => {
       log(`unhandled error: ${(error as Error).stack ?? String(error)}`);
       if (!res.headersSent) problem(res, 500, "Internal Server Error", "The request could not be completed.");
+      else res.destroy();
     });
   });
   return server;

@@ -5,8 +5,8 @@ import { parseFaultSpec } from "../cosmos/faults";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
-/** CORS_ALLOWED_ORIGINS as the app setting has it: comma-separated origins, or `*`. */
-const corsOrigins = (value: string | undefined) => (value ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
+/** CORS_ALLOWED_ORIGINS and LOCAL_ALLOWED_HOSTS: comma-separated values, or `*`. */
+const commaList = (value: string | undefined) => (value ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
 
 /** `npm start`: the whole system on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   }
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
-  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" } } });
+  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" }, "source-maps": { type: "boolean", default: false } } });
   if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
   const faults = flags.faults === undefined ? undefined : parseFaultSpec(flags.faults);
   // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.
@@ -47,7 +47,10 @@ async function main(): Promise<void> {
       dataDir,
       faults,
       webDir: join(__dirname, "../../web"),
-      corsAllowedOrigins: corsOrigins(process.env.CORS_ALLOWED_ORIGINS),
+      corsAllowedOrigins: commaList(process.env.CORS_ALLOWED_ORIGINS),
+      allowedHosts: commaList(process.env.LOCAL_ALLOWED_HOSTS),
+      devSignIn: external ? process.env.LOCAL_DEV_SIGN_IN?.trim().toLowerCase() === "true" : true,
+      sourceMapsDir: flags["source-maps"] ? join(__dirname, "../../web-sourcemaps") : undefined,
       log: (line) => {
         if (!quiet) console.log(`  ${line}`);
       },

@@ -46,6 +46,15 @@ export interface LocalSystemOptions {
   faults?: FaultSpec;
   /** Serve the built web front end (dist/web) at `/`, with dev sign-in when a dev secret is set. */
   webDir?: string;
+  /** Serve the front end's source maps from here (`npm start -- --source-maps`); never when absent. */
+  sourceMapsDir?: string;
+  /**
+   * Dev sign-in (`POST /local/dev-token`): on by default with the embedded server, off against
+   * a real account (`cosmos`) unless this turns it on (LOCAL_DEV_SIGN_IN=true).
+   */
+  devSignIn?: boolean;
+  /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
+  allowedHosts?: string[];
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   log?: (line: string) => void;
@@ -129,9 +138,11 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   );
   pumps.forEach((pump) => pump.start());
 
-  const devSecret = settings.auth.devSecret;
-  const web = options.webDir ? { dir: options.webDir, config: { apiBase: "/api", auth: { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined } : undefined;
-  const server: Server = createHttpServer(routes, log, options.corsAllowedOrigins, web);
+  const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
+  const web = options.webDir
+    ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
+    : undefined;
+  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCosmos } from "../../local/cosmos";
+import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { loadSettings } from "../../src/config";
 
 /**
@@ -49,4 +50,19 @@ describe("development secrets stay local", () => {
       await cosmos.stop();
     }
   }, 30_000);
+
+  it("npm start against an account refuses the built-in dev secret even when AUTH_DEV_SECRET spells it out, naming the setting", async () => {
+    const cosmos = await startCosmos();
+    try {
+      const { code, output } = await start({ COSMOS_ENDPOINT: cosmos.endpoint, COSMOS_KEY: cosmos.key, AUTH_DEV_SECRET: LOCAL_DEV_SECRET });
+      expect(code).toBe(1);
+      expect(output).toMatch(/AUTH_DEV_SECRET.*published/);
+    } finally {
+      await cosmos.stop();
+    }
+  }, 30_000);
+
+  it("the app's settings (Azure, func start) refuse the built-in dev secret", () => {
+    expect(() => loadSettings({ COSMOS_ENDPOINT: "https://x.documents.azure.com:443/", AUTH_DEV_SECRET: LOCAL_DEV_SECRET })).toThrow(/AUTH_DEV_SECRET/);
+  });
 });

@@ -1,0 +1,40 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { LIMITS } from "../../src/model/limits";
+import { problem } from "./problem";
+import { isLoopbackHost } from "./request-target";
+
+/** Signs a dev token for a user id; absent when dev sign-in is off. */
+export type DevTokenSigner = (userId: string) => Promise<string>;
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text = "";
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > 4096) return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `/local/*`: conveniences of `npm start` that must never reach another site. No CORS, a
+ * loopback Host only (whatever LOCAL_ALLOWED_HOSTS says), and a browser's request only from a
+ * page of this very origin; so neither a page elsewhere nor DNS rebinding can mint a token.
+ */
+export async function serveLocalRoute(req: IncomingMessage, res: ServerResponse, url: URL, signer: DevTokenSigner | undefined): Promise<void> {
+  if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", `${url.pathname} answers loopback host names only (localhost, 127.0.0.1, [::1]).`);
+  if (url.pathname !== "/local/dev-token") return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
+  if (req.method !== "POST") return problem(res, 405, "Method Not Allowed", `Use POST on ${url.pathname}.`, { allow: "POST" });
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== url.origin) return problem(res, 403, "Forbidden", `Dev sign-in answers pages of ${url.origin} only, not of ${origin}.`);
+  const userId = ((await readJson(req)) as { userId?: unknown } | undefined)?.userId;
+  if (!signer) return problem(res, 404, "Not Found", "Dev sign-in is off: AUTH_DEV_SECRET is not set, or the store is a real account (LOCAL_DEV_SIGN_IN=true turns it on).");
+  if (typeof userId !== "string" || !LIMITS.idPattern.test(userId)) {
+    return problem(res, 400, "Bad Request", "userId must be 1-128 of A-Z, a-z, 0-9, '_', '.', '@', '|', '-'.");
+  }
+  res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify({ token: await signer(userId) }));
+}
