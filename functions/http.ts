@@ -3,5 +3,5 @@ import { routes } from "../src/api/routes";
 
 // One HTTP function per route of the shared route table (src/api/routes.ts).
 for (const route of routes) {
-  app.http(route.name, { route: route.route, methods: [route.method], authLevel: "anonymous", handler: route.handler });
+  app.http(route.name, { route: route.route, methods: [...route.methods], authLevel: "anonymous", handler: route.handler });
 }

@@ -35,8 +35,8 @@ export class Router {
     for (const { route, pattern, names } of this.compiled) {
       const found = pattern.exec(path);
       if (!found) continue;
-      if (route.method !== method.toUpperCase()) {
-        allow.push(route.method);
+      if (!route.methods.includes(method.toUpperCase() as Route["method"])) {
+        allow.push(...route.methods);
         continue;
       }
       let params: Record<string, string>;

@@ -29,5 +29,18 @@ export function ifMatchHolds(header: string | undefined, etag: string): boolean 
   return entityTags(header).some((tag) => !tag.weak && tag.opaque === etag);
 }
 
+/**
+ * The preconditions of a write (RFC 9110 13.1), evaluated against the current version before
+ * anything is written: false when they fail (412, nothing written); true when the client named
+ * this version (If-Match), so the write must still find it; undefined when the client set none.
+ * `If-None-Match: *` fails on any existing resource; a listed tag fails by weak comparison.
+ */
+export function writePreconditions(ifMatch: string | undefined, ifNoneMatch: string | undefined): (etag: string) => boolean | undefined {
+  return (etag) => {
+    if (noneMatchHits(ifNoneMatch, etag)) return false;
+    return ifMatchHolds(ifMatch, etag);
+  };
+}
+
 /** A strong entity tag for a JSON body that has none of its own (a list): the same items in the same order, the same tag. */
 export const entityTagOf = (body: unknown) => `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;

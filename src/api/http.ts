@@ -5,7 +5,7 @@ import { LIMITS } from "../model/limits";
 import { store } from "../store/client";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
 import { authenticate } from "./auth";
-import { noneMatchHits } from "./conditional";
+import { noneMatchHits, writePreconditions } from "./conditional";
 import { problemResponse } from "./problems";
 import { id, idempotencyKey } from "./schemas";
 
@@ -24,6 +24,10 @@ function validationError(where: string, error: z.ZodError): Error {
 
 /** `application/json`, or any `+json` type, with or without parameters such as charset. */
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+/** The charset parameter of a media type, unquoted; undefined when there is none. */
+const charsetOf = (type: string) => /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(type)?.[1];
+/** JSON is UTF-8 (RFC 8259): bytes that are not are refused, never replaced by U+FFFD. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** What a handler may ask of the request: validated parameters, query, body and caller. */
 export class ApiCall {
@@ -39,26 +43,30 @@ export class ApiCall {
     return parsed.data;
   }
 
+  /** The query parameters, validated by `schema`; a parameter given twice is a 400, not "the last one wins". */
   query<S extends ZodTypeAny>(schema: S): z.infer<S> {
+    const repeated = [...new Set(this.request.query.keys())].filter((name) => this.request.query.getAll(name).length > 1);
+    if (repeated.length > 0) throw invalid(`Query parameters may be given once: ${repeated.join(", ")}.`, repeated.map((name) => ({ path: name, message: "is given more than once" })));
     const parsed = schema.safeParse(Object.fromEntries(this.request.query.entries()));
     if (!parsed.success) throw validationError("query", parsed.error);
     return parsed.data;
   }
 
-  /** The JSON body, at most 64 KiB, validated by `schema`; an absent body counts as `{}`. */
+  /** The JSON body, at most 64 KiB of UTF-8, validated by `schema`; an absent body counts as `{}`. */
   async body<S extends ZodTypeAny>(schema: S): Promise<z.infer<S>> {
     const declared = Number(this.request.headers.get("content-length") ?? 0);
     if (declared > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
-    const text = await this.request.text();
-    if (Buffer.byteLength(text, "utf8") > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
+    const bytes = Buffer.from(await this.request.arrayBuffer());
+    if (bytes.length > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
     let json: unknown = {};
-    if (text.trim().length > 0) {
-      const type = this.request.headers.get("content-type");
-      if (type !== null && !JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType(`Send the body as application/json, not ${type}.`);
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw invalid("The request body is not valid JSON.", [{ path: "body", message: "is not valid JSON" }]);
+    if (bytes.length > 0) {
+      const text = this.bodyText(bytes);
+      if (text.trim().length > 0) {
+        try {
+          json = JSON.parse(text);
+        } catch {
+          throw invalid("The request body is not valid JSON.", [{ path: "body", message: "is not valid JSON" }]);
+        }
       }
     }
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
@@ -67,6 +75,24 @@ export class ApiCall {
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw validationError("body", parsed.error);
     return parsed.data;
+  }
+
+  /** The body's text: JSON media types only (415 otherwise), UTF-8 only (415 for another charset, 400 for bytes that are not UTF-8). */
+  private bodyText(bytes: Buffer): string {
+    const type = this.request.headers.get("content-type");
+    if (type !== null && !JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType(`Send the body as application/json, not ${type}.`);
+    const charset = type === null ? undefined : charsetOf(type);
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Send the body in UTF-8, not ${charset}.`);
+    try {
+      return UTF8.decode(bytes);
+    } catch {
+      throw invalid("The request body is not valid UTF-8.", [{ path: "body", message: "is not valid UTF-8" }]);
+    }
+  }
+
+  /** The client's preconditions on the version this write replaces (If-Match, If-None-Match). */
+  writePreconditions(): (etag: string) => boolean | undefined {
+    return writePreconditions(this.header("if-match"), this.header("if-none-match"));
   }
 
   /** The authenticated caller's user id (401 without a valid token). */
@@ -101,11 +127,14 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
   ].join(", ");
 }
 
+/** GET and HEAD read; If-None-Match makes them 304 (writes evaluate it before writing instead: `writePreconditions`). */
+const isRead = (method: string) => method === "GET" || method === "HEAD";
+
 function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   const headers: Record<string, string> = { ...result.headers };
   if (result.etag) headers.etag = result.etag;
   if (result.location) headers.location = result.location;
-  if (result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag)) return { status: 304, headers };
+  if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag)) return { status: 304, headers };
   if (result.body === undefined) return { status: result.status, headers };
   return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
 }
@@ -121,6 +150,9 @@ export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandl
         return problemResponse(error, (message, cause) => context.error(message, cause));
       }
     });
-    return { ...response, headers: { ...(response.headers as Record<string, string>), "server-timing": serverTiming(usage, performance.now() - started) } };
+    const headers = { ...(response.headers as Record<string, string>), "server-timing": serverTiming(usage, performance.now() - started) };
+    // HEAD: GET's status and headers, no body (RFC 9110 9.3.2).
+    if (request.method === "HEAD") return { status: response.status, headers };
+    return { ...response, headers };
   };
 }

@@ -11,6 +11,7 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   preconditionFailed: { status: 412, title: "Precondition Failed" },
   tooLarge: { status: 413, title: "Payload Too Large" },
   unsupportedMediaType: { status: 415, title: "Unsupported Media Type" },
+  unprocessable: { status: 422, title: "Unprocessable Content" },
 };
 
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */

@@ -31,7 +31,10 @@ export interface OperationDoc {
 export interface Route {
   /** The Azure Functions function name (also the OpenAPI operationId). */
   name: string;
+  /** The method the route is documented under. */
   method: HttpMethod;
+  /** Every method it answers: a GET route answers HEAD too (RFC 9110 9.3.2), with the same handler. */
+  methods: readonly HttpMethod[];
   /** Relative to the `api` route prefix (host.json). */
   route: string;
   handler: HttpHandler;
@@ -55,8 +58,10 @@ const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc 
   headers: ["If-None-Match"],
 });
 
+const withHead = (route: Omit<Route, "methods">): Route => ({ ...route, methods: route.method === "GET" ? ["GET", "HEAD"] : [route.method] });
+
 /** THE route table (README, HTTP API): functions/ registers it with Azure Functions, local/host serves it. */
-export const routes: readonly Route[] = [
+export const routes: readonly Route[] = ([
   {
     name: "createUser",
     method: "POST",
@@ -84,7 +89,7 @@ export const routes: readonly Route[] = [
     method: "POST",
     route: "posts",
     handler: createBlogPost,
-    doc: { summary: "Write a post", request: "C2", auth: true, body: postBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: postResponse }], errors: WRITE_ERRORS, headers: ["Idempotency-Key"], responseHeaders: ["ETag", "Location", "Idempotent-Replayed"] },
+    doc: { summary: "Write a post", request: "C2", auth: true, body: postBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: postResponse }], errors: [...WRITE_ERRORS, 422], headers: ["Idempotency-Key"], responseHeaders: ["ETag", "Location", "Idempotent-Replayed"] },
   },
   {
     name: "updatePost",
@@ -112,7 +117,7 @@ export const routes: readonly Route[] = [
     method: "POST",
     route: "posts/{postId}/comments",
     handler: addComment,
-    doc: { summary: "Comment on a post", request: "C3", auth: true, body: commentBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: commentResponse }], errors: WRITE_ERRORS, headers: ["Idempotency-Key"], responseHeaders: ["Idempotent-Replayed"] },
+    doc: { summary: "Comment on a post", request: "C3", auth: true, body: commentBody, success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: commentResponse }], errors: [...WRITE_ERRORS, 422], headers: ["Idempotency-Key"], responseHeaders: ["Idempotent-Replayed"] },
   },
   { name: "listComments", method: "GET", route: "posts/{postId}/comments", handler: listPostComments, doc: list("A post's comments, oldest first", "Q4", commentResponse) },
   {
@@ -153,4 +158,4 @@ export const routes: readonly Route[] = [
     handler: getOpenApiDocument,
     doc: { summary: "This description of the API (OpenAPI 3.1)", auth: false, success: [{ status: 200, description: "The OpenAPI document", schema: z.object({ openapi: z.string() }).passthrough() }, { status: 304, description: "Not modified" }], errors: [], headers: ["If-None-Match"], responseHeaders: ["Cache-Control"] },
   },
-];
+] satisfies Omit<Route, "methods">[]).map(withHead);

@@ -1,24 +1,45 @@
 import { z } from "zod";
 import { LIMITS } from "../model/limits";
 
-// Control characters are never valid text here; content may still hold tabs and line breaks.
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const CONTROL_EXCEPT_WHITESPACE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-// Half of a surrogate pair is not a character: it cannot be stored or shown faithfully.
-const LONE_SURROGATE = /\p{Cs}/u;
-// Bidi embeddings, overrides and isolates make text display as something other than what it is.
-const BIDI_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
+/** What a text field refuses, each with the reason a client is told. */
+const REFUSED: { pattern: RegExp; what: string }[] = [
+  // C0 and C1 controls and DEL: never text; content may still hold tabs and line breaks (below).
+  { pattern: /[\u0000-\u001f\u007f-\u009f]/u, what: "a control character" },
+  // Half of a surrogate pair is not a character: it cannot be stored or shown faithfully.
+  { pattern: /\p{Cs}/u, what: "half of a surrogate pair" },
+  // Bidi embeddings, overrides and isolates make text display as something other than what it is.
+  { pattern: /[\u202a-\u202e\u2066-\u2069]/u, what: "a bidirectional override or isolate character" },
+  // Tag characters are invisible and can carry hidden text.
+  { pattern: /[\u{e0000}-\u{e007f}]/u, what: "a tag character" },
+];
+/** The whitespace controls content keeps: tab, line feed, carriage return. */
+const LINE_BREAKS_AND_TABS = /[\t\n\r]/;
 // Something a reader can see: not only spaces and zero-width or format characters.
 const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Cc}]/u;
+
+const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/** The first refused character of `s`, named with its position (1-based, in characters) and why. */
+function refusedCharacter(s: string, multiline: boolean): string | undefined {
+  let position = 0;
+  for (const char of s) {
+    position++;
+    if (multiline && LINE_BREAKS_AND_TABS.test(char)) continue;
+    const rule = REFUSED.find(({ pattern }) => pattern.test(char));
+    if (rule) return `must not contain ${codePoint(char)} (${rule.what}) at position ${position}`;
+  }
+  return undefined;
+}
 
 const text = (max: number, multiline: boolean) =>
   z
     .string()
     .max(max, `must be at most ${max} characters`)
     .refine((s) => VISIBLE.test(s), "must contain visible text")
-    .refine((s) => !(multiline ? CONTROL_EXCEPT_WHITESPACE : CONTROL).test(s), "must not contain control characters")
-    .refine((s) => !LONE_SURROGATE.test(s), "must not contain half of a surrogate pair")
-    .refine((s) => !BIDI_CONTROL.test(s), "must not contain bidirectional override or isolate characters");
+    .superRefine((s, context) => {
+      const refused = refusedCharacter(s, multiline);
+      if (refused) context.addIssue({ code: z.ZodIssueCode.custom, message: refused });
+    });
 
 export const username = z.string().regex(LIMITS.usernamePattern, "must be 3-32 characters of A-Z, a-z, 0-9, '_', '.', '-'");
 
@@ -37,12 +58,13 @@ export const emptyBody = z.object({}).strict();
 
 export const id = z.string().regex(LIMITS.idPattern, "is not a valid id");
 
-const limit = z.coerce
+// `limit=` (empty) is no limit given: the default applies.
+const limit = z.preprocess((value) => (value === "" ? undefined : value), z.coerce
   .number({ invalid_type_error: "must be a number" })
   .int("must be an integer")
   .min(LIMITS.pageSize.min)
   .max(LIMITS.pageSize.max)
-  .default(LIMITS.pageSize.default);
+  .default(LIMITS.pageSize.default));
 
 export const listQuery = z.object({ limit, continuationToken: z.string().min(1).max(2048).optional() });
 

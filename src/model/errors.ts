@@ -1,5 +1,5 @@
 /** Outcomes the API reports as client errors; mapped to problem+json in one place (api/problems.ts). */
-export type ProblemKind = "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType";
+export type ProblemKind = "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType" | "unprocessable";
 
 /** One thing that was wrong with a request: where (a field, a header, a parameter) and what. */
 export interface FieldError {
@@ -26,4 +26,6 @@ export const preconditionFailed = (detail = "The resource has changed since it w
 export const invalid = (detail: string, errors: FieldError[]) => new DomainError("invalid", detail, errors);
 export const unauthorized = (detail: string) => new DomainError("unauthorized", detail);
 export const tooLarge = (detail: string) => new DomainError("tooLarge", detail);
+/** A well-formed request that contradicts an earlier one (an Idempotency-Key reused with another body). */
+export const unprocessable = (detail: string) => new DomainError("unprocessable", detail);
 export const unsupportedMediaType = (detail: string) => new DomainError("unsupportedMediaType", detail);

@@ -39,6 +39,8 @@ export interface PostItem {
   deleted?: boolean;
   deletedDate?: string;
   ttl?: number;
+  /** For a post created with an Idempotency-Key: the fingerprint of that request's body (a repeat must match it). */
+  requestFingerprint?: string;
 }
 
 export interface CommentItem {
@@ -64,8 +66,8 @@ export interface LikeItem {
 
 export type PostsContainerItem = PostItem | CommentItem | LikeItem;
 
-/** System properties Cosmos DB adds; never part of an API response. */
-const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate", "sourceLsn"] as const;
+/** System properties Cosmos DB adds, and our own bookkeeping; never part of an API response. */
+const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate", "sourceLsn", "requestFingerprint"] as const;
 
 export function withoutSystemFields<T extends object>(item: T): T {
   const copy = { ...item } as Record<string, unknown>;
@@ -86,6 +88,9 @@ export function idFromParts(...parts: string[]): string {
   const hex = hash.subarray(0, 16).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The fingerprint of a validated request body (its fields in schema order): equal bodies, equal fingerprints. */
+export const requestFingerprint = (body: object) => createHash("sha256").update(JSON.stringify(body)).digest("base64url");
 
 /** The claim key of a username: usernames are unique regardless of case. */
 export const usernameClaimId = (username: string) => `username:${username.toLowerCase()}`;

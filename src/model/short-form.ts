@@ -4,13 +4,23 @@ import type { PostItem } from "./items";
 /** The short form of a post kept in `users` (Q3) and `feed` (Q6). */
 export type ShortPost = Omit<PostItem, "ttl" | "deleted" | "deletedDate">;
 
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+/** Marks a text as cut; it counts toward the limit. */
+const ELLIPSIS = "…";
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** Cuts text to at most `max` UTF-16 code units without leaving half a surrogate pair. */
+/**
+ * Cuts text to at most `max` UTF-16 code units, ellipsis included, on grapheme-cluster
+ * boundaries: never half a surrogate pair, an emoji without its ZWJ sequence or skin tone, or a
+ * letter without its combining marks.
+ */
 export function truncate(text: string, max: number = LIMITS.shortContentLength): string {
   if (text.length <= max) return text;
-  const cut = isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
-  return text.slice(0, cut);
+  let end = 0;
+  for (const { index, segment } of graphemes.segment(text)) {
+    if (index + segment.length > max - ELLIPSIS.length) break;
+    end = index + segment.length;
+  }
+  return text.slice(0, end) + ELLIPSIS;
 }
 
 export function toShortForm(post: PostItem): ShortPost {

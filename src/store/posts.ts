@@ -1,5 +1,5 @@
-import { forbidden, notFound, preconditionFailed } from "../model/errors";
-import { nowIso, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
+import { forbidden, notFound, preconditionFailed, unprocessable } from "../model/errors";
+import { nowIso, requestFingerprint, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
 import { changeLike } from "./like-batches";
@@ -19,11 +19,15 @@ export async function readPost(postId: string): Promise<StoredPost | undefined> 
   return post && !post.deleted ? post : undefined;
 }
 
+/** The same Idempotency-Key with another body: the IETF draft's 422, never the first result. */
+const keyReused = () => unprocessable("This Idempotency-Key was used with another request body; use a new key for a new request.");
+
 /**
- * C2 (create). The id may come from the client's Idempotency-Key: a repeat then finds the
- * post it created the first time (`created: false`) and writes nothing.
+ * C2 (create). The id may come from the client's Idempotency-Key: a repeat with the same body
+ * then finds the post it created the first time (`created: false`) and writes nothing. The
+ * post keeps the first body's fingerprint, since an edit may have changed its fields since.
  */
-export async function createPost(postId: string, author: UserItem, fields: { title: string; content: string }): Promise<{ post: StoredPost; created: boolean }> {
+export async function createPost(postId: string, author: UserItem, fields: { title: string; content: string }, idempotent = false): Promise<{ post: StoredPost; created: boolean }> {
   const post: PostItem = {
     id: postId,
     type: "post",
@@ -35,6 +39,7 @@ export async function createPost(postId: string, author: UserItem, fields: { tit
     commentCount: 0,
     likeCount: 0,
     creationDate: nowIso(),
+    ...(idempotent ? { requestFingerprint: requestFingerprint(fields) } : {}),
   };
   try {
     const { resource } = await store().posts.items.create(post);
@@ -43,6 +48,7 @@ export async function createPost(postId: string, author: UserItem, fields: { tit
     if (cosmosStatus(error) !== 409) throw error;
     const existing = await readPost(postId);
     if (!existing || existing.userId !== author.userId) throw notFound(`The post created with this Idempotency-Key no longer exists.`);
+    if (existing.requestFingerprint !== undefined && existing.requestFingerprint !== post.requestFingerprint) throw keyReused();
     return { post: existing, created: false };
   }
 }
@@ -121,6 +127,8 @@ export async function createComment(postId: string, author: UserItem, commentId:
   const comment = { id: commentId, userId: author.userId, userUsername: author.username, content, creationDate: nowIso() };
   const result: { status: string; comment?: CommentItem } = await executeProcedure(store().posts, SPROCS.createComment, postId, [postId, comment]);
   if ((result.status !== "created" && result.status !== "exists") || !result.comment) throw notFound(`Post '${postId}' does not exist.`);
+  // A comment is never edited: the one stored is the first request's.
+  if (result.status === "exists" && result.comment.content !== content) throw keyReused();
   return { comment: result.comment, created: result.status === "created" };
 }
 

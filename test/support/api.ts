@@ -21,6 +21,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Sent as-is instead of JSON-encoding `body`. */
   rawBody?: string;
+  /** Sent as these bytes, exactly (other encodings than UTF-8). */
+  rawBytes?: Uint8Array;
   /** A user id to sign a dev token for, or a literal Authorization header value. */
   as?: string;
   authorization?: string;
@@ -67,7 +69,8 @@ export async function apiFixture(options: { cosmos?: CosmosOptions; settings?: P
     if (opts.authorization !== undefined) headers.authorization = opts.authorization;
     const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
     if (body !== undefined) headers["content-type"] ??= "application/json";
-    const httpRequest = new HttpRequest({ method, url: url.toString(), headers, params: match.params, body: body === undefined ? undefined : { string: body } });
+    const sent = opts.rawBytes !== undefined ? { bytes: opts.rawBytes } : body === undefined ? undefined : { string: body };
+    const httpRequest = new HttpRequest({ method, url: url.toString(), headers, params: match.params, body: sent });
     const context = new InvocationContext({ functionName: match.route.name, logHandler: () => {} });
     const response = await match.route.handler(httpRequest, context);
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { notFound } from "../../model/errors";
 import { idFromParts, withoutSystemFields } from "../../model/items";
 import { createPost, deletePost, readPost, updatePost } from "../../store/posts";
-import { ifMatchHolds } from "../conditional";
 import { endpoint, replayHeaders } from "../http";
 import { postBody } from "../schemas";
 import { requireProfile } from "./profile";
@@ -14,7 +13,7 @@ export const createBlogPost = endpoint(async (call) => {
   const fields = await call.body(postBody);
   const author = await requireProfile(userId);
   const postId = key === undefined ? randomUUID() : idFromParts("post", userId, key);
-  const { post, created } = await createPost(postId, author, fields);
+  const { post, created } = await createPost(postId, author, fields, key !== undefined);
   return {
     status: 201,
     body: withoutSystemFields(post),
@@ -29,7 +28,7 @@ export const updateBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   const fields = await call.body(postBody);
-  const post = await updatePost(postId, userId, fields, (etag) => ifMatchHolds(call.header("if-match"), etag));
+  const post = await updatePost(postId, userId, fields, call.writePreconditions());
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 

@@ -1,7 +1,6 @@
 import { forbidden, notFound } from "../../model/errors";
 import { listUserPosts } from "../../store/lists";
 import { createUser, readUser, renameUser, type StoredUser } from "../../store/users";
-import { ifMatchHolds } from "../conditional";
 import { endpoint } from "../http";
 import { pagedList } from "../pagination";
 import { userBody } from "../schemas";
@@ -22,7 +21,7 @@ export const updateUserProfile = endpoint(async (call) => {
   const userId = call.param("userId");
   if (caller !== userId) throw forbidden("You may only edit your own profile.");
   const { username } = await call.body(userBody);
-  const user = await renameUser(userId, username, (etag) => ifMatchHolds(call.header("if-match"), etag), (message) => call.context.warn(message));
+  const user = await renameUser(userId, username, call.writePreconditions(), (message) => call.context.warn(message));
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
