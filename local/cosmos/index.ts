@@ -24,6 +24,8 @@ export interface CosmosOptions {
   faults?: FaultSpec;
   /** Items an unindexed scan reads per page before it returns, possibly short, with a continuation (default 20,000). */
   scanPageItems?: number;
+  /** The account key (base64) requests must be signed with; LOCAL_COSMOS_KEY when absent. */
+  key?: string;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -37,8 +39,8 @@ export interface RunningCosmos {
 }
 
 /**
- * The key clients sign requests with. The embedded server does not check signatures (it only
- * listens on loopback), so any key works; this one is printed for convenience.
+ * The key clients sign requests with (master-key authorization, checked as Azure and the
+ * emulator check it): the default of `npm start`, which prints it; `key` sets another.
  */
 export const LOCAL_COSMOS_KEY = Buffer.from("embedded-cosmos-local-only-key-0000000000000000").toString("base64");
 
@@ -47,7 +49,9 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   const host = options.host ?? "127.0.0.1";
   const partitions = options.partitions ?? 4;
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) throw new Error(`partitions must be an integer from 1 to 64, got ${partitions}`);
+  const key = options.key ?? LOCAL_COSMOS_KEY;
   const server = new CosmosServer(
+    key,
     { operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 },
     partitions,
     options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
@@ -64,7 +68,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   }
   return {
     endpoint: `http://${host}:${port}/`,
-    key: LOCAL_COSMOS_KEY,
+    key,
     faults: server.faults,
     async stop() {
       await server.close();

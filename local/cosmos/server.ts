@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
+import { verifyMasterKey } from "./auth";
 import { batch, bulk } from "./batch";
 import { needsPipeline, pipelineRequired, planOf } from "./query-plan";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
@@ -56,6 +57,8 @@ export class CosmosServer {
   private sweeper?: NodeJS.Timeout;
 
   constructor(
+    /** The account key every request must be signed with (master-key authorization). */
+    private readonly key: string,
     private readonly limits: ScriptLimits,
     partitions = 1,
     /** Item operations per second per physical partition; unlimited when absent. */
@@ -96,6 +99,8 @@ export class CosmosServer {
     let reply: Reply;
     try {
       const call = await this.parse(req);
+      // What the fault injector has injected is no data: chaos runs read it without the key.
+      if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
       await this.injectFaults(call);
       reply = this.route(call);
     } catch (error) {

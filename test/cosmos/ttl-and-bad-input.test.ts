@@ -1,3 +1,4 @@
+import { authorizationHeaders } from "../../local/cosmos/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes } from "@azure/cosmos";
 import { cosmosFixture, eventually, statusOf, type CosmosFixture } from "../support/cosmos";
@@ -41,7 +42,10 @@ describe("time to live", () => {
 
 /** Requests the SDK would never send, sent raw: the server must answer like Cosmos DB, not crash. */
 describe("bad input", () => {
-  const raw = (path: string, init: RequestInit) => fetch(new URL(path, f.cosmos.endpoint), init);
+  const raw = (path: string, init: RequestInit) => {
+    const url = new URL(path, f.cosmos.endpoint);
+    return fetch(url, { ...init, headers: { ...authorizationHeaders(f.cosmos.key, init.method ?? "GET", url.pathname), ...(init.headers as Record<string, string>) } });
+  };
 
   it("answers malformed JSON with 400 and a message", async () => {
     const c = await f.container();
