@@ -21,8 +21,31 @@ export const UNBORN_CLAIM_GRACE_SECONDS = 60;
 /** Optimistic rounds before a write that keeps losing races gives up with 409. */
 const ATTEMPTS = 16;
 
-/** Before another optimistic round: a short random wait, so racing writers stop colliding. */
-const backOff = (attempt: number) => (attempt === 0 ? Promise.resolve() : sleep(Math.random() * 5 * Math.min(attempt, 8)));
+/** Before another optimistic round: a random wait that grows with each lost race (at most 160 ms), so racing writers stop colliding. */
+const backOff = (attempt: number) => (attempt === 0 ? Promise.resolve() : sleep(Math.random() * 5 * 2 ** Math.min(attempt, 5)));
+
+/** The tail of each profile's queue of renames in this instance. */
+const renameQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs the renames of one profile in this instance one after another, in arrival order. Racing
+ * each other they gain nothing (the last writer wins anyway) and each one's release of its old
+ * name fences the profile, failing the others' writes until they give up; in a queue each
+ * succeeds at once. Renames from other instances still race, and retry.
+ */
+function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<T> {
+  const previous = renameQueues.get(userId) ?? Promise.resolve();
+  const result = previous.then(rename, rename);
+  const tail = result.then(
+    () => {},
+    () => {},
+  );
+  renameQueues.set(userId, tail);
+  void tail.then(() => {
+    if (renameQueues.get(userId) === tail) renameQueues.delete(userId);
+  });
+  return result;
+}
 
 /** Q1: one point read. */
 export async function readUser(userId: string): Promise<StoredUser | undefined> {
@@ -131,7 +154,12 @@ export async function createUser(userId: string, username: string): Promise<Stor
  * Without If-Match the last writer wins: a lost race re-reads and tries again. With If-Match,
  * a profile changed since the client read it is the client's 412.
  */
-export async function renameUser(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
+export function renameUser(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
+  return oneRenameAtATime(userId, () => renameOnce(userId, username, ifMatch, log));
+}
+
+/** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
+async function renameOnce(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
     const current = await readUser(userId);
