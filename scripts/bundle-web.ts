@@ -34,8 +34,8 @@ export function bundleWeb(root: string): { dir: string; bytes: number } {
     renameSync(join(dir, file), join(maps, file));
   }
   for (const file of ["index.html", "styles.css"]) copyFileSync(join(root, "web", file), join(dir, file));
-  // Written by the azd hook at deploy time (web/write-config.mjs); the local host serves its own.
-  if (existsSync(join(root, "web/config.json"))) copyFileSync(join(root, "web/config.json"), join(dir, "config.json"));
+  // Written by the azd hook at deploy time (web/write-config.mjs); the local host serves its own of both.
+  for (const file of ["config.json", "staticwebapp.config.json"]) if (existsSync(join(root, "web", file))) copyFileSync(join(root, "web", file), join(dir, file));
   return { dir, bytes: statSync(join(dir, "app.js")).size };
 }
 

@@ -1,3 +1,4 @@
+import { WEB_SECURITY_HEADERS } from "../../local/host/web";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -202,6 +203,31 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       expect(() => run({})).toThrow();
     } finally {
       rmSync(join(root, "web/config.json"), { force: true });
+      rmSync(join(root, "web/staticwebapp.config.json"), { force: true });
+    }
+  });
+
+  it("write the front end's security headers for Static Web Apps: npm start's policy, with the API's origin", () => {
+    const run = (env: Record<string, string>) => {
+      execFileSync("node", [join(root, "web/write-config.mjs")], { env: { PATH: process.env.PATH, ...env } });
+      return (JSON.parse(readFileSync(join(root, "web/staticwebapp.config.json"), "utf8")) as { globalHeaders: Record<string, string> }).globalHeaders;
+    };
+    const directives = (policy: string) => Object.fromEntries(policy.split(";").map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    try {
+      const plain = run({ API_BASE_URL: "https://func-x.azurewebsites.net/api" });
+      const local = directives(WEB_SECURITY_HEADERS["content-security-policy"]);
+      const azure = directives(plain["content-security-policy"]);
+      expect(azure["connect-src"]).toEqual(["'self'", "https://func-x.azurewebsites.net"]);
+      // Everything else as npm start sends it: no framing, own scripts only.
+      expect({ ...azure, "connect-src": local["connect-src"] }).toEqual(local);
+      expect({ ...plain, "content-security-policy": "" }).toEqual({ ...WEB_SECURITY_HEADERS, "content-security-policy": "" });
+      const entra = run({ API_BASE_URL: "https://a.example/api", WEB_AUTH_CLIENT_ID: "c1", WEB_AUTH_AUTHORITY: "https://login.microsoftonline.com/t1", WEB_API_SCOPE: "api://a1/x" });
+      const signIn = directives(entra["content-security-policy"]);
+      expect(signIn["connect-src"]).toEqual(["'self'", "https://a.example", "https://login.microsoftonline.com"]);
+      expect(signIn["frame-src"]).toEqual(["https://login.microsoftonline.com"]);
+    } finally {
+      rmSync(join(root, "web/config.json"), { force: true });
+      rmSync(join(root, "web/staticwebapp.config.json"), { force: true });
     }
   });
 });
