@@ -93,13 +93,16 @@ export async function readFeedEntries(): Promise<FeedEntry[]> {
 }
 
 /**
- * The newest live posts at the source (`posts`), for refilling the feed after deletions: a
- * cross-partition query, run only by the pipeline and only when a deletion left a gap.
+ * The newest live posts at the source (`posts`), newest first by (creationDate, id), for
+ * refilling the feed after deletions: a cross-partition query, run only by the pipeline and only
+ * when a deletion left a gap.
  */
 export async function newestLivePosts(count: number = LIMITS.feedSize): Promise<(PostItem & { _lsn?: number })[]> {
   const { resources } = await store()
     .posts.items.query<PostItem & { _lsn?: number }>({
-      query: "SELECT TOP @count * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.creationDate DESC",
+      // Feed order, ties broken by id as everywhere else; the posts composite index (type DESC,
+      // creationDate ASC, id ASC) serves this order reversed.
+      query: "SELECT TOP @count * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.type ASC, p.creationDate DESC, p.id DESC",
       parameters: [
         { name: "@count", value: count },
         { name: "@type", value: "post" },

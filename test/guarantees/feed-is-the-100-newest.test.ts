@@ -60,3 +60,28 @@ describe("the feed is the 100 newest live posts", () => {
     expect(list.length).toBe(100);
   });
 });
+
+describe("the feed with posts of one creationDate", () => {
+  it("breaks ties by id everywhere the feed is chosen, cut or refilled", async () => {
+    const tied = await apiFixture();
+    const tiedPump = manualPump(tied.blog.posts, handlePostsChanges);
+    try {
+      await tied.user("twin", "twin");
+      // Written behind the API (as a migration would): 130 posts with one creationDate.
+      const creationDate = "2026-01-01T00:00:00.000Z";
+      const ids = Array.from({ length: 130 }, (_, i) => `tie-${String((i * 7919) % 1009).padStart(4, "0")}`);
+      for (const id of ids) {
+        await tied.blog.posts.items.create({ id, type: "post", postId: id, userId: "twin", userUsername: "twin", title: id, content: "c", commentCount: 0, likeCount: 0, creationDate });
+      }
+      await tiedPump.drain();
+      const order = [...ids].sort().reverse(); // newest first: the same date, then id descending
+      const feed = async () => (await tied.request("GET", "/api/feed?limit=100")).body.items.map((p: { id: string }) => p.id) as string[];
+      expect(await feed()).toEqual(order.slice(0, 100));
+      for (const id of order.slice(0, 20)) expect((await tied.request("DELETE", `/api/posts/${id}`, { as: "twin" })).status).toBe(204);
+      await tiedPump.drain();
+      expect(await feed()).toEqual(order.slice(20, 120));
+    } finally {
+      await tied.stop();
+    }
+  }, 60_000);
+});
