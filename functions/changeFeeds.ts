@@ -19,6 +19,7 @@ for (const trigger of changeFeedTriggers) {
     handler: (documents: unknown[], context: InvocationContext) =>
       trigger.handler(documents, {
         orchestrations: { ensureStarted: (name, instanceId, input) => ensureStarted(df.getClient(context), name, instanceId, input) },
+        log: (message) => context.warn(message),
       }),
   });
 }

@@ -126,6 +126,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       },
     },
     policy: options.policy,
+    log,
   };
   const pumps = changeFeedTriggers.map(
     (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, {

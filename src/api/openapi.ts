@@ -12,10 +12,12 @@ const TITLES: Record<number, string> = {
   403: "Not yours (or no profile yet)",
   404: "Does not exist (or was deleted)",
   409: "Conflict: username taken, or the profile exists",
-  412: "If-Match did not match the current ETag",
+  412: "If-Match or If-None-Match failed on the current version: nothing was written",
   413: "Body larger than 64 KiB",
-  415: "Body is not JSON",
+  415: "Body is not JSON, or not in UTF-8",
+  422: "The Idempotency-Key was used before with another body",
   429: "Cosmos DB throttled the request beyond the SDK's retries; retry after Retry-After seconds",
+  500: "A stored item is malformed (written behind the API's back) and is not served as it is; the reason is logged",
   503: "Cosmos DB timed out or is unavailable, or the host is shutting down; retry after Retry-After seconds",
 };
 

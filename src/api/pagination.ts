@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { invalid, notFound } from "../model/errors";
-import { withoutSystemFields } from "../model/items";
+import type { ItemContainer } from "../model/item-schemas";
 import type { ListPosition, Page } from "../store/lists";
 import { entityTagOf } from "./conditional";
 import type { ApiCall, ApiResult } from "./http";
 import { listQuery } from "./schemas";
+import { servedItems } from "./served";
 
 /**
  * Continuation tokens are opaque to clients: the sort key of the last item served (keyset
@@ -37,10 +38,11 @@ function decodeContinuation(list: string, token: string | undefined): ListPositi
 /**
  * A paged list response: validates `limit` and `continuationToken`, fetches one page of the
  * list named `list` (undefined when its owner does not exist: 404), and returns
- * `{items, continuationToken}` with system fields removed.
+ * `{items, continuationToken}` with system fields removed (and malformed items of `container` left out).
  */
 export async function pagedList<T extends object>(
   call: ApiCall,
+  container: ItemContainer,
   list: string,
   missing: string,
   fetchPage: (limit: number, after?: ListPosition) => Promise<Page<T> | undefined>,
@@ -48,6 +50,6 @@ export async function pagedList<T extends object>(
   const { limit, continuationToken } = call.query(listQuery);
   const page = await fetchPage(limit, decodeContinuation(list, continuationToken));
   if (!page) throw notFound(missing);
-  const body = { items: page.items.map(withoutSystemFields), continuationToken: encodeContinuation(list, page.next) };
+  const body = { items: servedItems(container, page.items, (message) => call.context.warn(message)), continuationToken: encodeContinuation(list, page.next) };
   return { status: 200, body, etag: entityTagOf(body) };
 }

@@ -1,5 +1,5 @@
 import type { HttpResponseInit } from "@azure/functions";
-import { DomainError, type ProblemKind } from "../model/errors";
+import { DomainError, MalformedItemError, type ProblemKind } from "../model/errors";
 import { cosmosStatus, isStoreUnavailable } from "../store/requests";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
@@ -43,6 +43,11 @@ export function problemResponse(error: unknown, log: (message: string, error: un
     // Cosmos DB timed out, was unavailable or unreachable: nothing the client did; it may retry.
     log("store unavailable", error);
     return retryLater(503, "Service Unavailable", STORE_RETRY_AFTER_SECONDS, `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.`);
+  }
+  if (error instanceof MalformedItemError) {
+    // Data written behind the API's back: ours to fix, so a 500, but one that says what it is.
+    log("malformed item", error);
+    return problemAnswer(500, "Internal Server Error", `The stored ${error.container} item '${error.itemId}' is malformed and cannot be served; the reason is logged for the operator.`);
   }
   // Anything else is our fault, never the client's: log it, reveal nothing.
   log("unhandled error", error);

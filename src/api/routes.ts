@@ -41,8 +41,8 @@ export interface Route {
   doc: OperationDoc;
 }
 
-/** Every route may answer these: throttled beyond the SDK's retries, or the store unavailable. */
-const STORE = [429, 503];
+/** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
+const STORE = [429, 500, 503];
 const READ_ERRORS = [400, 404, ...STORE];
 const WRITE_ERRORS = [400, 401, 403, 404, 413, 415, ...STORE];
 const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc => ({

@@ -29,3 +29,17 @@ export const tooLarge = (detail: string) => new DomainError("tooLarge", detail);
 /** A well-formed request that contradicts an earlier one (an Idempotency-Key reused with another body). */
 export const unprocessable = (detail: string) => new DomainError("unprocessable", detail);
 export const unsupportedMediaType = (detail: string) => new DomainError("unsupportedMediaType", detail);
+
+/**
+ * A stored item that fails its schema (written behind the API's back). It is never served as
+ * it is: the API answers a 500 problem naming it, and logs why.
+ */
+export class MalformedItemError extends Error {
+  constructor(
+    readonly container: string,
+    readonly itemId: string,
+    readonly reason: string,
+  ) {
+    super(`${container} item '${itemId}' is malformed: ${reason}`);
+  }
+}

@@ -3,7 +3,7 @@ import type { PostsContainerItem } from "../model/items";
 import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
-import { readUser } from "../store/users";
+import { readWellFormedUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/usernames";
 import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
 import { FeedWindow } from "./feed-window";
@@ -25,7 +25,7 @@ const isPostsItem = (doc: unknown): doc is Change => {
 async function repairStaleUsernames(changes: Change[]): Promise<void> {
   const live = changes.filter((c) => !c.deleted);
   for (const userId of new Set(live.map((c) => c.userId))) {
-    const user = await readUser(userId);
+    const user = await readWellFormedUser(userId);
     if (!user) continue;
     const stalePosts = new Set(live.filter((c) => c.userId === userId && c.userUsername !== user.username).map((c) => c.postId));
     for (const postId of stalePosts) await rewriteUsernamesInPartition(postId, userId, user.username);

@@ -2,6 +2,7 @@ import type { ExponentialBackoffRetryOptions } from "@azure/functions";
 import { CONTAINERS } from "../store/definitions";
 import { handlePostsChanges } from "./posts-feed";
 import type { PipelinePolicy } from "./policy";
+import { setAsideMalformed } from "./set-aside";
 import { handleUsersChanges, type OrchestrationStarter } from "./users-feed";
 
 /** What a change feed handler may use besides the documents: supplied by each host. */
@@ -9,7 +10,11 @@ export interface PipelineServices {
   orchestrations: OrchestrationStarter;
   /** Overrides of the orchestrations' pacing (the local host's options; Azure uses the defaults). */
   policy?: Partial<PipelinePolicy>;
+  /** Where a consumer reports what it set aside (the invocation's log in Azure). */
+  log?: (message: string) => void;
 }
+
+const logOf = (services: PipelineServices) => services.log ?? ((message: string) => console.warn(message));
 
 export interface ChangeFeedTrigger {
   name: string;
@@ -17,7 +22,7 @@ export interface ChangeFeedTrigger {
   /** One lease prefix per function, all on the shared `leases` container. */
   leaseContainerPrefix: string;
   startFromBeginning: boolean;
-  /** Retried until it succeeds (maxRetryCount -1): a batch is never skipped. */
+  /** Retried until it succeeds (maxRetryCount -1): a batch is never skipped (malformed documents in it are set aside). */
   retry: ExponentialBackoffRetryOptions & { maxRetryCount: -1 };
   needsDurableClient: boolean;
   handler(documents: unknown[], services: PipelineServices): Promise<void>;
@@ -34,7 +39,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) => handlePostsChanges(documents, services),
+    handler: (documents, services) => setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
   },
   {
     name: "usersChangeFeed",
@@ -43,6 +48,6 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) => handleUsersChanges(documents, services.orchestrations, services.policy),
+    handler: (documents, services) => setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
   },
 ];

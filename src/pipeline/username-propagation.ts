@@ -1,5 +1,7 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import { readUser } from "../store/users";
+import { MalformedItemError } from "../model/errors";
+import { LIMITS } from "../model/limits";
+import { readUser, readWellFormedUser } from "../store/users";
 import { stalePartitionsPage, rewriteUsernamesInPartition } from "../store/usernames";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
@@ -31,11 +33,20 @@ export interface StalePage {
   username: string | null;
   postIds: string[];
   continuation: string | null;
+  /** Why the propagation can never succeed (the profile is malformed): it ends as Failed, not retried. */
+  permanentFailure?: string;
 }
 
 /** Activity: one page of the posts partitions that still hold an item of the user under another name. */
 export async function findStalePartitions(input: { userId: string; continuation: string | null; pageSize: number }): Promise<StalePage> {
-  const user = await readUser(input.userId);
+  let user;
+  try {
+    user = await readUser(input.userId);
+  } catch (error) {
+    // Retrying cannot help, and copying its name would spread it: the orchestration fails.
+    if (error instanceof MalformedItemError) return { username: null, postIds: [], continuation: null, permanentFailure: error.message };
+    throw error;
+  }
   if (!user) return { username: null, postIds: [], continuation: null };
   return { username: user.username, ...(await stalePartitionsPage(input.userId, user.username, input.pageSize, input.continuation)) };
 }
@@ -46,10 +57,13 @@ export async function findStalePartitions(input: { userId: string; continuation:
  * successive renames both converge on the latest name.
  */
 export async function renameInPartition(input: { userId: string; postId: string }): Promise<{ updated: number }> {
-  const user = await readUser(input.userId);
+  const user = await readWellFormedUser(input.userId);
   if (!user) return { updated: 0 };
   return { updated: await rewriteUsernamesInPartition(input.postId, input.userId, user.username) };
 }
+
+/** A failure no retry can mend: it ends the orchestration as Failed, with its reason. */
+class PermanentFailure extends Error {}
 
 const initialStatus = (): PropagationStatus => ({ username: null, sweep: 0, pages: 0, partitions: 0, updated: 0, failures: 0 });
 
@@ -64,12 +78,15 @@ const initialStatus = (): PropagationStatus => ({ username: null, sweep: 0, page
  */
 export function* propagateUsername(context: OrchestrationContext): Generator<Task, PropagationStatus | undefined, unknown> {
   const input = context.df.getInput<PropagationInput>();
+  // Inputs no activity could ever act on fail the instance at once, with the reason.
+  if (typeof input?.userId !== "string" || !LIMITS.idPattern.test(input.userId)) throw new Error(`propagateUsername needs a valid userId, got ${JSON.stringify(input?.userId)}`);
   const policy = withDefaults(input.policy);
   const status = input.status ?? initialStatus();
   const continueWith = (next: Partial<PropagationInput>) => context.df.continueAsNew({ ...input, status, ...next });
   try {
     const retry = activityRetry(policy);
     const page = (yield context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.findStalePartitions, retry, { userId: input.userId, continuation: input.continuation ?? null, pageSize: policy.pageSize })) as StalePage;
+    if (page.permanentFailure) throw new PermanentFailure(page.permanentFailure);
     const renamed = page.postIds.length === 0 ? [] : ((yield context.df.Task.all(page.postIds.map((postId) => context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.renameInPartition, retry, { userId: input.userId, postId })))) as { updated: number }[]);
     const updated = renamed.reduce((sum, r) => sum + r.updated, 0);
     Object.assign(status, { username: page.username, pages: status.pages + 1, partitions: status.partitions + page.postIds.length, updated: status.updated + updated, failures: 0 });
@@ -87,6 +104,7 @@ export function* propagateUsername(context: OrchestrationContext): Generator<Tas
     }
     return status;
   } catch (error) {
+    if (error instanceof PermanentFailure) throw error;
     status.failures += 1;
     status.lastError = (error as Error).message.slice(0, 500);
     context.df.setCustomStatus(status);

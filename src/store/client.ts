@@ -10,6 +10,8 @@ export class BlogStore {
   readonly posts: Container;
   readonly feed: Container;
   readonly leases: Container;
+  /** Change feed documents no consumer can process, set aside with their reason. */
+  readonly deadLetters: Container;
 
   constructor(
     readonly client: CosmosClient,
@@ -20,6 +22,7 @@ export class BlogStore {
     this.posts = this.database.container(CONTAINERS.posts);
     this.feed = this.database.container(CONTAINERS.feed);
     this.leases = this.database.container(CONTAINERS.leases);
+    this.deadLetters = this.database.container(CONTAINERS.deadLetters);
   }
 
   dispose(): void {

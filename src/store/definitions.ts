@@ -19,6 +19,7 @@ export const CONTAINERS = {
   posts: declared("posts"),
   feed: declared("feed"),
   leases: declared("leases"),
+  deadLetters: declared("deadLetters"),
 } as const;
 
 /** Script names the code calls; each must be declared on its container. */

@@ -1,4 +1,5 @@
-import { forbidden, notFound, preconditionFailed, unprocessable } from "../model/errors";
+import { forbidden, MalformedItemError, notFound, preconditionFailed, unprocessable } from "../model/errors";
+import { itemProblem } from "../model/item-schemas";
 import { nowIso, requestFingerprint, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
@@ -13,10 +14,13 @@ async function readPostDocument(postId: string): Promise<StoredPost | undefined>
   return resource?.type === "post" ? resource : undefined;
 }
 
-/** Q2: one point read; soft-deleted posts are not served. */
+/** Q2: one point read; soft-deleted posts are not served, malformed ones throw (never served as they are). */
 export async function readPost(postId: string): Promise<StoredPost | undefined> {
   const post = await readPostDocument(postId);
-  return post && !post.deleted ? post : undefined;
+  if (!post || post.deleted) return undefined;
+  const problem = itemProblem("posts", post);
+  if (problem) throw new MalformedItemError("posts", postId, problem);
+  return post;
 }
 
 /** The same Idempotency-Key with another body: the IETF draft's 422, never the first result. */

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { conflict, notFound, preconditionFailed } from "../model/errors";
+import { conflict, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
+import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
+import { LIMITS } from "../model/limits";
 import { store } from "./client";
 import { cosmosStatus } from "./requests";
 
@@ -47,11 +49,36 @@ function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<
   return result;
 }
 
-/** Q1: one point read. */
-export async function readUser(userId: string): Promise<StoredUser | undefined> {
-  const { resource } = await store().users.item(userId, userId).read<StoredUser>();
+/** A profile document as stored: well-formed, or written malformed behind the API's back. */
+type ProfileDocument = Partial<Record<Exclude<keyof UserItem, "id">, unknown>> & { id: string; type: "user"; _etag: string };
+
+async function readProfileDocument(userId: string): Promise<ProfileDocument | undefined> {
+  const { resource } = await store().users.item(userId, userId).read<ProfileDocument>();
   return resource?.type === "user" ? resource : undefined;
 }
+
+/** Q1: one point read. A malformed profile throws: it is never served, or copied, as it is. */
+export async function readUser(userId: string): Promise<StoredUser | undefined> {
+  const profile = await readProfileDocument(userId);
+  if (!profile) return undefined;
+  const problem = itemProblem("users", profile);
+  if (problem) throw new MalformedItemError("users", userId, problem);
+  return profile as unknown as StoredUser;
+}
+
+/** The profile when it exists and is well-formed: what the pipeline may copy names from (a malformed one has been set aside). */
+export async function readWellFormedUser(userId: string): Promise<StoredUser | undefined> {
+  try {
+    return await readUser(userId);
+  } catch (error) {
+    if (error instanceof MalformedItemError) return undefined;
+    throw error;
+  }
+}
+
+/** The name a profile document uses, if it is a valid username at all. */
+const usernameOf = (profile: ProfileDocument | undefined): string | undefined =>
+  typeof profile?.username === "string" && LIMITS.usernamePattern.test(profile.username) ? profile.username : undefined;
 
 async function readClaim(id: string): Promise<StoredClaim | undefined> {
   const { resource } = await store().users.item(id, id).read<StoredClaim>();
@@ -69,7 +96,10 @@ async function conditionally(write: () => Promise<unknown>): Promise<boolean> {
   }
 }
 
-const usesClaim = (profile: UserItem | undefined, claimId: string) => profile !== undefined && usernameClaimId(profile.username) === claimId;
+const usesClaim = (profile: ProfileDocument | undefined, claimId: string) => {
+  const name = usernameOf(profile);
+  return name !== undefined && usernameClaimId(name) === claimId;
+};
 
 /**
  * Deletes the claim `claimId` unless its owner's profile uses it (or might be about to: an
@@ -80,11 +110,12 @@ export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBO
     await backOff(attempt);
     const claim = await readClaim(claimId);
     if (!claim) return true;
-    const owner = await readUser(claim.ownerId);
+    // A claim written malformed behind the API's back has no owner that could use it.
+    const owner = typeof claim.ownerId === "string" && LIMITS.idPattern.test(claim.ownerId) ? await readProfileDocument(claim.ownerId) : undefined;
     if (usesClaim(owner, claimId)) return false;
     if (!owner && claim._ts > Date.now() / 1000 - unbornGraceSeconds) return false;
     // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
-    if (owner && !(await conditionally(() => store().users.item(owner.id, owner.id).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } })))) continue;
+    if (owner && !(await conditionally(() => store().users.item(claim.ownerId, claim.ownerId).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } })))) continue;
     if (await conditionally(() => store().users.item(claimId, claimId).delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }))) return true;
   }
   return false;
@@ -129,7 +160,7 @@ async function releaseAfterRename(username: string, log: (message: string) => vo
 
 /** C1 (create): claim the username first, so two racing creates of one name cannot both win. */
 export async function createUser(userId: string, username: string): Promise<StoredUser> {
-  if (await readUser(userId)) throw conflict("A profile already exists for this user.");
+  if (await readProfileDocument(userId)) throw conflict("A profile already exists for this user.");
   const { created } = await acquireClaim(userId, username);
   const user: UserItem = { id: userId, type: "user", userId, username, creationDate: nowIso() };
   let stored: StoredUser;
@@ -158,20 +189,36 @@ export function renameUser(userId: string, username: string, ifMatch: (etag: str
   return oneRenameAtATime(userId, () => renameOnce(userId, username, ifMatch, log));
 }
 
+/**
+ * The profile `current` renamed to `username`. A profile written malformed behind the API's back
+ * is rebuilt from what is sound in it, so its owner can always repair it with a valid PUT.
+ */
+function renamedProfile(current: ProfileDocument, userId: string, username: string): UserItem {
+  const changed = nowIso();
+  const candidates: UserItem[] = [
+    { ...(current as unknown as UserItem), username, usernameChangedDate: changed },
+    { id: userId, type: "user", userId, username, creationDate: String(current.creationDate), usernameChangedDate: changed },
+    { id: userId, type: "user", userId, username, creationDate: changed, usernameChangedDate: changed },
+  ];
+  return candidates.find((candidate) => itemProblem("users", candidate) === undefined) ?? candidates[2];
+}
+
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
 async function renameOnce(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
-    const current = await readUser(userId);
+    const current = await readProfileDocument(userId);
     if (!current) throw notFound(`User '${userId}' does not exist.`);
     const clientCondition = ifMatch(current._etag);
     if (clientCondition === false) throw preconditionFailed();
-    if (current.username === username) return current;
-    const newClaim = usernameClaimId(current.username) !== usernameClaimId(username);
+    const malformed = itemProblem("users", current) !== undefined;
+    const previous = usernameOf(current);
+    if (previous === username && !malformed) return current as unknown as StoredUser;
+    const newClaim = previous === undefined || usernameClaimId(previous) !== usernameClaimId(username);
     if (newClaim) await acquireClaim(userId, username);
     const replaced = await store()
       .users.item(userId, userId)
-      .replace<UserItem>({ ...current, username, usernameChangedDate: nowIso() }, { accessCondition: { type: "IfMatch", condition: current._etag } })
+      .replace<UserItem>(renamedProfile(current, userId, username), { accessCondition: { type: "IfMatch", condition: current._etag } })
       .then(
         (response) => response.resource as StoredUser,
         (error: unknown) => {
@@ -180,7 +227,8 @@ async function renameOnce(userId: string, username: string, ifMatch: (etag: stri
         },
       );
     if (replaced) {
-      if (newClaim) await releaseAfterRename(current.username, log);
+      if (malformed) log(`repaired the malformed profile of '${userId}'`);
+      if (newClaim && previous !== undefined) await releaseAfterRename(previous, log);
       return replaced;
     }
     if (clientCondition === true) throw preconditionFailed();
@@ -204,7 +252,7 @@ export async function releaseOrphanedClaims(userId: string, unbornGraceSeconds =
       ],
     })
     .fetchAll();
-  const profile = await readUser(userId);
+  const profile = await readProfileDocument(userId);
   let released = 0;
   let pending = 0;
   for (const { id } of resources) {

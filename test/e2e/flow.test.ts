@@ -94,6 +94,6 @@ describe("the whole system over HTTP", () => {
     expect(missing.headers.get("content-type")).toBe("application/problem+json");
     const wrong = await app.call("PATCH", "/feed");
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get("allow")).toBe("GET");
+    expect(wrong.headers.get("allow")).toBe("GET, HEAD");
   });
 });

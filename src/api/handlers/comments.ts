@@ -22,5 +22,5 @@ export const addComment = endpoint(async (call) => {
 /** GET /posts/{postId}/comments — Q4: oldest first, from the post's partition; 404 for a missing or deleted post. */
 export const listPostComments = endpoint(async (call) => {
   const postId = call.param("postId");
-  return pagedList(call, `posts/${postId}/comments`, `Post '${postId}' does not exist.`, (limit, after) => listComments(postId, limit, after));
+  return pagedList(call, "posts", `posts/${postId}/comments`, `Post '${postId}' does not exist.`, (limit, after) => listComments(postId, limit, after));
 });

@@ -1,8 +1,8 @@
-import { withoutSystemFields } from "../../model/items";
 import { readFeedCached } from "../../store/feed";
 import { entityTagOf } from "../conditional";
 import { endpoint } from "../http";
 import { feedQuery } from "../schemas";
+import { servedItems } from "../served";
 
 /** A CDN or browser may serve the feed for a second, and a stale one while it fetches anew. */
 export const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
@@ -10,6 +10,6 @@ export const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
 /** GET /feed — Q6: the newest posts in short form, from the single feed partition (through the instance's micro-cache). */
 export const getFeed = endpoint(async (call) => {
   const { limit } = call.query(feedQuery);
-  const body = { items: (await readFeedCached(limit)).map(withoutSystemFields) };
+  const body = { items: servedItems("feed", await readFeedCached(limit), (message) => call.context.warn(message)) };
   return { status: 200, body, etag: entityTagOf(body), headers: { "cache-control": FEED_CACHE_CONTROL } };
 });

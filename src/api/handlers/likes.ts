@@ -27,5 +27,5 @@ export const unlikeBlogPost = endpoint(async (call) => {
 /** GET /posts/{postId}/likes — Q5, from the post's partition. */
 export const listPostLikes = endpoint(async (call) => {
   const postId = call.param("postId");
-  return pagedList(call, `posts/${postId}/likes`, `Post '${postId}' does not exist.`, (limit, after) => listLikes(postId, limit, after));
+  return pagedList(call, "posts", `posts/${postId}/likes`, `Post '${postId}' does not exist.`, (limit, after) => listLikes(postId, limit, after));
 });

@@ -36,5 +36,5 @@ export const getUserProfile = endpoint(async (call) => {
 /** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
 export const listPostsOfUser = endpoint(async (call) => {
   const userId = call.param("userId");
-  return pagedList(call, `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => listUserPosts(userId, limit, after));
+  return pagedList(call, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => listUserPosts(userId, limit, after));
 });

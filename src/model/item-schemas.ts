@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { LIMITS } from "./limits";
+
+/**
+ * What a stored item must look like before the pipeline or the API acts on it. The API writes
+ * only items that pass; these catch what reaches the containers behind its back (a migration
+ * script, a bug, an edit in Data Explorer), so one malformed document is set aside instead of
+ * stalling a change feed or spreading. System fields and our own bookkeeping pass through.
+ */
+const id = z.string().regex(LIMITS.idPattern, "is not an id Cosmos DB can address");
+const isoDate = z.string().datetime({ message: "is not an ISO-8601 UTC date" });
+const count = z.number().int().min(0);
+const username = z.string().regex(LIMITS.usernamePattern, "is not a valid username");
+/** Soft deletion: flag, date and TTL (tombstones carry only these and the keys). */
+const softDeleted = { deleted: z.literal(true).optional(), deletedDate: isoDate.optional(), ttl: z.number().int().optional() };
+
+export const userItemSchema = z
+  .object({ id, type: z.literal("user"), userId: id, username, creationDate: isoDate, usernameChangedDate: isoDate.optional() })
+  .passthrough()
+  .refine((user) => user.id === user.userId, { message: "id differs from userId", path: ["id"] });
+
+export const usernameClaimSchema = z
+  .object({ id: z.string().startsWith("username:"), type: z.literal("username"), userId: z.string(), ownerId: id, username })
+  .passthrough()
+  .refine((claim) => claim.userId === claim.id, { message: "userId differs from id", path: ["userId"] });
+
+const postFields = {
+  id,
+  type: z.literal("post"),
+  postId: id,
+  userId: id,
+  userUsername: username,
+  title: z.string(),
+  content: z.string(),
+  commentCount: count,
+  likeCount: count,
+  creationDate: isoDate,
+  updatedDate: isoDate.optional(),
+  ...softDeleted,
+};
+
+export const postItemSchema = z
+  .object(postFields)
+  .passthrough()
+  .refine((post) => post.id === post.postId, { message: "id differs from postId", path: ["id"] });
+
+/** A short-form copy of a post (Q3 in `users`, Q6 in `feed`), or the tombstone a deleted post leaves. */
+export const postCopySchema = z.union([
+  z.object({ ...postFields, content: z.string().max(LIMITS.shortContentLength), sourceLsn: z.number() }).passthrough(),
+  z.object({ id, type: z.literal("post"), postId: id, userId: id, creationDate: isoDate, sourceLsn: z.number(), ...softDeleted, deleted: z.literal(true) }).passthrough(),
+]);
+
+export const commentItemSchema = z
+  .object({ id: z.string().min(1), type: z.literal("comment"), postId: id, userId: id, userUsername: username, content: z.string(), creationDate: isoDate, ...softDeleted })
+  .passthrough();
+
+export const likeItemSchema = z
+  .object({ id: z.string().min(1), type: z.literal("like"), postId: id, userId: id, userUsername: username, creationDate: isoDate, ...softDeleted })
+  .passthrough();
+
+/** The item schema for each `type` a container holds. */
+const CONTAINER_ITEMS = {
+  posts: { post: postItemSchema, comment: commentItemSchema, like: likeItemSchema },
+  users: { user: userItemSchema, username: usernameClaimSchema, post: postCopySchema },
+  feed: { post: postCopySchema },
+} as const satisfies Record<string, Record<string, z.ZodTypeAny>>;
+
+export type ItemContainer = keyof typeof CONTAINER_ITEMS;
+
+/** Why `document` is not an item of `container`, or undefined when it is one. */
+export function itemProblem(container: ItemContainer, document: unknown): string | undefined {
+  const type = (document as { type?: unknown } | null)?.type;
+  const schemas: Record<string, z.ZodTypeAny> = CONTAINER_ITEMS[container];
+  if (typeof type !== "string" || !Object.hasOwn(schemas, type)) return `type ${JSON.stringify(type ?? null)} is not an item type of ${container}`;
+  const parsed = schemas[type].safeParse(document);
+  if (parsed.success) return undefined;
+  return parsed.error.issues.map((issue) => `${issue.path.join(".") || type}: ${issue.message}`).join("; ");
+}
+
+/** `document` when it is a well-formed item of `container`; undefined otherwise. */
+export function wellFormed<T>(container: ItemContainer, document: T | undefined): T | undefined {
+  return document !== undefined && itemProblem(container, document) === undefined ? document : undefined;
+}
