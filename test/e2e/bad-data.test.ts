@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../src/store/dead-letters";
 import { localSystem, within, type Client } from "../support/system";
@@ -38,6 +40,38 @@ describe("a malformed post in `posts`", () => {
     expect(read.headers.get("content-type")).toBe("application/problem+json");
     expect(read.body.detail).toMatch(/malformed/);
     expect(JSON.stringify(read.body)).not.toContain("12345");
+  });
+});
+
+describe("npm run dead-letters", () => {
+  // Asynchronously: the embedded server it talks to runs in this very process.
+  const run = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const env = { ...process.env, COSMOS_ENDPOINT: app.system.cosmosEndpoint, COSMOS_KEY: app.system.cosmosKey, AUTH_DEV_SECRET: "" };
+      execFile(process.execPath, [join(__dirname, "../../dist/scripts/dead-letters.js"), ...args], { env }, (error, stdout, stderr) =>
+        resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  it("lists the set-aside documents, keeps one still malformed, and replays it once fixed", async () => {
+    const letter = (await deadLetterOf("bad1"))!;
+    const listed = await run("list");
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain(`${letter.id}`);
+    expect(listed.stdout).toContain("posts/bad1");
+
+    const early = await run("replay", letter.id);
+    expect(early.status).toBe(1);
+    expect(early.stdout).toMatch(/still malformed/);
+
+    const { resource } = await app.system.store.posts.item("bad1", "bad1").read();
+    await app.system.store.posts.item("bad1", "bad1").replace({ ...resource, userId: "alice", userUsername: "alice", title: "fixed", content: "now well-formed", commentCount: 0, likeCount: 0, creationDate: new Date().toISOString() });
+    const replayed = await run("replay", letter.id);
+    expect(replayed.status, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toMatch(/replayed/);
+    await within(20_000, async () => (await inFeed("bad1")) && (await inList("alice", "bad1")));
+    expect(await deadLetterOf("bad1")).toBeUndefined();
+    expect((await run("replay")).status).toBe(2);
   });
 });
 

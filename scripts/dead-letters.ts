@@ -1,0 +1,47 @@
+import { parseArgs } from "node:util";
+import { store } from "../src/store/client";
+import { listDeadLetters, replayDeadLetter, type DeadLetter } from "../src/store/dead-letters";
+
+const USAGE = "usage: npm run dead-letters -- list | replay <id>... | replay --all";
+
+const line = (letter: DeadLetter) => `${letter.id}  ${letter.setAsideAt}  ${letter.source}/${letter.documentId}  ${letter.reason}`;
+
+/**
+ * `npm run dead-letters`: the change feed documents no consumer could process. `list` shows
+ * them with their reasons; once fixed at the source, `replay` sends each through its change
+ * feed again (a document still malformed stays set aside, and says why).
+ */
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { all: { type: "boolean", default: false } } });
+  const [command, ...ids] = positionals;
+  const letters = await listDeadLetters();
+  if (command === "list" && ids.length === 0) {
+    console.log(letters.length === 0 ? "no dead letters" : letters.map(line).join("\n"));
+    return 0;
+  }
+  if (command !== "replay" || (ids.length === 0) === !values.all) {
+    console.error(USAGE);
+    return 2;
+  }
+  const chosen = values.all ? letters : letters.filter((letter) => ids.includes(letter.id));
+  const unknown = ids.filter((id) => !letters.some((letter) => letter.id === id));
+  for (const id of unknown) console.error(`${id}: no such dead letter`);
+  let failed = unknown.length;
+  for (const letter of chosen) {
+    const outcome = await replayDeadLetter(letter);
+    if (outcome.status === "stillMalformed") failed++;
+    console.log(`${letter.id} ${letter.source}/${letter.documentId}: ${outcome.status === "replayed" ? "replayed through its change feed" : outcome.status === "gone" ? "the document is gone; record removed" : `still malformed (${outcome.reason}); kept`}`);
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => {
+    store().dispose();
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`dead-letters failed: ${(error as Error).message}`);
+    process.exit(1);
+  },
+);
