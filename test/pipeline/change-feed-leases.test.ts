@@ -128,3 +128,38 @@ describe("checkpoints that fail", () => {
     expect(a.logs.some((line) => /resuming from the last checkpoint/.test(line))).toBe(true);
   });
 });
+
+describe("leases an operator damaged while the host runs", () => {
+  it("a deleted lease is created again and its range replayed from the start: nothing is lost", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await write(watched, ids("before", 10));
+    await eventually(async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
+    const { resources } = await leases.items.readAll<{ id: string }>().fetchAll();
+    for (const lease of resources) await leases.item(lease.id, lease.id).delete();
+    await write(watched, ids("after", 12));
+    await eventually(async () => (covers([a.delivered], ids("after", 12)) ? true : undefined), 20_000);
+    // The leases come back, and their ranges are replayed from the start: the earlier changes come again.
+    await eventually(async () => ((await leases.items.readAll().fetchAll()).resources.length === 4 && a.delivered.filter((id) => id.startsWith("before")).length >= 20) || undefined, 20_000);
+    expect(a.logs.some((line) => /was deleted; it is created again/.test(line))).toBe(true);
+  });
+
+  it("a lease whose continuation is garbage starts its range over instead of stalling", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await write(watched, ids("before", 10));
+    await eventually(async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
+    await a.pump.stop();
+    const { resources } = await leases.items.readAll<{ id: string; continuation: string }>().fetchAll();
+    for (const lease of resources) await leases.item(lease.id, lease.id).replace({ ...lease, continuation: "{not json" });
+    const b = consumer(watched, leases, "host-a");
+    b.pump.start();
+    await write(watched, ids("after", 12));
+    await eventually(async () => (covers([b.delivered], [...ids("before", 10), ...ids("after", 12)]) ? true : undefined), 20_000);
+    expect(b.logs.some((line) => /continuation .* unreadable/.test(line))).toBe(true);
+  });
+});

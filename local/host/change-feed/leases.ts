@@ -20,6 +20,8 @@ export interface HeldLease {
   lastWrite: number;
   /** Set when another consumer took it, or this one let it go: its worker stops after the batch in hand. */
   lost: boolean;
+  /** Set when it was lost because its document was deleted (not taken): it is created again, from the start. */
+  deleted?: boolean;
   /** Writes of one lease, one after another (renewals and checkpoints would otherwise race for the ETag). */
   queue: Promise<unknown>;
 }
@@ -81,7 +83,10 @@ export class LeaseStore {
         lease.document = await this.write({ ...lease.document, ...change });
         lease.lastWrite = Date.now();
       } catch (error) {
-        if (isLeaseLost(error)) lease.lost = true;
+        if (isLeaseLost(error)) {
+          lease.lost = true;
+          lease.deleted = cosmosStatus(error) === 404;
+        }
         throw error;
       }
     });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
 import type { ChangeFeedTrigger, PipelineServices } from "../../../src/pipeline/triggers";
+import { cosmosStatus, isStoreUnavailable } from "../../../src/store/requests";
 import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
 
 export interface LeaseTiming {
@@ -25,6 +26,12 @@ export const DEFAULT_LEASE_TIMING: LeaseTiming = { expirationMs: 60_000, renewMs
 
 const toMs = (value: number | { milliseconds?: number; seconds?: number; minutes?: number }) =>
   typeof value === "number" ? value : (value.milliseconds ?? 0) + (value.seconds ?? 0) * 1000 + (value.minutes ?? 0) * 60_000;
+
+/**
+ * A checkpoint the change feed cannot resume from (not JSON, or not a continuation): the SDK
+ * throws without a status, or the service answers 400. Outages and throttling are not this.
+ */
+const isUnreadableContinuation = (error: unknown) => !isStoreUnavailable(error) && (cosmosStatus(error) === undefined || cosmosStatus(error) === 400);
 
 /** Waits `ms`, or less if `signal` aborts meanwhile. */
 const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => undefined);
@@ -79,20 +86,26 @@ export class ChangeFeedPump {
     return this.options.log;
   }
 
-  /** The acquire loop: make sure every range has a lease, renew ours, take our share. */
+  /**
+   * The acquire loop: make sure every range has a lease, renew ours, take our share. A lease
+   * found missing (deleted by an operator) is created again, so its range is read from the start:
+   * at-least-once, never silently stopped.
+   */
   private async balance(): Promise<void> {
-    let ensured = false;
     for (let failures = 0; !this.abort.signal.aborted; ) {
       try {
-        // Once per start, as the trigger does: the ranges and their leases (the fixed key ranges do not split).
-        if (!ensured) {
-          const ranges = await this.container.getFeedRanges();
-          for (const range of ranges) this.ranges.set(this.leases.idOf(range), range);
-          await this.leases.ensure(ranges);
-          ensured = true;
+        // The ranges once per start, as the trigger reads them (the fixed key ranges do not split).
+        if (this.ranges.size === 0) {
+          for (const range of await this.container.getFeedRanges()) this.ranges.set(this.leases.idOf(range), range);
         }
         await this.renew();
-        await this.takeShare(await this.leases.list());
+        let all = await this.leases.list();
+        const missing = [...this.ranges].filter(([id]) => !all.some((lease) => lease.id === id)).map(([, range]) => range);
+        if (missing.length > 0) {
+          await this.leases.ensure(missing);
+          all = await this.leases.list();
+        }
+        await this.takeShare(all);
         failures = 0;
         await pause(this.options.leases.acquireMs, this.abort.signal);
       } catch (error) {
@@ -143,7 +156,8 @@ export class ChangeFeedPump {
   }
 
   private onWriteFailure(lease: HeldLease, error: unknown): void {
-    if (isLeaseLost(error)) this.log(`${this.trigger.name}: lease ${lease.document.id} was taken by another consumer`);
+    if (lease.deleted) this.log(`${this.trigger.name}: lease ${lease.document.id} was deleted; it is created again and its range read from the start`);
+    else if (isLeaseLost(error)) this.log(`${this.trigger.name}: lease ${lease.document.id} was taken by another consumer`);
     else this.log(`${this.trigger.name}: writing lease ${lease.document.id} failed: ${(error as Error).message}`);
   }
 
@@ -166,12 +180,21 @@ export class ChangeFeedPump {
   private async work(lease: HeldLease): Promise<void> {
     const id = lease.document.id;
     let iterator = this.readFrom(lease.document);
+    // Until the first read succeeds, an error that is no status and no outage is the checkpoint's fault.
+    let fromCheckpoint = lease.document.continuation !== "";
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost; ) {
       let response;
       try {
         response = await iterator.readNext();
         failures = 0;
+        fromCheckpoint = false;
       } catch (error) {
+        if (fromCheckpoint && isUnreadableContinuation(error)) {
+          this.log(`${this.trigger.name}: continuation of lease ${id} is unreadable (${(error as Error).message}); reading its range from the start`);
+          iterator = this.readFrom({ ...lease.document, continuation: "" });
+          fromCheckpoint = false;
+          continue;
+        }
         const delay = this.backoff(++failures);
         this.log(`${this.trigger.name}: change feed of lease ${id} failed: ${(error as Error).message}; retrying in ${delay} ms`);
         await pause(delay, this.abort.signal);
@@ -194,7 +217,8 @@ export class ChangeFeedPump {
         else iterator = this.readFrom(stored ?? lease.document);
       }
     }
-    if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
+    if (lease.deleted) this.log(`${this.trigger.name}: lease ${id} was deleted; it is created again and its range read from the start`);
+    else if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
   }
 
   /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
