@@ -14,6 +14,7 @@ async function main(): Promise<void> {
       partitions: { type: "string", default: "4" },
       "operations-per-second": { type: "string" },
       faults: { type: "string" },
+      "recover-data": { type: "boolean", default: false },
     },
   });
   const port = Number(values.port);
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     partitions: Number(values.partitions),
     operationsPerSecond: values["operations-per-second"] ? Number(values["operations-per-second"]) : undefined,
     faults: values.faults === undefined ? undefined : parseFaultSpec(values.faults),
+    recoverDamagedData: values["recover-data"],
   });
   console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
   if (values.faults !== undefined) console.log(`  injecting faults: ${values.faults}`);

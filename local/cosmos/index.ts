@@ -26,6 +26,8 @@ export interface CosmosOptions {
   scanPageItems?: number;
   /** The account key (base64) requests must be signed with; LOCAL_COSMOS_KEY when absent. */
   key?: string;
+  /** Start even when a data file is damaged: it is moved aside and only its part before the damage is loaded (`--recover-data`). */
+  recoverDamagedData?: boolean;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
 }
@@ -58,7 +60,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     options.faults && new FaultInjector(options.faults),
     options.scanPageItems,
   );
-  const directory = options.dataDir ? openData(server, options.dataDir, options.compactAfterBytes) : undefined;
+  const directory = options.dataDir ? openData(server, options.dataDir, options) : undefined;
   let port: number;
   try {
     port = await server.listen(options.port ?? 0, host);
@@ -78,9 +80,13 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
 }
 
 /** Loads the account from the data directory and journals every change to it from now on. */
-function openData(server: CosmosServer, path: string, compactAfterBytes: number | undefined): DataDirectory {
+function openData(server: CosmosServer, path: string, options: CosmosOptions): DataDirectory {
   const loader = server.account.loader();
-  const directory = DataDirectory.open(path, loader.apply, { compactAfterBytes });
+  const directory = DataDirectory.open(path, loader.apply, {
+    compactAfterBytes: options.compactAfterBytes,
+    recoverDamaged: options.recoverDamagedData,
+    onRecovered: (file, offset, aside) => console.error(`${file} was damaged at byte ${offset}: kept as ${aside}; loaded what comes before the damage`),
+  });
   loader.finish();
   if (directory.wantsCompaction) directory.compact(server.account.records());
   server.account.journal = (record) => {

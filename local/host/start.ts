@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   }
   const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
-  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" }, "source-maps": { type: "boolean", default: false } } });
+  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" }, "source-maps": { type: "boolean", default: false }, "recover-data": { type: "boolean", default: false } } });
   if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
   const faults = flags.faults === undefined ? undefined : parseFaultSpec(flags.faults);
   // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
       feedCacheMs: tuning.feedCacheMs,
       likeBatchMax: tuning.likeBatchMax,
       dataDir,
+      recoverDamagedData: flags["recover-data"],
       faults,
       webDir: join(__dirname, "../../web"),
       corsAllowedOrigins: commaList(process.env.CORS_ALLOWED_ORIGINS),

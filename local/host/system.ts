@@ -57,6 +57,8 @@ export interface LocalSystemOptions {
   allowedHosts?: string[];
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
+  /** Start even when a data file is damaged: set it aside and load what is sound (`--recover-data`). */
+  recoverDamagedData?: boolean;
   log?: (line: string) => void;
 }
 
@@ -96,7 +98,7 @@ async function checkReachable(store: BlogStore, endpoint: string): Promise<void>
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const log = options.log ?? (() => {});
   let embedded: RunningCosmos | undefined;
-  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos"), faults: options.faults }));
+  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos"), faults: options.faults, recoverDamagedData: options.recoverDamagedData }));
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -114,5 +114,52 @@ describe("data that survives a restart", () => {
     const dir = mkdtempSync(join(tmpdir(), "cosmos-lock-"));
     await serve(dir);
     await expect(serve(dir)).rejects.toThrow(/in use by another process/);
+  });
+
+  describe("a damaged byte before the end of a data file", () => {
+    /** A data directory of 40 items (one journal line each) and, with `snapshot`, compacted after the first 20. */
+    async function dataDir(snapshot: boolean): Promise<string> {
+      const dir = mkdtempSync(join(tmpdir(), "cosmos-damaged-"));
+      const cosmos = await startCosmos({ dataDir: dir, compactAfterBytes: snapshot ? 8_000 : undefined });
+      const things = await containerOf(cosmos.endpoint, cosmos.key);
+      for (let i = 0; i < 40; i++) await things.items.create({ id: `d${i}`, pk: "p", text: "x".repeat(200) });
+      await cosmos.stop();
+      return dir;
+    }
+
+    /** Changes one byte at 20 % of `file`, inside a JSON value; returns the bytes before it. */
+    function damage(file: string): Buffer {
+      const bytes = readFileSync(file);
+      const at = bytes.indexOf("xxxx", Math.floor(bytes.length * 0.2));
+      const damaged = Buffer.from(bytes);
+      damaged[at] = "y".charCodeAt(0);
+      writeFileSync(file, damaged);
+      return damaged;
+    }
+
+    it.each([["journal.jsonl", false], ["snapshot.jsonl", true]])("in %s stops the start naming the file and offset, and changes nothing", async (name, snapshot) => {
+      const dir = await dataDir(snapshot as boolean);
+      const file = join(dir, name as string);
+      const damaged = damage(file);
+      await expect(startCosmos({ dataDir: dir })).rejects.toThrow(new RegExp(`${name}.* damaged at byte \\d+`));
+      expect(readFileSync(file).equals(damaged)).toBe(true);
+    });
+
+    it("with recovery asked for, moves the damaged file aside and starts from the valid part before it", async () => {
+      const dir = await dataDir(false);
+      const damaged = damage(join(dir, "journal.jsonl"));
+      const cosmos = await startCosmos({ dataDir: dir, recoverDamagedData: true });
+      try {
+        const aside = readdirSync(dir).filter((file) => file.startsWith("journal.jsonl.damaged-"));
+        expect(aside).toHaveLength(1);
+        expect(readFileSync(join(dir, aside[0])).equals(damaged)).toBe(true);
+        const things = await containerOf(cosmos.endpoint, cosmos.key);
+        const count = (await things.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll()).resources[0] as number;
+        expect(count).toBeGreaterThan(0);
+        expect(count).toBeLessThan(40);
+      } finally {
+        await cosmos.stop();
+      }
+    });
   });
 });
