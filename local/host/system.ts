@@ -117,7 +117,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
-  const durable = new DurableHost({ orchestrations, activities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable")) : undefined, log });
+  const durable = new DurableHost({ orchestrations, activities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
   durable.resume();
   const services: PipelineServices = {
     orchestrations: {

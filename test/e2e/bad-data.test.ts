@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../src/store/dead-letters";
@@ -113,5 +115,29 @@ describe("an orchestration that can never succeed", () => {
       return now?.runtimeStatus === "Failed" ? now : undefined;
     });
     expect(String(status.value.output)).toMatch(/not\/an\/id/);
+  });
+});
+
+describe("a damaged orchestration file in the data directory", () => {
+  it("is named, set aside and reported, and the host starts", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "durable-damaged-"));
+    const first = await localSystem({ dataDir });
+    await first.call("POST", "/users", { as: "carol", body: { username: "carol" } });
+    await first.call("PUT", "/users/carol", { as: "carol", body: { username: "carol-2" } });
+    await within(10_000, async () => readdirSync(join(dataDir, "durable")).some((name) => name.endsWith(".json")));
+    await first.stop();
+    const [victim] = readdirSync(join(dataDir, "durable")).filter((name) => name.endsWith(".json"));
+    const path = join(dataDir, "durable", victim);
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.slice(0, text.length - 40));
+
+    const second = await localSystem({ dataDir });
+    try {
+      expect((await second.call("GET", "/users/carol")).body.username).toBe("carol-2");
+      expect(second.logs.some((line) => line.includes(victim) && /damaged/.test(line))).toBe(true);
+      expect(readdirSync(join(dataDir, "durable")).some((name) => name.startsWith(victim) && name.includes(".damaged"))).toBe(true);
+    } finally {
+      await second.stop();
+    }
   });
 });

@@ -77,18 +77,43 @@ export function memoryInstanceStore(): InstanceStore {
   };
 }
 
+/** Why a parsed file is no instance record, or undefined when it is one. */
+function recordProblem(value: unknown): string | undefined {
+  const record = value as Partial<InstanceRecord> | null;
+  if (typeof record !== "object" || record === null) return "not a JSON object";
+  if (typeof record.instanceId !== "string" || typeof record.name !== "string") return "no instanceId or name";
+  if (!Array.isArray(record.history) || !Array.isArray(record.inbox) || !Array.isArray(record.activities) || !Array.isArray(record.timers)) return "history, inbox, activities or timers missing";
+  return undefined;
+}
+
 /**
  * One file per instance; each save writes a temporary file and renames it over the old one,
- * so a crash at any moment leaves either the previous record or the new one, never half.
+ * so a crash at any moment leaves either the previous record or the new one, never half. A file
+ * damaged some other way (a disk, an editor) is renamed `<file>.damaged`, reported through
+ * `onDamaged`, and left out: the other instances still run.
  */
-export function fileInstanceStore(directory: string): InstanceStore {
+export function fileInstanceStore(directory: string, onDamaged: (file: string, reason: string) => void = () => {}): InstanceStore {
   mkdirSync(directory, { recursive: true });
   const file = (instanceId: string) => join(directory, `${encodeURIComponent(instanceId)}.json`);
+  const load = (name: string): InstanceRecord | undefined => {
+    const path = join(directory, name);
+    let reason: string | undefined;
+    try {
+      const value: unknown = JSON.parse(readFileSync(path, "utf8"));
+      reason = recordProblem(value);
+      if (reason === undefined) return value as InstanceRecord;
+    } catch (error) {
+      reason = (error as Error).message;
+    }
+    renameSync(path, `${path}.damaged`);
+    onDamaged(path, reason);
+    return undefined;
+  };
   return {
     loadAll() {
       return readdirSync(directory)
         .filter((name) => name.endsWith(".json"))
-        .map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as InstanceRecord);
+        .flatMap((name) => load(name) ?? []);
     },
     save(record) {
       const path = file(record.instanceId);
