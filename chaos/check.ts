@@ -1,4 +1,5 @@
 import type { Container, CosmosClient } from "@azure/cosmos";
+import { itemProblem } from "../src/model/item-schemas";
 import { usernameClaimId } from "../src/model/items";
 import type { ChaosClient } from "./api";
 import type { Acknowledged } from "./workload";
@@ -38,10 +39,22 @@ const newestFirst = (a: Stored, b: Stored) => (b.creationDate! < a.creationDate!
  * Every guarantee of the README's Guarantees section, checked against the data (read straight
  * from the containers) and against what the API serves. Returns one line per violation.
  */
-export async function checkGuarantees(client: CosmosClient, databaseName: string, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
+export async function checkGuarantees(
+  client: CosmosClient,
+  databaseName: string,
+  api: ChaosClient,
+  acknowledged: Acknowledged,
+  malformed: readonly { source: "posts" | "users"; id: string }[] = [],
+): Promise<string[]> {
   const database = client.database(databaseName);
-  const [users, posts, feed] = await Promise.all(["users", "posts", "feed"].map((name) => all(database.container(name))));
+  const [allUsers, allPosts, feed, deadLetters] = await Promise.all(["users", "posts", "feed", "deadLetters"].map((name) => all(database.container(name))));
   const violations: string[] = [];
+  // Documents written malformed behind the API's back are no part of the product: each must be set aside, none served.
+  for (const { source, id } of malformed) {
+    if (!deadLetters.some((letter) => (letter as Stored & { documentId?: string }).documentId === id)) violations.push(`malformed ${source} document ${id} was not set aside as a dead letter`);
+  }
+  const users = allUsers.filter((item) => itemProblem("users", item) === undefined);
+  const posts = allPosts.filter((item) => itemProblem("posts", item) === undefined);
   const profiles = new Map(users.filter((item) => item.type === "user").map((user) => [user.userId!, user]));
 
   // Usernames are unique and claimed by their profile.

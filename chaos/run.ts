@@ -9,6 +9,7 @@ import { containerDefinitions } from "../src/store/definitions";
 import { ChaosClient } from "./api";
 import { checkGuarantees } from "./check";
 import { injectedFaults, runHost, START_SCRIPT, type HostProcess } from "./host";
+import { Saboteur } from "./saboteur";
 import { emptyAcknowledged, Workload } from "./workload";
 
 /** Azure's failures at rates a busy account sees on a bad day. */
@@ -25,6 +26,8 @@ export interface ChaosOptions {
   restartEverySeconds?: number;
   /** How long the pipeline may take to settle before the guarantees must hold. */
   settleSeconds?: number;
+  /** Seconds between acts of sabotage (a malformed document written behind the API, a lease deleted or garbled); 0 for none (default 2). */
+  sabotageEverySeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -33,6 +36,8 @@ export interface ChaosResult {
   requests: number;
   faults: number;
   restarts: number;
+  /** Malformed documents written behind the API's back, and leases damaged. */
+  sabotage: number;
   violations: string[];
   seconds: number;
   settleSeconds: number;
@@ -85,6 +90,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let faults = 0;
   let restarts = 0;
 
+  const saboteur = new Saboteur(() => host && { endpoint: host.cosmosEndpoint, key: host.cosmosKey }, random(options.seed + 7), containerDefinitions.databaseName);
+  const sabotage = (async () => {
+    const every = (options.sabotageEverySeconds ?? 2) * 1000;
+    while (every > 0 && Date.now() + every < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, every));
+      await saboteur.act();
+    }
+  })();
   const progress = setInterval(() => log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts`), 5000);
   const restarter = (async () => {
     const every = (options.restartEverySeconds ?? 20) * 1000;
@@ -109,6 +122,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }),
   );
   await restarter;
+  await sabotage;
+  saboteur.dispose();
   clearInterval(progress);
   faults += await host!.stop("SIGINT");
 
@@ -120,7 +135,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let remaining: string[] = [];
   try {
     for (;;) {
-      remaining = await checkGuarantees(client, containerDefinitions.databaseName, api, workload.state);
+      remaining = await checkGuarantees(client, containerDefinitions.databaseName, api, workload.state, saboteur.malformed);
       if (remaining.length === 0 || Date.now() - settleStarted > (options.settleSeconds ?? 90) * 1000) break;
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
@@ -138,7 +153,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     comments: state.comments.size,
     likes: [...state.likes.values()].filter((liked) => liked === true).length,
   };
-  return { operations: workload.operations, requests: api.requests, faults, restarts, violations, seconds: options.seconds, settleSeconds: Math.round((Date.now() - settleStarted) / 1000), acknowledged };
+  return { operations: workload.operations, requests: api.requests, faults, restarts, sabotage: saboteur.acts, violations, seconds: options.seconds, settleSeconds: Math.round((Date.now() - settleStarted) / 1000), acknowledged };
 }
 
 /** `npm run chaos -- --minutes N --seed S [--faults spec] [--users N] [--restart-every S] [--out file.json]` */
@@ -162,7 +177,7 @@ async function main(): Promise<void> {
   if (values.out) writeFileSync(values.out, JSON.stringify({ ...result, faultSpec: values.faults ?? DEFAULT_FAULTS, seed: numbers.seed }, null, 2));
   const { acknowledged: a } = result;
   console.log(`chaos: acknowledged ${a.users} users, ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`);
-  console.log(`chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.violations.length} violations`);
+  console.log(`chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.violations.length} violations`);
   process.exit(result.violations.length === 0 ? 0 : 1);
 }
 

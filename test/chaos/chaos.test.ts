@@ -14,6 +14,7 @@ describe("npm run chaos, short and deterministic", () => {
     expect(result.violations.join("\n")).toBe("");
     expect(result.restarts).toBe(2);
     expect(result.faults).toBeGreaterThan(0);
+    expect(result.sabotage).toBeGreaterThan(3);
     expect(result.operations).toBeGreaterThan(200);
     // The checker had something to check.
     expect(result.acknowledged.posts).toBeGreaterThan(10);
@@ -52,7 +53,7 @@ describe("the chaos checker", () => {
       await posts.item(post.postId, post.postId).replace({ ...stored, likeCount: 5, title: "not what was acknowledged" });
       const storedComment = (await posts.item(comment.id, post.postId).read()).resource!;
       await posts.item(comment.id, post.postId).replace({ ...storedComment, userUsername: "old-name" });
-      await app.system.store.users.items.upsert({ id: "cat", type: "user", userId: "cat", username: "ANN" });
+      await app.system.store.users.items.upsert({ id: "cat", type: "user", userId: "cat", username: "ANN", creationDate: new Date().toISOString() });
       await app.system.store.feed.item(post.postId, "post").delete();
       state.likes.set(`${post.postId}|ann`, true);
       state.comments.set("lost-comment", post.postId);
@@ -67,6 +68,7 @@ describe("the chaos checker", () => {
       expect(violations).toMatch(/like of ann on .*: acknowledged liked, stored not liked/);
       expect(violations).toMatch(/deleted post .*: GET \/posts\/\S+ answered 200/);
       expect(violations).toMatch(/acknowledged comment lost-comment on .* is missing/);
+      expect((await checkGuarantees(client, containerDefinitions.databaseName, api, state, [{ source: "posts", id: "never-set-aside" }])).join("\n")).toMatch(/malformed posts document never-set-aside was not set aside/);
     } finally {
       client.dispose();
       await app.stop();
