@@ -8,7 +8,7 @@ import { percentile } from "./measure";
 export interface ColdStartFigures {
   /** Fresh processes measured per variant. */
   samples: number;
-  /** Loading the deployment bundle (dist/app/index.js), median and p95 ms. */
+  /** Loading the deployment bundle (dist/deploy/index.js), median and p95 ms. */
   bundled: { p50: number; p95: number; bytes: number };
   /** Loading the tsc output (dist/functions/index.js) and node_modules, as an unbundled package would. */
   unbundled: { p50: number; p95: number };
@@ -22,7 +22,7 @@ export interface ColdStartFigures {
  * does the same module loading.
  */
 export function measureColdStart(root: string, samples: number): ColdStartFigures {
-  // A bundle of its own, so the figure is today's code and dist/app stays whatever `npm run build` made.
+  // A bundle of its own, so the figure is today's code and dist/deploy stays whatever `npm run build` made.
   const { file } = bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
   const unbundledEntry = join(root, "dist/functions/index.js");
   const loadMs = (entry: string): number => {

@@ -1,50 +1,116 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundle } from "../../scripts/bundle";
+import { DEPLOY_FOLDER, packageApp } from "../../scripts/bundle";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
 import { changeFeedTriggers } from "../../src/pipeline/triggers";
 
 const root = join(__dirname, "../..");
+const recorder = join(__dirname, "../support/functions-core-recorder.cjs");
 
-/** A stand-in for the Functions worker's own module: records what the app registers. */
-const FAKE_WORKER = `
-const registered = [];
-module.exports = {
-  setProgrammingModel() {},
-  registerHook() { return { dispose() {} }; },
-  log() {},
-  registerFunction(metadata) { registered.push(metadata.name); return { dispose() {} }; },
-};
-process.on("exit", () => console.log(JSON.stringify(registered)));
-`;
+interface Binding {
+  type: string;
+  direction: string;
+  [property: string]: unknown;
+}
+interface Recorded {
+  metadata: { name: string; bindings: Record<string, Binding> };
+}
 
-describe("the deployment package", () => {
-  it("is one bundle that registers every function with the Functions worker, with no node_modules beside it", () => {
-    // Only the bundle, as the function app receives it, with the worker's module where the worker provides it.
-    const site = mkdtempSync(join(tmpdir(), "site-"));
-    const { bytes } = bundle(root, join(site, "dist/app/index.js"));
-    expect(bytes).toBeGreaterThan(100_000);
-    mkdirSync(join(site, "node_modules/@azure/functions-core"), { recursive: true });
-    writeFileSync(join(site, "node_modules/@azure/functions-core/index.js"), FAKE_WORKER);
-    const run = spawnSync(process.execPath, ["-e", "require('./dist/app/index.js')"], { cwd: site, encoding: "utf8" });
-    expect(run.status, run.stderr).toBe(0);
-    const registered = JSON.parse(run.stdout.trim().split("\n").pop()!) as string[];
-    const expected = [...routes.map((r) => r.name), ...changeFeedTriggers.map((t) => t.name), ...Object.keys(orchestrations), ...Object.keys(activities)];
-    expect(registered.sort()).toEqual(expected.sort());
-  }, 60_000);
-
-  it("is what package.json names, what .funcignore ships, and what azd builds locally", () => {
-    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { main: string; scripts: Record<string, string> };
-    expect(pkg.main).toBe("dist/app/index.js");
-    expect(pkg.scripts.build).toContain("dist/scripts/bundle.js");
-    const funcignore = readFileSync(join(root, ".funcignore"), "utf8").split("\n").filter((line) => line && !line.startsWith("#"));
-    expect(funcignore).toEqual(["*", "!host.json", "!package.json", "!dist/", "dist/*", "!dist/app/"]);
-    const azure = readFileSync(join(root, "azure.yaml"), "utf8");
-    expect(azure).toMatch(/remoteBuild:\s*false/);
-    expect(azure).toMatch(/azd 1\.23\.12 or later/);
+/** Runs `npm run build` as azd does (the script `build` names), from the repository root. */
+function build(): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => resolve({ code, output }));
   });
+}
+
+/** What azd zips for the api service: the `dist` folder, whole (azd leaves out only local.settings.json and .azure). */
+function azdZipContents(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: "utf8" }).filter((name) => name !== "local.settings.json" && !name.startsWith(".azure"));
+}
+
+describe("the deployable function app", () => {
+  it("is the folder azure.yaml names, built by npm run build, with no ignore-file patterns and nothing to install remotely", () => {
+    const azure = readFileSync(join(root, "azure.yaml"), "utf8");
+    const api = /\n  api:\n([\s\S]*?)\n  web:/.exec(azure)![1];
+    expect(api).toMatch(/language: ts/);
+    expect(api).toMatch(/host: function/);
+    expect(api).toMatch(new RegExp(`dist: ${DEPLOY_FOLDER}`));
+    expect(api).toMatch(/remoteBuild: false/);
+    // azd refuses 'remoteBuild: false' when the project's .funcignore excludes node_modules; there is none.
+    expect(existsSync(join(root, ".funcignore"))).toBe(false);
+    expect(existsSync(join(root, DEPLOY_FOLDER, ".funcignore"))).toBe(false);
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.build).toBe("node scripts/build.mjs");
+  });
+
+  it("is made whole by two builds running at once in one folder, as azd builds its two services", async () => {
+    const [first, second] = await Promise.all([build(), build()]);
+    expect(first.code, first.output).toBe(0);
+    expect(second.code, second.output).toBe(0);
+    expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
+    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["host.json", "index.js", "index.js.map", "package.json"]);
+    expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
+    expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
+  }, 120_000);
+
+  it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", () => {
+    // Exactly what azd zips, in a folder with no repository and no node_modules.
+    const built = mkdtempSync(join(tmpdir(), "deploy-build-"));
+    packageApp(root, join(built, "deploy"));
+    const site = mkdtempSync(join(tmpdir(), "site-"));
+    for (const name of azdZipContents(join(built, "deploy"))) cpSync(join(built, "deploy", name), join(site, name));
+    rmSync(built, { recursive: true, force: true });
+    expect(existsSync(join(site, "node_modules"))).toBe(false);
+    const { main } = JSON.parse(readFileSync(join(site, "package.json"), "utf8")) as { main: string };
+    expect(JSON.parse(readFileSync(join(site, "host.json"), "utf8"))).toMatchObject({ version: "2.0" });
+
+    const script = `
+      require(require("node:path").resolve(${JSON.stringify(main)}));
+      setImmediate(async () => {
+        const core = globalThis.__functionsCore;
+        const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json");
+        const body = response.body.string ?? Buffer.from(response.body.bytes).toString("utf8");
+        console.log(JSON.stringify({ registered: core.registered.map((r) => ({ metadata: r.metadata })), response: { status: response.statusCode, body } }));
+      });`;
+    const run = spawnSync(process.execPath, ["-r", recorder, "-e", script], { cwd: site, encoding: "utf8", env: { PATH: process.env.PATH } });
+    expect(run.status, run.stderr).toBe(0);
+    const { registered, response } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { registered: Recorded[]; response: { status: string; body: string } };
+    const byName = new Map(registered.map((r) => [r.metadata.name, r.metadata.bindings]));
+    const expected = [...routes.map((r) => r.name), ...changeFeedTriggers.map((t) => t.name), ...Object.keys(orchestrations), ...Object.keys(activities)];
+    expect([...byName.keys()].sort()).toEqual(expected.sort());
+
+    for (const route of routes) {
+      const trigger = Object.values(byName.get(route.name)!).find((b) => b.type === "httpTrigger")!;
+      expect(trigger, route.name).toMatchObject({ direction: "in", route: route.route, authLevel: "anonymous", methods: [...route.methods] });
+      expect(Object.values(byName.get(route.name)!).some((b) => b.type === "http" && b.direction === "out"), route.name).toBe(true);
+    }
+    for (const consumer of changeFeedTriggers) {
+      const bindings = Object.values(byName.get(consumer.name)!);
+      expect(bindings.find((b) => b.type === "cosmosDBTrigger"), consumer.name).toMatchObject({
+        direction: "in",
+        connection: "COSMOS",
+        databaseName: "%COSMOS_DATABASE%",
+        containerName: consumer.containerName,
+        leaseContainerName: "leases",
+        leaseContainerPrefix: consumer.leaseContainerPrefix,
+        createLeaseContainerIfNotExists: false,
+        startFromBeginning: consumer.startFromBeginning,
+      });
+      expect(bindings.some((b) => b.type === "durableClient" && b.direction === "in"), consumer.name).toBe(true);
+    }
+    for (const name of Object.keys(orchestrations)) expect(Object.values(byName.get(name)!).map((b) => b.type), name).toContain("orchestrationTrigger");
+    for (const name of Object.keys(activities)) expect(Object.values(byName.get(name)!).map((b) => b.type), name).toContain("activityTrigger");
+
+    // The bundle runs, not only registers: the worker's invocation path answers the OpenAPI document.
+    expect(Number(response.status)).toBe(200);
+    expect(JSON.parse(response.body)).toMatchObject({ openapi: "3.1.0" });
+  }, 60_000);
 });

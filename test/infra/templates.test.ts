@@ -194,6 +194,15 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     expect(parameters.apiScope.value).toBe("${AUTH_API_SCOPE=}");
   });
 
+  it("provision before packaging on azd up, so the web app's hook finds the API's address, and run the hook on Windows too", () => {
+    const azure = source(join(root, "azure.yaml"));
+    // A fresh environment has no API_BASE_URL until provisioning ends; azd otherwise packages while it provisions.
+    expect(azure).toMatch(/workflows:\n\s+up:\n\s+steps:\n\s+- azd: provision\n\s+- azd: deploy --all/);
+    const hook = /prepackage:\n([\s\S]*?)\n(?:\S|# )/.exec(`${azure}\n#`)![1];
+    expect(hook).toMatch(/posix:\n\s+shell: sh\n\s+run: node web\/write-config\.mjs/);
+    expect(hook).toMatch(/windows:\n\s+shell: pwsh\n\s+run: node web\/write-config\.mjs/);
+  });
+
   it("write a config.json the front end understands, Entra ID when the app registration is given", () => {
     const run = (env: Record<string, string>) => {
       execFileSync("node", [join(root, "web/write-config.mjs")], { env: { PATH: process.env.PATH, ...env } });
