@@ -64,8 +64,11 @@ param cosmosAutoscaleMaxThroughput int = 1000
 @description('OIDC issuer of the bearer tokens the API accepts, e.g. https://login.microsoftonline.com/<tenant>/v2.0')
 param authIssuer string
 
-@description('Audience (application ID URI or client id) the tokens must be issued for.')
+@description('Audiences the tokens must be issued for, comma-separated: the API\'s application ID URI api://<client id> also admits the bare client id, which v2.0 access tokens carry.')
 param authAudience string
+
+@description('The API\'s delegated scope a user\'s token must carry in scp (the bare name, e.g. access_as_user); empty: no scope required.')
+param authScope string = 'access_as_user'
 
 @description('Origins a browser front end may call the API from, comma-separated (e.g. https://blog.example.com), or empty for none.')
 param corsAllowedOrigins string = ''
@@ -175,6 +178,7 @@ module api 'app/api.bicep' = {
       AZURE_CLIENT_ID: identity.outputs.clientId
       AUTH_ISSUER: authIssuer
       AUTH_AUDIENCE: authAudience
+      AUTH_SCOPE: authScope
       SOFT_DELETE_TTL_SECONDS: string(softDeleteTtlSeconds)
     }
   }

@@ -14,12 +14,7 @@ export interface Settings {
      */
     maxRetryWaitSeconds?: number;
   };
-  auth: {
-    devSecret?: string;
-    issuer?: string;
-    audience?: string;
-    jwksUri?: string;
-  };
+  auth: AuthSettings;
   /** How long a soft-deleted post and its comments and likes linger before Cosmos DB expires them. */
   softDeleteTtlSeconds: number;
   /**
@@ -42,6 +37,20 @@ export interface Settings {
  * and settings for a real account refuse it.
  */
 export const LOCAL_DEV_SECRET = "local-development-only-secret-not-for-azure-0001";
+
+/** Which bearer tokens the API accepts (README, Authentication). */
+export interface AuthSettings {
+  devSecret?: string;
+  /** The OIDC issuer; for Entra ID the v2.0 one, and the tenant's v1 issuer is accepted beside it. */
+  issuer?: string;
+  /** Accepted audiences, comma-separated in AUTH_AUDIENCE; `api://<client id>` also accepts the bare client ID (v2 tokens). */
+  audience?: string;
+  jwksUri?: string;
+  /** The API's delegated scope a user's token must carry in `scp` (AUTH_SCOPE, e.g. access_as_user). */
+  scope?: string;
+  /** App roles, any of which in `roles` admits an application's token instead (AUTH_APP_ROLES, comma-separated). */
+  appRoles?: string[];
+}
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
@@ -67,6 +76,8 @@ const schema = z.object({
   AUTH_ISSUER: optional,
   AUTH_AUDIENCE: optional,
   AUTH_JWKS_URI: optional,
+  AUTH_SCOPE: optional,
+  AUTH_APP_ROLES: optional,
   SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
 }).merge(tuningSchema);
 
@@ -105,10 +116,23 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {
     cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds },
-    auth: { devSecret: values.AUTH_DEV_SECRET, issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI },
+    auth: { devSecret: values.AUTH_DEV_SECRET, ...issuerOf(values) },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     ...tuning,
   };
+}
+
+const authSchema = schema.pick({ AUTH_ISSUER: true, AUTH_AUDIENCE: true, AUTH_JWKS_URI: true, AUTH_SCOPE: true, AUTH_APP_ROLES: true });
+
+/** The issuer settings, without the dev secret. */
+function issuerOf(values: z.infer<typeof authSchema>): Omit<AuthSettings, "devSecret"> {
+  const appRoles = values.AUTH_APP_ROLES?.split(",").map((role) => role.trim()).filter(Boolean);
+  return { issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI, scope: values.AUTH_SCOPE, ...(appRoles?.length ? { appRoles } : {}) };
+}
+
+/** The OIDC issuer settings alone: `npm start` honours them with the embedded server too, beside dev sign-in. */
+export function loadIssuerSettings(env: NodeJS.ProcessEnv = process.env): Omit<AuthSettings, "devSecret"> {
+  return issuerOf(parse(authSchema, env));
 }
 
 /** `AccountEndpoint=...;AccountKey=...;` as the Functions Cosmos DB extension reads it. */

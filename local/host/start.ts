@@ -1,12 +1,18 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { loadSettings, loadTuning } from "../../src/config";
+import { loadIssuerSettings, loadSettings, loadTuning } from "../../src/config";
 import { parseFaultSpec } from "../cosmos/faults";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
 /** CORS_ALLOWED_ORIGINS and LOCAL_ALLOWED_HOSTS: comma-separated values, or `*`. */
 const commaList = (value: string | undefined) => (value ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
+
+/** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
+function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string } | undefined {
+  const [clientId, authority, scope] = [env.WEB_AUTH_CLIENT_ID, env.WEB_AUTH_AUTHORITY, env.WEB_API_SCOPE].map((value) => value?.trim());
+  return clientId && authority && scope ? { clientId, authority, scope } : undefined;
+}
 
 /** `npm start`: the whole system on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
@@ -39,7 +45,9 @@ async function main(): Promise<void> {
       cosmos: settings?.cosmos,
       cosmosPort: embeddedPort,
       databaseName: settings?.cosmos.databaseName,
-      auth: { ...settings?.auth, devSecret },
+      // The issuer settings count with the embedded server too, beside dev tokens: Entra sign-in can be tried locally.
+      auth: { ...(settings?.auth ?? loadIssuerSettings()), devSecret },
+      webSignIn: webSignIn(),
       softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
       feedRefreshSeconds: tuning.feedRefreshSeconds,
       feedCacheMs: tuning.feedCacheMs,

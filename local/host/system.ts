@@ -55,6 +55,8 @@ export interface LocalSystemOptions {
   devSignIn?: boolean;
   /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
   allowedHosts?: string[];
+  /** The front end signs in with Entra ID instead of dev tokens (WEB_AUTH_CLIENT_ID, WEB_AUTH_AUTHORITY, WEB_API_SCOPE). */
+  webSignIn?: { clientId: string; authority: string; scope: string };
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   /** Start even when a data file is damaged: set it aside and load what is sound (`--recover-data`). */
@@ -143,7 +145,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
 
   const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
   const web = options.webDir
-    ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
+    ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
     : undefined;
   const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts });
   await new Promise<void>((resolve, reject) => {

@@ -6,8 +6,8 @@ import type { DevTokenSigner } from "./dev-sign-in";
 export interface WebOptions {
   /** The built front end (dist/web). */
   dir: string;
-  /** What the front end reads from `config.json`: where the API is and how people sign in. */
-  config: { apiBase: string; auth: { mode: "dev" } };
+  /** What the front end reads from `config.json`: where the API is and how people sign in (dev tokens, or Entra ID to try it locally). */
+  config: { apiBase: string; auth: { mode: "dev" } | { mode: "entra"; clientId: string; authority: string; scope: string } };
   /** Signs a dev token for a user id; the "sign in as" box calls it. Absent: dev sign-in is off. */
   devToken?: DevTokenSigner;
   /** Where the bundle's source maps are (dist/web-sourcemaps); served only when given (`npm start -- --source-maps`). */
@@ -28,8 +28,16 @@ export const WEB_SECURITY_HEADERS = {
   "referrer-policy": "strict-origin-when-cross-origin",
 } as const;
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer, cache = "no-cache"): void {
-  res.writeHead(status, { ...WEB_SECURITY_HEADERS, "content-type": type, "cache-control": cache });
+/** The headers for `web`: with Entra ID sign-in, MSAL also talks to (and frames) the authority. */
+function securityHeaders(web: WebOptions): Record<string, string> {
+  if (web.config.auth.mode !== "entra") return WEB_SECURITY_HEADERS;
+  const authority = new URL(web.config.auth.authority).origin;
+  const policy = WEB_SECURITY_HEADERS["content-security-policy"].replace("connect-src 'self'", `connect-src 'self' ${authority}`).replace("frame-src 'none'", `frame-src ${authority}`);
+  return { ...WEB_SECURITY_HEADERS, "content-security-policy": policy };
+}
+
+function send(res: ServerResponse, web: WebOptions, status: number, type: string, body: string | Buffer, cache = "no-cache"): void {
+  res.writeHead(status, { ...securityHeaders(web), "content-type": type, "cache-control": cache });
   res.end(body);
 }
 
@@ -48,7 +56,7 @@ function filePath(pathname: string): string | undefined {
  */
 export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathname: string, web: WebOptions): Promise<boolean> {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
-  if (pathname === "/config.json") return send(res, 200, "application/json", JSON.stringify(web.config)), true;
+  if (pathname === "/config.json") return send(res, web, 200, "application/json", JSON.stringify(web.config)), true;
   const relative = filePath(pathname);
   if (relative === undefined || relative.split(sep).includes("..") || !TYPES[extname(relative)]) return false;
   const isMap = extname(relative) === ".map";
@@ -56,10 +64,10 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathna
   try {
     const body = await readFile(join(isMap ? web.sourceMapsDir! : web.dir, relative));
     // index.html always fresh; the hashed chunks may be kept.
-    send(res, 200, TYPES[extname(relative)], body, relative.startsWith("chunks") ? "public, max-age=31536000, immutable" : "no-cache");
+    send(res, web, 200, TYPES[extname(relative)], body, relative.startsWith("chunks") ? "public, max-age=31536000, immutable" : "no-cache");
   } catch {
     if (relative !== "index.html") return false;
-    send(res, 404, "text/plain; charset=utf-8", "The web front end is not built: run `npm run build` (npm start builds it).");
+    send(res, web, 404, "text/plain; charset=utf-8", "The web front end is not built: run `npm run build` (npm start builds it).");
   }
   return true;
 }

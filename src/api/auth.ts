@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
-import type { Settings } from "../config";
+import type { AuthSettings } from "../config";
 import { unauthorized } from "../model/errors";
 import { LIMITS } from "../model/limits";
 
@@ -7,7 +7,7 @@ type RemoteKeys = ReturnType<typeof createRemoteJWKSet>;
 const keySets = new Map<string, Promise<RemoteKeys>>();
 
 /** The issuer's signing keys: AUTH_JWKS_URI, or discovered from its OpenID configuration (cached). */
-function issuerKeys(auth: Settings["auth"]): Promise<RemoteKeys> {
+function issuerKeys(auth: AuthSettings): Promise<RemoteKeys> {
   const key = auth.jwksUri ?? auth.issuer ?? "";
   let keys = keySets.get(key);
   if (!keys) {
@@ -24,7 +24,7 @@ function issuerKeys(auth: Settings["auth"]): Promise<RemoteKeys> {
   return keys;
 }
 
-async function verify(token: string, auth: Settings["auth"]): Promise<JWTPayload> {
+async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
   let algorithm: string | undefined;
   try {
     algorithm = decodeProtectedHeader(token).alg;
@@ -38,7 +38,8 @@ async function verify(token: string, auth: Settings["auth"]): Promise<JWTPayload
       return payload;
     }
     if (auth.issuer && auth.audience && algorithm !== "HS256") {
-      const { payload } = await jwtVerify(token, await issuerKeys(auth), { issuer: auth.issuer, audience: auth.audience, requiredClaims: ["sub", "exp"] });
+      const { payload } = await jwtVerify(token, await issuerKeys(auth), { issuer: acceptedIssuers(auth.issuer), audience: acceptedAudiences(auth.audience), requiredClaims: ["sub", "exp"] });
+      checkPermission(payload, auth);
       return payload;
     }
   } catch (error) {
@@ -47,8 +48,40 @@ async function verify(token: string, auth: Settings["auth"]): Promise<JWTPayload
   throw unauthorized("No configured issuer accepts this token.");
 }
 
+const ENTRA_V2_ISSUER = /^https:\/\/login\.microsoftonline\.com\/([0-9a-f-]{36})\/v2\.0\/?$/i;
+
+/**
+ * The issuer, and for an Entra ID v2.0 issuer the same tenant's v1 issuer: which one a token
+ * carries depends on the API registration's token version, not on the client.
+ */
+function acceptedIssuers(issuer: string): string[] {
+  const tenant = ENTRA_V2_ISSUER.exec(issuer)?.[1];
+  return tenant ? [issuer, `https://sts.windows.net/${tenant}/`] : [issuer];
+}
+
+/** The configured audiences; `api://<client id>` also admits the bare client ID, which v2.0 access tokens carry as `aud`. */
+function acceptedAudiences(audience: string): string[] {
+  const audiences = audience.split(",").map((value) => value.trim()).filter(Boolean);
+  const clientIds = audiences.flatMap((value) => /^api:\/\/([0-9a-f-]{36})$/i.exec(value)?.[1] ?? []);
+  return [...new Set([...audiences, ...clientIds])];
+}
+
+/**
+ * What the token may do here: a user's token carries the API's scope in `scp` (space-separated);
+ * an application's token (no user) carries one of the configured app roles in `roles`. With
+ * neither configured, any token of the issuer and audience is enough.
+ */
+function checkPermission(payload: JWTPayload, auth: AuthSettings): void {
+  if (!auth.scope && !auth.appRoles?.length) return;
+  const scopes = typeof payload.scp === "string" ? payload.scp.split(" ") : [];
+  const roles = Array.isArray(payload.roles) ? (payload.roles as unknown[]) : [];
+  if (auth.scope && scopes.includes(auth.scope)) return;
+  if (auth.appRoles?.some((role) => roles.includes(role))) return;
+  throw unauthorized(`The token grants neither the scope '${auth.scope ?? "(none)"}' nor an app role this API accepts.`);
+}
+
 /** The caller's user id: the `sub` of a valid bearer token. */
-export async function authenticate(authorization: string | null, auth: Settings["auth"]): Promise<string> {
+export async function authenticate(authorization: string | null, auth: AuthSettings): Promise<string> {
   const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization.trim()) : null;
   if (!match) throw unauthorized("Send 'Authorization: Bearer <token>'.");
   const payload = await verify(match[1], auth);

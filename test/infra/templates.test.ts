@@ -103,7 +103,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
   it("give the Function App identity-based settings for everything the app and its triggers read", () => {
     const main = source(join(infra, "main.bicep"));
     const api = source(join(infra, "app/api.bicep"));
-    for (const setting of ["COSMOS__accountEndpoint", "COSMOS__credential: 'managedidentity'", "COSMOS__clientId", "COSMOS_DATABASE", "AZURE_CLIENT_ID", "AUTH_ISSUER", "AUTH_AUDIENCE", "SOFT_DELETE_TTL_SECONDS"]) {
+    for (const setting of ["COSMOS__accountEndpoint", "COSMOS__credential: 'managedidentity'", "COSMOS__clientId", "COSMOS_DATABASE", "AZURE_CLIENT_ID", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_SCOPE", "SOFT_DELETE_TTL_SECONDS"]) {
       expect(main, setting).toContain(setting);
     }
     for (const setting of ["AzureWebJobsStorage__credential: 'managedidentity'", "AzureWebJobsStorage__clientId", "AzureWebJobsStorage__blobServiceUri", "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__tableServiceUri"]) {
