@@ -122,6 +122,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   };
 }
 
+/** Every app setting the app reads, with whether it may be absent (it has a default or is one of several ways to say a thing). */
+export const APP_SETTINGS: readonly { name: string; optional: boolean }[] = Object.entries(schema.shape).map(([name, setting]) => ({ name, optional: setting.isOptional() }));
+
 const authSchema = schema.pick({ AUTH_ISSUER: true, AUTH_AUDIENCE: true, AUTH_JWKS_URI: true, AUTH_SCOPE: true, AUTH_APP_ROLES: true });
 
 /** The issuer settings, without the dev secret. */

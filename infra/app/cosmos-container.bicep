@@ -14,16 +14,16 @@ var scriptBodies = {
   truncateFeed: loadTextContent('../../sprocs/truncateFeed.js')
 }
 
-resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' existing = {
   name: accountName
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' existing = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15' existing = {
   parent: account
   name: databaseName
 }
 
-resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2025-04-15' = {
   parent: database
   name: definition.name
   properties: {
@@ -38,7 +38,7 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
   }
 }
 
-resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/storedProcedures@2024-11-15' = [
+resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/storedProcedures@2025-04-15' = [
   for name in definition.storedProcedures: {
     parent: container
     name: name
@@ -48,7 +48,7 @@ resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/co
   }
 ]
 
-resource triggers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/triggers@2024-11-15' = [
+resource triggers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/triggers@2025-04-15' = [
   for trigger in definition.triggers: {
     parent: container
     name: trigger.name

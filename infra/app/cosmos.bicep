@@ -17,7 +17,7 @@ param userPrincipalId string = ''
 
 var definitions = loadJsonContent('../containers.json')
 
-resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
   name: accountName
   location: location
   tags: tags
@@ -38,7 +38,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
   }
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15' = {
   parent: account
   name: definitions.databaseName
   properties: {
@@ -61,7 +61,7 @@ module containers 'cosmos-container.bicep' = [
 ]
 
 // Only what the app does: read metadata, items CRUD, queries, change feed, stored procedures.
-resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2024-11-15' = {
+resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2025-04-15' = {
   parent: account
   name: guid(account.id, 'blog-app-data-access')
   properties: {
@@ -86,7 +86,7 @@ resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2
   }
 }
 
-resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = {
   parent: account
   name: guid(account.id, appPrincipalId, appDataRole.id)
   properties: {
@@ -98,7 +98,7 @@ resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments
 
 // Built-in Cosmos DB Data Contributor for the deploying user, if one was given. After the app's
 // assignment: the resource provider rejects concurrent role assignment writes on one account (412).
-resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = if (!empty(userPrincipalId)) {
+resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = if (!empty(userPrincipalId)) {
   parent: account
   name: guid(account.id, userPrincipalId, '00000000-0000-0000-0000-000000000002')
   dependsOn: [appDataAccess]

@@ -4,7 +4,7 @@ param applicationInsightsName string
 param location string
 param tags object
 
-resource logAnalytics 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+resource logAnalytics 'Microsoft.OperationalInsights/workspaces@2025-02-01' = {
   name: logAnalyticsName
   location: location
   tags: tags

@@ -4,7 +4,7 @@ param name string
 param location string
 param tags object = {}
 
-resource web 'Microsoft.Web/staticSites@2024-04-01' = {
+resource web 'Microsoft.Web/staticSites@2025-03-01' = {
   name: name
   location: location
   tags: union(tags, { 'azd-service-name': 'web' })

@@ -1,0 +1,92 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { APP_SETTINGS } from "../../src/config";
+import { containerDefinitions } from "../../src/store/definitions";
+
+/**
+ * The ARM template `bicep build` makes of infra/ (infra/compiled/main.json; CI rebuilds it with
+ * the pinned CLI and fails on any difference), checked against the code: what Azure will really
+ * be asked to create, not the Bicep text.
+ */
+const root = join(__dirname, "../..");
+const template = JSON.parse(readFileSync(join(root, "infra/compiled/main.json"), "utf8")) as Template;
+
+interface Resource {
+  type: string;
+  name: string;
+  properties?: Record<string, unknown> & { template?: Template; parameters?: Record<string, { value?: unknown }> };
+}
+interface Template {
+  parameters?: Record<string, { defaultValue?: unknown }>;
+  variables?: Record<string, unknown>;
+  resources: Resource[];
+  outputs: Record<string, unknown>;
+}
+
+/** The module (nested deployment) of main.bicep named `name`. */
+const moduleNamed = (name: string) => template.resources.find((r) => r.type === "Microsoft.Resources/deployments" && r.name === name)!;
+const resourcesOf = (module: Resource) => module.properties!.template!.resources;
+const text = (value: unknown) => JSON.stringify(value);
+/** A template variable, following `[variables('...')]` to the value loadJsonContent/loadTextContent inlined. */
+function variable(scope: Template, name: string): unknown {
+  const value = scope.variables![name];
+  const reference = typeof value === "string" ? /^\[variables\('([^']+)'\)\]$/.exec(value)?.[1] : undefined;
+  return reference ? variable(scope, reference) : value;
+}
+
+describe("the compiled template", () => {
+  it("sets what the app needs on the Function App, and only settings the app or the Functions host read", () => {
+    const api = moduleNamed("api");
+    const given = Object.keys(api.properties!.parameters!.appSettings.value as Record<string, unknown>);
+    const config = resourcesOf(api).find((r) => r.type === "Microsoft.Web/sites/config")!;
+    // The names of createObject('name', value, 'name', value, ...) in the settings' union.
+    const created = /createObject\((.*?)\), parameters\('appSettings'\)/.exec(String(config.properties))![1];
+    const hostSettings = [...created.matchAll(/(?:^|\), |, )'([A-Za-z_]+)', /g)].map((m) => m[1]).filter((name) => /^[A-Z]/.test(name));
+    expect(hostSettings).toEqual(expect.arrayContaining(["AzureWebJobsStorage__credential", "AzureWebJobsStorage__blobServiceUri", "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__tableServiceUri"]));
+    const settings = [...given, ...hostSettings];
+    // Without an endpoint loadSettings throws; without an issuer and audience nobody can write.
+    expect(settings).toEqual(expect.arrayContaining(["COSMOS__accountEndpoint", "AUTH_ISSUER", "AUTH_AUDIENCE"]));
+    const appReads = APP_SETTINGS.map((s) => s.name);
+    // Everything else the app reads is optional, with a default.
+    for (const setting of APP_SETTINGS.filter((s) => !settings.includes(s.name))) expect(setting.optional, setting.name).toBe(true);
+    const hostReads = /^(COSMOS__(credential|clientId)|AzureWebJobsStorage__\w+|APPLICATIONINSIGHTS_\w+|AZURE_CLIENT_ID)$/;
+    for (const name of settings) expect(appReads.includes(name) || hostReads.test(name), name).toBe(true);
+  });
+
+  it("grants every identity-based connection its roles, at the right scope", () => {
+    const cosmos = resourcesOf(moduleNamed("cosmos"));
+    const app = text(moduleNamed("cosmos").properties!.parameters!.appPrincipalId);
+    expect(app).toContain("'identity'");
+    // COSMOS__* (the Cosmos DB trigger and the app's client): the data-plane role, scoped to the database.
+    const assignments = cosmos.filter((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments");
+    const forApp = assignments.find((r) => text(r.properties).includes("parameters('appPrincipalId')"))!;
+    expect(text(forApp.properties)).toMatch(/"scope":"\[format\('\{0\}\/dbs\/\{1\}'/);
+    const definition = cosmos.find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions")!;
+    const actions = text(definition.properties);
+    for (const action of ["items/create", "items/read", "items/replace", "items/upsert", "items/delete", "executeQuery", "readChangeFeed", "executeStoredProcedure"]) expect(actions).toContain(action);
+    // AzureWebJobsStorage__* (host, Durable Functions, deployment package): blob, queue and table roles on the account.
+    const rbac = resourcesOf(moduleNamed("rbac")).filter((r) => r.type === "Microsoft.Authorization/roleAssignments");
+    const variables = text(moduleNamed("rbac").properties!.template!.variables);
+    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"]) expect(variables).toContain(role);
+    expect(rbac.some((r) => text(r).includes("Microsoft.Storage/storageAccounts") && text(r.properties).includes("parameters('appPrincipalId')"))).toBe(true);
+  });
+
+  it("creates the containers of infra/containers.json, with their scripts from sprocs/", () => {
+    const cosmos = moduleNamed("cosmos");
+    expect(variable(cosmos.properties!.template!, "definitions")).toEqual(containerDefinitions);
+    const perContainer = resourcesOf(cosmos).find((r) => r.type === "Microsoft.Resources/deployments")!.properties!.template!;
+    const bodies = variable(perContainer, "scriptBodies") as Record<string, string>;
+    const scripts = Object.fromEntries(Object.keys(bodies).map((name) => [name, variable({ ...perContainer, variables: { ...perContainer.variables, probe: bodies[name] } }, "probe") as string]));
+    const declared = containerDefinitions.containers.flatMap((c) => [...c.storedProcedures, ...c.triggers.map((t) => t.name)]);
+    expect(Object.keys(scripts).sort()).toEqual(declared.sort());
+    for (const name of declared) expect(scripts[name], name).toBe(readFileSync(join(root, "sprocs", `${name}.js`), "utf8"));
+  });
+
+  it("outputs everything the azd hooks and the deploy guide read", () => {
+    const hook = readFileSync(join(root, "web/write-config.mjs"), "utf8");
+    const read = [...hook.matchAll(/env\("(\w+)"\)/g)].map((m) => m[1]);
+    expect(read.length).toBeGreaterThan(0);
+    for (const name of [...read, "SERVICE_API_NAME", "AZURE_FUNCTION_APP_NAME", "WEB_URI"]) expect(Object.keys(template.outputs), name).toContain(name);
+  });
+});
