@@ -1,0 +1,45 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { validateWorkflow } from "@action-validator/core";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+/** The GitHub Actions workflows the repository carries, valid against the workflow schema and doing what the README says. */
+const workflows = join(__dirname, "../../.github/workflows");
+const read = (name: string) => readFileSync(join(workflows, name), "utf8");
+
+interface Workflow {
+  permissions: Record<string, string>;
+  jobs: Record<string, { steps: { uses?: string; run?: string; with?: Record<string, unknown> }[] }>;
+}
+
+describe("the GitHub Actions workflows", () => {
+  it("are valid workflows, every one of them", () => {
+    const files = readdirSync(workflows).filter((name) => /\.ya?ml$/.test(name));
+    expect(files.sort()).toEqual(["azure-dev.yml", "ci.yml"]);
+    for (const file of files) {
+      const result = validateWorkflow(read(file));
+      expect(result.errors, file).toEqual([]);
+    }
+    // The validator does check: a job without runs-on is refused.
+    expect(validateWorkflow("on: push\njobs:\n  broken:\n    steps:\n      - run: true\n").errors.length).toBeGreaterThan(0);
+  });
+
+  it("CI runs .ci/run on a clean checkout, with the .NET SDK that fetches the Bicep CLI", () => {
+    const ci = parse(read("ci.yml")) as Workflow;
+    const steps = ci.jobs.ci.steps;
+    expect(steps.map((s) => s.uses ?? s.run)).toEqual(["actions/checkout@v4", "actions/setup-node@v4", "actions/setup-dotnet@v4", ".ci/run"]);
+    expect(ci.permissions).toEqual({ contents: "read" });
+  });
+
+  it("the azd pipeline signs in with federated credentials (no secrets), then provisions and deploys", () => {
+    const text = read("azure-dev.yml");
+    const deploy = parse(text) as Workflow;
+    expect(deploy.permissions).toEqual({ "id-token": "write", contents: "read" });
+    expect(text).not.toMatch(/secrets\./);
+    const runs = deploy.jobs.deploy.steps.map((s) => s.run ?? s.uses);
+    expect(runs).toEqual(expect.arrayContaining(["Azure/setup-azd@v2", "npm ci", "azd provision --no-prompt", "azd deploy --all --no-prompt"]));
+    expect(runs.find((r) => r?.startsWith("azd auth login"))).toMatch(/--federated-credential-provider github/);
+    expect(runs.indexOf("azd provision --no-prompt")).toBeLessThan(runs.indexOf("azd deploy --all --no-prompt"));
+  });
+});
