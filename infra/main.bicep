@@ -207,6 +207,8 @@ output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_ACCOUNT_NAME string = cosmos.outputs.accountName
 output COSMOS_DATABASE string = definitions.databaseName
 output AZURE_CLIENT_ID string = identity.outputs.clientId
+// The app identity's principal: the postprovision hook waits until its new roles can have propagated.
+output API_PRINCIPAL_ID string = identity.outputs.principalId
 output WEB_URI string = web.outputs.origin
 // What web/write-config.mjs writes into the front end's config.json at deploy time.
 output WEB_AUTH_CLIENT_ID string = webClientId
