@@ -43,3 +43,20 @@ describe("the GitHub Actions workflows", () => {
     expect(runs.indexOf("azd provision --no-prompt")).toBeLessThan(runs.indexOf("azd deploy --all --no-prompt"));
   });
 });
+
+describe("Dependabot", () => {
+  it("proposes npm and GitHub Actions upgrades weekly, with the pairs that must move together grouped", () => {
+    const config = parse(readFileSync(join(__dirname, "../../.github/dependabot.yml"), "utf8")) as {
+      updates: { "package-ecosystem": string; groups?: Record<string, { patterns: string[] }>; ignore?: { "dependency-name": string }[] }[];
+    };
+    expect(config.updates.map((u) => u["package-ecosystem"]).sort()).toEqual(["github-actions", "npm"]);
+    const npm = config.updates.find((u) => u["package-ecosystem"] === "npm")!;
+    expect(npm.groups!.zod.patterns).toEqual(["zod", "@asteasolutions/zod-to-openapi"]);
+    expect(npm.groups!["azure-sdk"].patterns).toEqual(["@azure/*"]);
+    // Every dependency of package.json is covered by a group, or taken by hand on purpose.
+    const pkg = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const grouped = (name: string) => Object.values(npm.groups!).some((g) => g.patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p)));
+    expect(Object.keys(pkg.dependencies).filter((name) => name.startsWith("@azure/")).every(grouped)).toBe(true);
+    expect(npm.ignore?.map((i) => i["dependency-name"])).toEqual(["durable-functions"]);
+  });
+});
