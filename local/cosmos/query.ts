@@ -209,23 +209,41 @@ function pageable(ast: unknown): boolean {
 }
 
 /**
- * One page of a scan in insertion order, over at most `pageItems` items: the continuation
- * `SCAN:<ordinal>:<inner>` names the last item before the chunk (and the engine's own token
- * within it), so writes between pages neither repeat nor skip what was already read.
+ * Items evaluated at a time within a scan page. The engine re-reads its whole input for every
+ * page it returns, so a page is filled slice by slice: a scan costs what it reads once.
+ */
+const SCAN_SLICE_ITEMS = 512;
+
+/**
+ * One page of a scan in insertion order, reading at most `pageItems` items: the continuation
+ * `SCAN:<ordinal>:<inner>` names the last item before the slice it stopped in (and the engine's
+ * own token within that slice), so writes between pages neither repeat nor skip what was read.
  */
 function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySpec, continuation: string | undefined, maxItemCount: number, pageItems: number): QueryPage {
   const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
   if (continuation && !match) throw invalidContinuation();
   const after = match ? Number(match[1]) : 0; // ordinals start at 1
   const sorted = items.sort((a, b) => a.seq - b.seq);
-  let start = 0;
-  for (let high = sorted.length; start < high; ) {
-    const middle = (start + high) >> 1;
-    if (sorted[middle].seq <= after) start = middle + 1;
+  let position = 0;
+  for (let high = sorted.length; position < high; ) {
+    const middle = (position + high) >> 1;
+    if (sorted[middle].seq <= after) position = middle + 1;
     else high = middle;
   }
-  const chunk = sorted.slice(start, start + pageItems);
-  const page = execute(parsed, spec, chunk.map((item) => item.doc()), maxItemCount, match?.[2] || undefined);
-  const next = page.continuation ? `SCAN:${after}:${page.continuation}` : start + pageItems < sorted.length ? `SCAN:${chunk[chunk.length - 1].seq}:` : undefined;
-  return { ...page, continuation: next };
+  const limit = maxItemCount > 0 ? maxItemCount : 100;
+  const end = Math.min(sorted.length, position + pageItems);
+  const found: Json[] = [];
+  let inner = match?.[2] || undefined;
+  let retrieved = 0;
+  while (position < end && found.length < limit) {
+    const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, sorted.length));
+    const page = execute(parsed, spec, slice.map((item) => item.doc()), limit - found.length, inner);
+    found.push(...page.items);
+    retrieved += slice.length;
+    inner = undefined;
+    // The slice holds more results than the page has room for: the next page resumes inside it.
+    if (page.continuation) return { items: found, retrieved, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
+    position += slice.length;
+  }
+  return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
 }

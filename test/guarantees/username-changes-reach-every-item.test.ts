@@ -102,7 +102,11 @@ describe("every username change reaches every item", () => {
     app = await localSystem(fast);
     await userWithItems(app, "prolific", "prolific-before", 12);
     // Let the posts change feed settle first, so the propagation alone does the renaming.
-    await within(20_000, async () => (await app!.call("GET", "/users/prolific/posts?limit=100")).body.items.length === 12);
+    // Each copy counting its comment means the comment's change, written before the count, was delivered too.
+    await within(20_000, async () => {
+      const items = (await app!.call("GET", "/users/prolific/posts?limit=100")).body.items as { commentCount: number }[];
+      return items.length === 12 && items.every((item) => item.commentCount === 1);
+    });
     expect((await app.call("PUT", "/users/prolific", { as: "prolific", body: { username: "prolific-after" } })).status).toBe(200);
     const { posts } = app.system.store;
     await within(30_000, async () => (await stale(posts, "prolific", "prolific-before")) === 0);
