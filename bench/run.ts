@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { measureScans } from "./scan";
 import { cpus, platform, release, totalmem } from "node:os";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
@@ -45,6 +46,8 @@ export interface BenchOptions {
   scaleSeconds: number;
   /** Likers in the like storm of the scale figures. */
   stormLikers: number;
+  /** Items of the largest unindexable-scan figure (0 skips it); a quarter and a half are measured too. */
+  scanItems: number;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -191,6 +194,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
     report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
   }
   if (!options.endpoint && options.scaleSeconds > 0) report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
+  if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   return report;
 }
@@ -212,6 +216,7 @@ async function main(): Promise<void> {
       "cold-start-samples": { type: "string", default: "15" },
       "scale-seconds": { type: "string", default: "5" },
       "storm-likers": { type: "string", default: "1000" },
+      "scan-items": { type: "string", default: "60000" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -233,6 +238,7 @@ async function main(): Promise<void> {
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
+    scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

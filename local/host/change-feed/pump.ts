@@ -54,6 +54,8 @@ export class ChangeFeedPump {
   /** The SDK's feed range of each lease (the change feed iterator accepts only its own range objects). */
   private readonly ranges = new Map<string, FeedRange>();
   private balancer: Promise<void> = Promise.resolve();
+  /** Set after the first acquire round: a lease missing later was deleted, not yet created. */
+  private started = false;
 
   constructor(
     private readonly container: Container,
@@ -102,10 +104,12 @@ export class ChangeFeedPump {
         let all = await this.leases.list();
         const missing = [...this.ranges].filter(([id]) => !all.some((lease) => lease.id === id)).map(([, range]) => range);
         if (missing.length > 0) {
+          if (this.started) for (const range of missing) this.log(`${this.trigger.name}: lease ${this.leases.idOf(range)} is missing (deleted?): created again, its range is read from the start`);
           await this.leases.ensure(missing);
           all = await this.leases.list();
         }
         await this.takeShare(all);
+        this.started = true;
         failures = 0;
         await pause(this.options.leases.acquireMs, this.abort.signal);
       } catch (error) {
