@@ -15,7 +15,8 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     outfile: file,
     bundle: true,
     platform: "node",
-    target: "node20",
+    // The Function App runs Node.js 22 (infra/app/api.bicep).
+    target: "node22",
     format: "cjs",
     external: ["@azure/functions-core"],
     sourcemap: "linked",
