@@ -38,7 +38,7 @@ async function invokeHttp(name, url) {
     invocationId: "00000000-0000-0000-0000-000000000001",
     metadata: entry.metadata,
     request: {
-      inputData: [{ name: triggerName, data: { http: { method: "GET", url, headers: { host: new URL(url).host }, query: {}, params: {}, body: { string: "" } } } }],
+      inputData: [{ name: triggerName, data: { http: { method: "GET", url, headers: { host: new URL(url).host }, query: {}, params: {} } } }],
       triggerMetadata: {},
     },
   };
