@@ -38,7 +38,7 @@ const REQUEST_HEADERS = {
 };
 
 /** `users/{userId}` → the path parameters as a zod object. */
-function pathParameters(route: string): z.AnyZodObject | undefined {
+function pathParameters(route: string): z.ZodObject | undefined {
   const names = [...route.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
   return names.length === 0 ? undefined : z.object(Object.fromEntries(names.map((name) => [name, id])));
 }
@@ -76,7 +76,7 @@ function operation(route: Route): RouteConfig {
     ...(doc.auth ? { security: [{ bearerAuth: [] }] } : {}),
     request: {
       params: pathParameters(route.route),
-      query: doc.query as z.AnyZodObject | undefined,
+      query: doc.query as z.ZodObject | undefined,
       headers: requestHeaders.length > 0 ? requestHeaders : undefined,
       body: doc.body ? { required: true, content: { "application/json": { schema: doc.body } } } : undefined,
     },

@@ -60,7 +60,7 @@ export const id = z.string().regex(LIMITS.idPattern, "is not a valid id");
 
 // `limit=` (empty) is no limit given: the default applies.
 const limit = z.preprocess((value) => (value === "" ? undefined : value), z.coerce
-  .number({ invalid_type_error: "must be a number" })
+  .number({ error: "must be a number" })
   .int("must be an integer")
   .min(LIMITS.pageSize.min)
   .max(LIMITS.pageSize.max)
