@@ -3,6 +3,7 @@ import type { QuerySpec } from "./query";
 import { compiled } from "./query";
 import type { Json } from "./resources";
 import { printExpression, printFromWhere, projectionExpression } from "./sql-print";
+import { refuseUnsupported, shapeOf } from "./sql-support";
 
 type Node = { type: string; [key: string]: unknown };
 
@@ -12,10 +13,10 @@ const FILTER = "{documentdb-formattableorderbyquery-filter}";
 export interface QueryPlan {
   partitionedQueryExecutionInfoVersion: number;
   queryInfo: {
-    distinctType: "None";
+    distinctType: "None" | "Unordered";
     top: number | null;
-    offset: null;
-    limit: null;
+    offset: number | null;
+    limit: number | null;
     orderBy: ("Ascending" | "Descending")[];
     orderByExpressions: string[];
     groupByExpressions: string[];
@@ -53,7 +54,9 @@ function valueAggregate(select: Node): { name: string; argument: Node } | undefi
  * their results; for anything else, run it as is.
  */
 export function planOf(spec: QuerySpec): QueryPlan {
-  const body = compiled(spec.query).ast.body as Node;
+  refuseUnsupported(spec.query);
+  const shaped = shapeOf(spec);
+  const body = compiled(shaped.spec.query).ast.body as Node;
   const select = body.select as Node;
   const from = body.from as Node | null;
   const alias = from ? ((((from.source as Node).alias as Node | null)?.name ?? ((from.source as Node).expression as Node & { expression?: Node }).expression?.name) as string) : "r";
@@ -74,14 +77,20 @@ export function planOf(spec: QuerySpec): QueryPlan {
           ? `{"${aggregate.name.toLowerCase()}": ${aggregate.name}(${argument}), "count": COUNT(${argument})}`
           : `${aggregate.name}(${argument})`;
     rewrittenQuery = `SELECT VALUE [{"item": ${item}}] ${printFromWhere(body)}`;
+  } else if (shaped.limit !== undefined && !shaped.distinct) {
+    // Each range gives what the whole page could need; the SDK skips and takes across ranges.
+    rewrittenQuery = `${shaped.spec.query} OFFSET 0 LIMIT ${shaped.offset! + shaped.limit}`;
+  } else if (shaped.limit !== undefined) {
+    // DISTINCT across ranges first: each range gives all its distinct values.
+    rewrittenQuery = spec.query.replace(/\s+OFFSET\s+\S+\s+LIMIT\s+\S+\s*$/i, "");
   }
   return {
     partitionedQueryExecutionInfoVersion: 2,
     queryInfo: {
-      distinctType: "None",
+      distinctType: shaped.distinct ? "Unordered" : "None",
       top,
-      offset: null,
-      limit: null,
+      offset: shaped.offset ?? null,
+      limit: shaped.limit ?? null,
       orderBy: orderBy.map((e) => ((e.order as string)?.toUpperCase() === "DESC" ? "Descending" : "Ascending")),
       orderByExpressions: orderBy.map((e) => printExpression(e.expression as Node)),
       groupByExpressions: [],
@@ -97,9 +106,10 @@ export function planOf(spec: QuerySpec): QueryPlan {
   };
 }
 
-/** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates). */
+/** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates, DISTINCT, OFFSET ... LIMIT). */
 export function needsPipeline(plan: QueryPlan): boolean {
-  return plan.queryInfo.orderBy.length > 0 || plan.queryInfo.top !== null || plan.queryInfo.aggregates.length > 0;
+  const info = plan.queryInfo;
+  return info.orderBy.length > 0 || info.top !== null || info.aggregates.length > 0 || info.distinctType !== "None" || info.limit !== null;
 }
 
 /**

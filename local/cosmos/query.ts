@@ -1,6 +1,7 @@
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "./errors";
+import { refuseUnsupported, shapeOf, unknownFunction, type ShapedQuery } from "./sql-support";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "./resources";
 
@@ -157,12 +158,64 @@ function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
  * SQL engine then evaluates the whole query over those. `retrieved` counts what was read.
  */
 export function runQuery<T extends Queryable>(
-  scope: { items: () => T[]; size: number; contains: (item: T) => boolean },
+  scope: QueryScope<T>,
   indexes: ContainerIndexes<T> | undefined,
   spec: QuerySpec,
   continuation: string | undefined,
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
+): QueryPage {
+  refuseUnsupported(spec.query);
+  const shaped = shapeOf(spec);
+  if (shaped.distinct || shaped.limit !== undefined) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
+  return engineQuery(scope, indexes, spec, continuation, maxItemCount, scanPageItems);
+}
+
+/** The live items a query runs over (one logical partition, or all). */
+export interface QueryScope<T> {
+  items: () => T[];
+  size: number;
+  contains: (item: T) => boolean;
+}
+
+/** A value's identity for DISTINCT: equal JSON, whatever the order of object keys. */
+function distinctKey(value: Json): string {
+  if (Array.isArray(value)) return `[${value.map(distinctKey).join(",")}]`;
+  if (value !== null && typeof value === "object") return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${distinctKey((value as JsonObject)[key])}`).join(",")}}`;
+  return JSON.stringify(value) ?? "undefined";
+}
+
+/**
+ * DISTINCT and OFFSET ... LIMIT, which the engine cannot parse: the rest of the query runs to
+ * the end, the server applies them in order, and pages the result (`SHAPED:<position>`).
+ */
+function shapedPage<T extends Queryable>(scope: QueryScope<T>, indexes: ContainerIndexes<T> | undefined, shaped: ShapedQuery, continuation: string | undefined, maxItemCount: number): QueryPage {
+  const resume = continuation === undefined ? undefined : /^SHAPED:(\d+)$/.exec(continuation);
+  if (continuation !== undefined && !resume) throw invalidContinuation();
+  const position = resume ? Number(resume[1]) : 0;
+  const all: Json[] = [];
+  let retrieved = 0;
+  let token: string | undefined;
+  do {
+    const page = engineQuery(scope, indexes, shaped.spec, token, 1000, Number.POSITIVE_INFINITY);
+    all.push(...page.items);
+    retrieved += page.retrieved;
+    token = page.continuation;
+  } while (token);
+  const seen = new Set<string>();
+  let results = shaped.distinct ? all.filter((value) => !seen.has(distinctKey(value)) && seen.add(distinctKey(value))) : all;
+  if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
+  const size = maxItemCount > 0 ? maxItemCount : 100;
+  return { items: results.slice(position, position + size), retrieved, continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined };
+}
+
+function engineQuery<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+  scanPageItems: number,
 ): QueryPage {
   if (continuation !== undefined && !CONTINUATION.test(continuation)) throw invalidContinuation();
   const parsed = compiled(spec.query);
@@ -199,7 +252,7 @@ function engineErrors(work: () => QueryPage): QueryPage {
     return work();
   } catch (error) {
     if (error instanceof CosmosError) throw error;
-    throw badRequest(`Query could not be executed: ${(error as Error).message}`);
+    throw unknownFunction(error as Error) ?? badRequest(`Query could not be executed: ${(error as Error).message}`);
   }
 }
 
