@@ -1,9 +1,8 @@
-import query from "@zeit/cosmosdb-query";
 import { badRequest, conflict, notFound, preconditionFailed } from "./errors";
 import { ContainerIndexes } from "./indexes";
 import { effectivePartitionKey, keyRanges, rangeOf, type KeyRange } from "./partitions";
 import { applyPatch } from "./patch";
-import { runQuery, type QueryPage, type QuerySpec } from "./query";
+import { runQuery, satisfies, type QueryPage, type QuerySpec } from "./query";
 import { checkId, isObject, newEtag, nowSeconds, type Json, type JsonObject } from "./resources";
 
 export type { QueryPage, QuerySpec } from "./query";
@@ -382,7 +381,7 @@ export class Container {
 
   private matchesCondition(doc: JsonObject, condition: string): boolean {
     try {
-      return query(`SELECT * ${condition}`).exec([doc]).result.length > 0;
+      return satisfies(doc, condition);
     } catch (error) {
       throw badRequest(`Invalid patch condition: ${(error as Error).message}`);
     }

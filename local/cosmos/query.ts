@@ -1,3 +1,4 @@
+// The SQL engine, used by this module only, so that it could be replaced in one place.
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "./errors";
@@ -34,6 +35,11 @@ export function compiled(sql: string): Parsed {
     parsedQueries.set(sql, parsed);
   }
   return parsed;
+}
+
+/** Whether `doc` satisfies a `FROM c WHERE ...` condition (a conditional patch's); throws on a malformed one. */
+export function satisfies(doc: JsonObject, condition: string): boolean {
+  return query(`SELECT * ${condition}`).exec([doc]).result.length > 0;
 }
 
 type Node = { type: string; [key: string]: unknown };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import query from "@zeit/cosmosdb-query";
 import { indexablePredicates } from "../../local/cosmos/candidates";
+import { compiled } from "../../local/cosmos/query";
 import { cosmosFixture, type CosmosFixture } from "../support/cosmos";
 
-const predicates = (sql: string, parameters: { name: string; value: unknown }[] = []) => indexablePredicates(query(sql).ast, parameters as never);
+const predicates = (sql: string, parameters: { name: string; value: unknown }[] = []) => indexablePredicates(compiled(sql).ast, parameters as never);
 
 describe("what an index can answer (the conjuncts of WHERE)", () => {
   it("takes equality, IN, ranges, ARRAY_CONTAINS and IS_DEFINED on the collection alias", () => {
