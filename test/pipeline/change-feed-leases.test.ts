@@ -130,13 +130,19 @@ describe("checkpoints that fail", () => {
 });
 
 describe("leases an operator damaged while the host runs", () => {
-  it("a deleted lease is created again and its range replayed from the start: nothing is lost", async () => {
+  /** One consumer holding every lease, with ten changes delivered and checkpointed. */
+  async function runningConsumer() {
     const { watched, leases } = await setup();
     const a = consumer(watched, leases, "host-a");
     a.pump.start();
     await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
     await write(watched, ids("before", 10));
     await eventually(async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
+    return { watched, leases, a };
+  }
+
+  it("a deleted lease is created again and its range replayed from the start: nothing is lost", async () => {
+    const { watched, leases, a } = await runningConsumer();
     const { resources } = await leases.items.readAll<{ id: string }>().fetchAll();
     for (const lease of resources) await leases.item(lease.id, lease.id).delete();
     await write(watched, ids("after", 12));
@@ -147,12 +153,7 @@ describe("leases an operator damaged while the host runs", () => {
   });
 
   it("a lease whose continuation is garbage starts its range over instead of stalling", async () => {
-    const { watched, leases } = await setup();
-    const a = consumer(watched, leases, "host-a");
-    a.pump.start();
-    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
-    await write(watched, ids("before", 10));
-    await eventually(async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
+    const { watched, leases, a } = await runningConsumer();
     await a.pump.stop();
     const { resources } = await leases.items.readAll<{ id: string; continuation: string }>().fetchAll();
     for (const lease of resources) await leases.item(lease.id, lease.id).replace({ ...lease, continuation: "{not json" });
