@@ -169,3 +169,31 @@ describe("local durable host", () => {
     await durable.stop();
   });
 });
+
+describe("local durable host: nothing hangs silently", () => {
+  it("fails an instance whose orchestrator asks for an action the host cannot carry out, naming it", async () => {
+    function* waits(context: OrchestrationContext) {
+      const approval = yield context.df.waitForExternalEvent("approval");
+      return approval;
+    }
+    const durable = host({ waits }, {});
+    const id = await durable.startNew("waits");
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id);
+    expect(status?.runtimeStatus).toBe("Failed");
+    expect(String(status?.output)).toMatch(/WaitForExternalEvent/);
+  });
+
+  it("round-trips a string input as a string, as the package's client sends it (JSON)", async () => {
+    function* echo(context: OrchestrationContext) {
+      yield context.df.callActivity("same", context.df.getInput());
+      return context.df.getInput();
+    }
+    const durable = host({ echo }, { same: async (input: unknown) => input });
+    for (const input of ["hello", "42", "", "true"]) {
+      const id = await durable.startNew("echo", { input });
+      await durable.waitForIdle();
+      expect(await durable.getStatus(id), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: input });
+    }
+  });
+});

@@ -92,7 +92,8 @@ export class DurableHost {
     const record: InstanceRecord = {
       instanceId,
       name,
-      input: inputJson(options.input),
+      // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
+      input: JSON.stringify(options.input ?? null),
       runtimeStatus: "Pending",
       createdTime: now,
       lastUpdatedTime: now,
@@ -207,6 +208,13 @@ export class DurableHost {
     this.running.set(record.instanceId, run);
   }
 
+  /** Ends the instance as Failed with `message`, logged once. */
+  private fail(record: InstanceRecord, message: string): void {
+    this.log(`orchestration ${record.instanceId} failed: ${message}`);
+    this.finish(record, "Failed", { failure: message });
+    this.save(record);
+  }
+
   private async episode(record: InstanceRecord): Promise<void> {
     const at = new Date();
     const delivered = record.inbox.shift()!;
@@ -224,28 +232,24 @@ export class DurableHost {
         context,
       );
     } catch (error) {
-      const message = failureOf(error);
-      this.log(`orchestration ${record.instanceId} failed: ${message}`);
-      this.finish(record, "Failed", { failure: message });
-      this.save(record);
-      return;
+      return this.fail(record, failureOf(error));
     }
+    if (!state || !Array.isArray(state.actions)) return this.fail(record, "The orchestrator returned a malformed state (no list of actions).");
 
     const actions = atomicActions(state.actions.flat());
     const replayed = actions.slice(0, record.actions.length).map(describeAction);
     const diverged = replayed.findIndex((action, i) => action !== record.actions[i]);
-    if (diverged >= 0) {
-      const message = `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`;
-      this.log(`orchestration ${record.instanceId} failed: ${message}`);
-      this.finish(record, "Failed", { failure: message });
-      this.save(record);
-      return;
-    }
+    if (diverged >= 0) return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`);
     const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
-    for (const action of actions.slice(record.actions.length)) {
-      if (action === continueAs) break;
-      scheduleAction(record, action, at, episode, work);
-      record.actions.push(describeAction(action));
+    try {
+      for (const action of actions.slice(record.actions.length)) {
+        if (action === continueAs) break;
+        scheduleAction(record, action, at, episode, work);
+        record.actions.push(describeAction(action));
+      }
+    } catch (error) {
+      // An action this host cannot carry out: the instance fails, saying which, instead of waiting for good.
+      return this.fail(record, (error as Error).message);
     }
     record.customStatus = state.customStatus;
     episode.push(historyEvents.orchestratorCompleted(at));
