@@ -172,16 +172,15 @@ describe("local durable host", () => {
 
 describe("local durable host: nothing hangs silently", () => {
   it("fails an instance whose orchestrator asks for an action the host cannot carry out, naming it", async () => {
-    function* waits(context: OrchestrationContext) {
-      const approval = yield context.df.waitForExternalEvent("approval");
-      return approval;
+    function* delegates(context: OrchestrationContext) {
+      return yield context.df.callSubOrchestrator("other");
     }
-    const durable = host({ waits }, {});
-    const id = await durable.startNew("waits");
+    const durable = host({ delegates, other: function* () {} }, {});
+    const id = await durable.startNew("delegates");
     await durable.waitForIdle();
     const status = await durable.getStatus(id);
     expect(status?.runtimeStatus).toBe("Failed");
-    expect(String(status?.output)).toMatch(/WaitForExternalEvent/);
+    expect(String(status?.output)).toMatch(/CallSubOrchestrator/);
   });
 
   it("round-trips a string input as a string, as the package's client sends it (JSON)", async () => {
@@ -195,5 +194,53 @@ describe("local durable host: nothing hangs silently", () => {
       await durable.waitForIdle();
       expect(await durable.getStatus(id), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: input });
     }
+  });
+});
+
+describe("local durable host: external events", () => {
+  const running = async (durable: DurableHost, id: string) => {
+    for (let i = 0; i < 200 && (await durable.getStatus(id))?.runtimeStatus !== "Running"; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it("delivers an event to a wait, whether it is raised before or after the wait, several of one name in order", async () => {
+    function* approvals(context: OrchestrationContext) {
+      const first = yield context.df.waitForExternalEvent("approval");
+      const second = yield context.df.waitForExternalEvent("approval");
+      const note = yield context.df.waitForExternalEvent("note");
+      return { first, second, note };
+    }
+    const durable = host({ approvals }, {});
+    const id = await durable.startNew("approvals");
+    await running(durable, id);
+    // "note" comes before anything waits for it: it is kept until the wait asks.
+    await durable.raiseEvent(id, "note", "kept for later");
+    await durable.raiseEvent(id, "approval", { by: "ann" });
+    await durable.raiseEvent(id, "approval", { by: "ben" });
+    await durable.waitForIdle();
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { first: { by: "ann" }, second: { by: "ben" }, note: "kept for later" } });
+    await expect(durable.raiseEvent(id, "approval")).rejects.toThrow(/Completed/);
+    await expect(durable.raiseEvent("nobody", "approval")).rejects.toThrow(/No instance/);
+  });
+
+  it("races an event against a durable timer with Task.any: the first to come wins", async () => {
+    function* deadline(context: OrchestrationContext) {
+      const event = context.df.waitForExternalEvent("answer");
+      const timer = context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + context.df.getInput<number>()));
+      const winner = yield context.df.Task.any([event, timer]);
+      if (winner === event) {
+        timer.cancel();
+        return { answered: event.result };
+      }
+      return { answered: null };
+    }
+    const durable = host({ deadline }, {});
+    const answered = await durable.startNew("deadline", { input: 60_000 });
+    await running(durable, answered);
+    await durable.raiseEvent(answered, "answer", 42);
+    const timedOut = await durable.startNew("deadline", { input: 1 });
+    await durable.waitForIdle();
+    expect(await durable.getStatus(answered)).toMatchObject({ runtimeStatus: "Completed", output: { answered: 42 } });
+    expect(await durable.getStatus(timedOut)).toMatchObject({ runtimeStatus: "Completed", output: { answered: null } });
+    await durable.stop();
   });
 });

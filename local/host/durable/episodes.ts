@@ -28,6 +28,7 @@ export const historyEvents = {
   taskFailed: (at: Date, id: number, reason: string, details: string) => event(HistoryEventType.TaskFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
   timerCreated: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerCreated, at, { FireAt: fireAt }, id),
   timerFired: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerFired, at, { TimerId: id, FireAt: fireAt }),
+  eventRaised: (at: Date, name: string, input: string) => event(HistoryEventType.EventRaised, at, { Name: name, Input: input }),
 };
 
 /** Inputs travel as JSON: the package pre-encodes strings, everything else the extension serializes. */
@@ -100,6 +101,10 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
       work.timers.push(timer);
       return;
     }
+    case ActionType.WaitForExternalEvent:
+      // Nothing to start: the replay engine matches raised events to waits by name, also events
+      // raised before the wait (it keeps them until a wait asks).
+      return;
     default:
       throw new Error(`The local durable host does not support ${describeAction(action)} actions.`);
   }

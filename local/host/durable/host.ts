@@ -112,6 +112,19 @@ export class DurableHost {
     return instanceId;
   }
 
+  /**
+   * Raises an external event: it joins the instance's history and the orchestrator's
+   * waitForExternalEvent(name) gets `data` (JSON), whether it waits already or asks later.
+   */
+  async raiseEvent(instanceId: string, name: string, data?: unknown): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
+    if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
+    record.inbox.push(historyEvents.eventRaised(new Date(), name, JSON.stringify(data ?? null)));
+    this.save(record);
+    this.kick(record);
+  }
+
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
     const record = this.records.get(instanceId);
     return record ? this.status(record, options.showHistory ?? false) : undefined;

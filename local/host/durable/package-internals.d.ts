@@ -57,6 +57,7 @@ declare module "durable-functions/lib/src/history/HistoryEventType" {
     TimerFired = 11,
     OrchestratorStarted = 12,
     OrchestratorCompleted = 13,
+    EventRaised = 15,
     ContinueAsNew = 16,
   }
 }
