@@ -172,15 +172,15 @@ describe("local durable host", () => {
 
 describe("local durable host: nothing hangs silently", () => {
   it("fails an instance whose orchestrator asks for an action the host cannot carry out, naming it", async () => {
-    function* delegates(context: OrchestrationContext) {
-      return yield context.df.callSubOrchestrator("other");
+    function* counts(context: OrchestrationContext) {
+      return yield context.df.callEntity(new df.EntityId("counter", "a"), "add", 1);
     }
-    const durable = host({ delegates, other: function* () {} }, {});
-    const id = await durable.startNew("delegates");
+    const durable = host({ counts }, {});
+    const id = await durable.startNew("counts");
     await durable.waitForIdle();
     const status = await durable.getStatus(id);
     expect(status?.runtimeStatus).toBe("Failed");
-    expect(String(status?.output)).toMatch(/CallSubOrchestrator/);
+    expect(String(status?.output)).toMatch(/CallEntity/);
   });
 
   it("round-trips a string input as a string, as the package's client sends it (JSON)", async () => {
@@ -242,5 +242,77 @@ describe("local durable host: external events", () => {
     expect(await durable.getStatus(answered)).toMatchObject({ runtimeStatus: "Completed", output: { answered: 42 } });
     expect(await durable.getStatus(timedOut)).toMatchObject({ runtimeStatus: "Completed", output: { answered: null } });
     await durable.stop();
+  });
+});
+
+describe("local durable host: sub-orchestrations", () => {
+  function* child(context: OrchestrationContext) {
+    const input = context.df.getInput<{ n: number; fail?: boolean }>();
+    const doubled = yield context.df.callActivity("double", input.n);
+    if (input.fail) throw new Error(`child gave up at ${doubled}`);
+    return doubled;
+  }
+  const double = async (n: number) => n * 2;
+
+  it("runs a child with its input and hands its output back, with a given instance id or a derived one", async () => {
+    function* parent(context: OrchestrationContext) {
+      const a = yield context.df.callSubOrchestrator("child", { n: 2 }, "child-given-id");
+      const b = yield context.df.callSubOrchestrator("child", { n: 5 });
+      const text = yield context.df.callSubOrchestrator("echo", "a string");
+      return { a, b, text };
+    }
+    function* echo(context: OrchestrationContext) {
+      return context.df.getInput<string>();
+    }
+    const durable = host({ parent, child, echo }, { double });
+    const id = await durable.startNew("parent");
+    await durable.waitForIdle();
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { a: 4, b: 10, text: "a string" } });
+    expect(await durable.getStatus("child-given-id")).toMatchObject({ runtimeStatus: "Completed", output: 4 });
+    expect((await durable.listInstances()).filter((i) => i.instanceId.startsWith(`${id}:`))).toHaveLength(2);
+  });
+
+  it("surfaces a child's failure to the parent as the error its task throws, and retries it with callSubOrchestratorWithRetry", async () => {
+    let attempts = 0;
+    function* flaky(context: OrchestrationContext) {
+      const attempt = yield context.df.callActivity("count");
+      if ((attempt as number) < 3) throw new Error(`attempt ${attempt} failed`);
+      return `succeeded on attempt ${attempt}`;
+    }
+    function* parent(context: OrchestrationContext) {
+      let caught = "";
+      try {
+        yield context.df.callSubOrchestrator("child", { n: 1, fail: true });
+      } catch (error) {
+        caught = (error as Error).message;
+      }
+      const retried = yield context.df.callSubOrchestratorWithRetry("flaky", retry(3));
+      return { caught, retried };
+    }
+    const durable = host({ parent, child, flaky }, { double, count: async () => ++attempts });
+    const id = await durable.startNew("parent");
+    await durable.waitForIdle();
+    const status = await durable.getStatus(id);
+    expect(status?.runtimeStatus).toBe("Completed");
+    expect((status?.output as { caught: string }).caught).toMatch(/child gave up at 2/);
+    expect((status?.output as { retried: string }).retried).toBe("succeeded on attempt 3");
+  });
+
+  it("carries on across a host restart on the file store, with the parent waiting on a running child", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "durable-sub-"));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    function* parent(context: OrchestrationContext) {
+      return yield context.df.callSubOrchestrator("child", { n: 21 });
+    }
+    const first = new DurableHost({ orchestrations: { parent, child }, activities: { double: async () => gate.then(() => 0) }, store: fileInstanceStore(dir) });
+    const id = await first.startNew("parent");
+    for (let i = 0; i < 200 && (await first.listInstances()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    release();
+    await first.stop();
+    const second = new DurableHost({ orchestrations: { parent, child }, activities: { double }, store: fileInstanceStore(dir) });
+    second.resume();
+    await second.waitForIdle();
+    expect(await second.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: 42 });
   });
 });

@@ -29,7 +29,21 @@ export const historyEvents = {
   timerCreated: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerCreated, at, { FireAt: fireAt }, id),
   timerFired: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerFired, at, { TimerId: id, FireAt: fireAt }),
   eventRaised: (at: Date, name: string, input: string) => event(HistoryEventType.EventRaised, at, { Name: name, Input: input }),
+  subOrchestrationCreated: (at: Date, id: number, name: string, instanceId: string, input: string) =>
+    event(HistoryEventType.SubOrchestrationInstanceCreated, at, { Name: name, InstanceId: instanceId, Input: input }, id),
+  subOrchestrationCompleted: (at: Date, id: number, result: string) => event(HistoryEventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: id, Result: result }),
+  subOrchestrationFailed: (at: Date, id: number, reason: string, details: string) => event(HistoryEventType.SubOrchestrationInstanceFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
 };
+
+/** The history event that schedules `task`: an activity's TaskScheduled, or a sub-orchestration's creation. */
+const scheduled = (at: Date, task: PendingActivity) =>
+  task.subOrchestration ? historyEvents.subOrchestrationCreated(at, task.id, task.name, task.subOrchestration.instanceId, task.input) : historyEvents.taskScheduled(at, task.id, task.name, task.input);
+
+/** A sub-orchestration's instance id: the one the orchestrator gave, else one derived from its parent and task. */
+const childId = (record: InstanceRecord, given: string | undefined, taskId: number) => given ?? `${record.instanceId}:${taskId}`;
+
+const ANSWERS = [HistoryEventType.TaskCompleted, HistoryEventType.TaskFailed, HistoryEventType.SubOrchestrationInstanceCompleted, HistoryEventType.SubOrchestrationInstanceFailed];
+const FAILURES = [HistoryEventType.TaskFailed, HistoryEventType.SubOrchestrationInstanceFailed];
 
 /** Inputs travel as JSON: the package pre-encodes strings, everything else the extension serializes. */
 export const inputJson = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input ?? null));
@@ -60,10 +74,10 @@ export interface EpisodeWork {
  * before failing the task); a fired retry timer gets the next attempt scheduled, if any is left.
  */
 export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
-  if (delivered.EventType === HistoryEventType.TaskCompleted || delivered.EventType === HistoryEventType.TaskFailed) {
+  if (ANSWERS.includes(delivered.EventType)) {
     const activity = record.activities.find((a) => a.id === delivered.TaskScheduledId);
     record.activities = record.activities.filter((a) => a !== activity);
-    if (activity?.retry && delivered.EventType === HistoryEventType.TaskFailed) {
+    if (activity?.retry && FAILURES.includes(delivered.EventType)) {
       const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(), retry: activity };
       episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
       record.timers.push(timer);
@@ -75,8 +89,9 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
     record.timers = record.timers.filter((t) => t !== timer);
     const failed = timer?.retry;
     if (failed?.retry && failed.attempt < failed.retry.maxNumberOfAttempts) {
-      const next: PendingActivity = { ...failed, id: record.nextEventId++, attempt: failed.attempt + 1 };
-      episode.push(historyEvents.taskScheduled(at, next.id, next.name, next.input));
+      const id = record.nextEventId++;
+      const next: PendingActivity = { ...failed, id, attempt: failed.attempt + 1, ...(failed.subOrchestration ? { subOrchestration: { instanceId: `${failed.subOrchestration.instanceId}:${failed.attempt + 1}` } } : {}) };
+      episode.push(scheduled(at, next));
       record.activities.push(next);
       work.activities.push(next);
     }
@@ -99,6 +114,16 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
       episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
       record.timers.push(timer);
       work.timers.push(timer);
+      return;
+    }
+    case ActionType.CallSubOrchestrator:
+    case ActionType.CallSubOrchestratorWithRetry: {
+      const id = record.nextEventId++;
+      // Unlike activity inputs, the package does not pre-encode a sub-orchestration's input.
+      const child: PendingActivity = { id, name: action.functionName!, input: JSON.stringify(action.input ?? null), attempt: 1, retry: action.retryOptions, subOrchestration: { instanceId: childId(record, action.instanceId, id) } };
+      episode.push(scheduled(at, child));
+      record.activities.push(child);
+      work.activities.push(child);
       return;
     }
     case ActionType.WaitForExternalEvent:

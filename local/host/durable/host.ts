@@ -84,16 +84,21 @@ export class DurableHost {
 
   /** Starts `name` as `instanceId`; an instance that has finished is replaced, a running one is an error (as on Azure). */
   async startNew(name: string, options: { instanceId?: string; input?: unknown } = {}): Promise<string> {
+    // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
+    return this.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null));
+  }
+
+  /** A new instance of `name`, running; `parent` when it is a sub-orchestration. */
+  private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"]): string {
     if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
-    const instanceId = options.instanceId ?? randomUUID();
     const existing = this.records.get(instanceId);
     if (existing && !FINISHED.includes(existing.runtimeStatus)) throw new Error(`An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
     const now = new Date().toISOString();
     const record: InstanceRecord = {
       instanceId,
       name,
-      // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
-      input: JSON.stringify(options.input ?? null),
+      input,
+      ...(parent ? { parent } : {}),
       runtimeStatus: "Pending",
       createdTime: now,
       lastUpdatedTime: now,
@@ -205,6 +210,35 @@ export class DurableHost {
 
   private finish(record: InstanceRecord, status: RuntimeStatus, fields: Partial<InstanceRecord>): void {
     Object.assign(record, fields, { runtimeStatus: status, activities: [], timers: [], inbox: [] });
+    if (record.parent) this.notifyParent(record);
+  }
+
+  /** A finished sub-orchestration answers the parent's task: its output, or its failure (as the package documents). */
+  private notifyParent(child: InstanceRecord): void {
+    const link = child.parent!;
+    const parent = this.records.get(link.instanceId);
+    if (!parent) return;
+    const at = new Date();
+    const answer =
+      child.runtimeStatus === "Completed"
+        ? historyEvents.subOrchestrationCompleted(at, link.taskId, JSON.stringify(child.output ?? null))
+        : historyEvents.subOrchestrationFailed(at, link.taskId, `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`, child.failure ?? "");
+    this.deliver(parent, link.executionId, answer);
+  }
+
+  /** Starts the sub-orchestration a task asks for; after a restart, one that exists already is left to run, or answers if done. */
+  private startChild(parent: InstanceRecord, task: PendingActivity): void {
+    const instanceId = task.subOrchestration!.instanceId;
+    const existing = this.records.get(instanceId);
+    if (existing?.parent?.instanceId === parent.instanceId && existing.parent.taskId === task.id) {
+      if (FINISHED.includes(existing.runtimeStatus)) this.notifyParent(existing);
+      return;
+    }
+    try {
+      this.create(task.name, instanceId, task.input, { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId });
+    } catch (error) {
+      this.deliver(parent, parent.executionId, historyEvents.subOrchestrationFailed(new Date(), task.id, (error as Error).message, (error as Error).message));
+    }
   }
 
   /** Delivers the instance's inbox, one event per episode, never two episodes of one instance at once. */
@@ -241,7 +275,7 @@ export class DurableHost {
       // The package mutates what it is given (timestamps become Dates): hand it a copy, as JSON from the wire would be.
       const history = JSON.parse(JSON.stringify([...record.history, ...episode])) as unknown[];
       state = await new Orchestrator(this.options.orchestrations[record.name]).handle(
-        { ...TRIGGER_SETTINGS, history, input: JSON.parse(record.input), instanceId: record.instanceId, isReplaying: false, parentInstanceId: "" },
+        { ...TRIGGER_SETTINGS, history, input: JSON.parse(record.input), instanceId: record.instanceId, isReplaying: false, parentInstanceId: record.parent?.instanceId ?? "" },
         context,
       );
     } catch (error) {
@@ -281,6 +315,7 @@ export class DurableHost {
 
   /** Runs an activity; its answer (JSON, like everything that crosses the wire) joins the inbox. */
   private dispatch(record: InstanceRecord, activity: PendingActivity): void {
+    if (activity.subOrchestration) return this.startChild(record, activity);
     const execution = record.executionId;
     const handler = this.options.activities[activity.name];
     const context = new InvocationContext({ functionName: activity.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`) });

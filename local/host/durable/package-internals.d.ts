@@ -28,6 +28,8 @@ declare module "durable-functions/lib/src/orchestrations/Orchestrator" {
     fireAt?: Date;
     isCanceled?: boolean;
     compoundActions?: PackageAction[];
+    /** A sub-orchestration's instance id, when the orchestrator gave one. */
+    instanceId?: string;
   }
 
   export interface OrchestratorState {
@@ -53,6 +55,9 @@ declare module "durable-functions/lib/src/history/HistoryEventType" {
     TaskScheduled = 4,
     TaskCompleted = 5,
     TaskFailed = 6,
+    SubOrchestrationInstanceCreated = 7,
+    SubOrchestrationInstanceCompleted = 8,
+    SubOrchestrationInstanceFailed = 9,
     TimerCreated = 10,
     TimerFired = 11,
     OrchestratorStarted = 12,

@@ -27,6 +27,8 @@ export interface PendingActivity {
   input: string;
   attempt: number;
   retry?: RetryPolicy;
+  /** A sub-orchestration rather than an activity: `name` is the orchestration, `instanceId` the child's (this attempt's). */
+  subOrchestration?: { instanceId: string };
 }
 
 /** A durable timer; `retry` marks the wait before another attempt of a failed activity. */
@@ -50,6 +52,8 @@ export interface InstanceRecord {
   failure?: string;
   /** Changes with every continue-as-new and restart: answers for an older execution are dropped. */
   executionId: string;
+  /** For a sub-orchestration: the parent, the task there that waits for this one, and the parent's execution then. */
+  parent?: { instanceId: string; taskId: number; executionId: string };
   /** Completed episodes of the current execution. */
   history: HistoryEvent[];
   /** Events not yet delivered to the orchestrator (one per episode). */
