@@ -4,7 +4,7 @@ import { startCosmos, type RunningCosmos } from "../cosmos";
 import type { FaultSpec } from "../cosmos/faults";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
-import { activities, ensureStarted, orchestrations } from "../../src/pipeline/orchestrations";
+import { activities, ensureStarted, entities, orchestrations } from "../../src/pipeline/orchestrations";
 import type { PipelinePolicy } from "../../src/pipeline/policy";
 import { changeFeedTriggers, type PipelineServices } from "../../src/pipeline/triggers";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
@@ -119,7 +119,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
-  const durable = new DurableHost({ orchestrations, activities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
+  const durable = new DurableHost({ orchestrations, activities, entities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
   durable.resume();
   const services: PipelineServices = {
     orchestrations: {

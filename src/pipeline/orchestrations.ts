@@ -1,4 +1,4 @@
-import type { OrchestrationHandler } from "durable-functions";
+import type { EntityHandler, OrchestrationHandler } from "durable-functions";
 import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
 import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
 import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
@@ -17,6 +17,9 @@ export const activities: Readonly<Record<string, (input: never) => Promise<unkno
   [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: releaseOrphanedClaimsActivity,
   [FEED_REFRESH_ACTIVITIES.copyPostToFeed]: copyPostToFeed,
 };
+
+/** THE durable entities (df.app.entity): none yet; both hosts run whatever is added here. */
+export const entities: Readonly<Record<string, EntityHandler<unknown>>> = {};
 
 /** The part of the durable client the starters use (df.getClient(context) in Azure, the local host's own). */
 export interface DurableClientLike {

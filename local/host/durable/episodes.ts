@@ -1,6 +1,7 @@
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { EntityRequest } from "./entities";
 import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy } from "./store";
 
 /**
@@ -29,6 +30,7 @@ export const historyEvents = {
   timerCreated: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerCreated, at, { FireAt: fireAt }, id),
   timerFired: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerFired, at, { TimerId: id, FireAt: fireAt }),
   eventRaised: (at: Date, name: string, input: string) => event(HistoryEventType.EventRaised, at, { Name: name, Input: input }),
+  eventSent: (at: Date, id: number, name: string, instanceId: string, input: string) => event(HistoryEventType.EventSent, at, { Name: name, InstanceId: instanceId, Input: input }, id),
   subOrchestrationCreated: (at: Date, id: number, name: string, instanceId: string, input: string) =>
     event(HistoryEventType.SubOrchestrationInstanceCreated, at, { Name: name, InstanceId: instanceId, Input: input }, id),
   subOrchestrationCompleted: (at: Date, id: number, result: string) => event(HistoryEventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: id, Result: result }),
@@ -66,6 +68,8 @@ export function retryDelay(retry: RetryPolicy, failedAttempt: number): number {
 export interface EpisodeWork {
   activities: PendingActivity[];
   timers: PendingTimer[];
+  /** Operations for durable entities (`@name@key`), sent once the episode is decided. */
+  entityRequests: { entity: string; request: EntityRequest }[];
 }
 
 /**
@@ -124,6 +128,17 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
       episode.push(scheduled(at, child));
       record.activities.push(child);
       work.activities.push(child);
+      return;
+    }
+    case ActionType.CallEntity:
+    case ActionType.SignalEntity: {
+      // Both take a sequence number; a call's answer comes back as an event named by its request id.
+      const id = record.nextEventId++;
+      const signal = action.actionType === ActionType.SignalEntity;
+      const requestId = `${record.instanceId}:${record.executionId}:${id}`;
+      const input = action.input === undefined ? undefined : JSON.stringify(action.input);
+      episode.push(historyEvents.eventSent(at, id, action.operation!, action.instanceId!, JSON.stringify({ id: requestId, op: action.operation, signal, input })));
+      work.entityRequests.push({ entity: action.instanceId!, request: { id: requestId, operation: action.operation!, input, ...(signal ? {} : { caller: { instanceId: record.instanceId, executionId: record.executionId } }) } });
       return;
     }
     case ActionType.WaitForExternalEvent:

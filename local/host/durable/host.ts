@@ -4,6 +4,7 @@ import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { EntityHost, type EntityHandler } from "./entities";
 import { atomicActions, describeAction, historyEvents, inputJson, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
 
@@ -25,6 +26,8 @@ export interface InstanceStatus {
 export interface DurableHostOptions {
   orchestrations: Record<string, OrchestrationHandler>;
   activities: Record<string, ActivityHandler>;
+  /** Durable entities (`df.app.entity`), by name. */
+  entities?: Record<string, EntityHandler>;
   store?: InstanceStore;
   log?: (line: string) => void;
 }
@@ -65,15 +68,23 @@ export class DurableHost {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly log: (line: string) => void;
   private stopped = false;
+  /** The durable entities: their state, queues and turns. */
+  readonly entities: EntityHost;
 
   constructor(private readonly options: DurableHostOptions) {
     this.store = options.store ?? memoryInstanceStore();
     this.log = options.log ?? (() => {});
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
+    // An entity's answer to an orchestration that called it: an event named by the request id.
+    this.entities = new EntityHost(options.entities ?? {}, this.store.entities, ({ caller, requestId, message }) => {
+      const record = this.records.get(caller.instanceId);
+      if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(new Date(), requestId, message));
+    }, this.log);
   }
 
   /** Continues every instance the store holds as running: timers re-armed, unanswered activities run again. */
   resume(): void {
+    this.entities.resume();
     for (const record of this.records.values()) {
       if (record.runtimeStatus !== "Running") continue;
       record.timers.forEach((timer) => this.arm(record, timer));
@@ -167,6 +178,7 @@ export class DurableHost {
   /** Resolves once no instance is running (for shutdown and tests); throws after `timeoutMs`. */
   async waitForIdle(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    await this.entities.idle();
     while ([...this.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus))) {
       if (Date.now() > deadline) throw new Error(`orchestrations still running after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -176,6 +188,7 @@ export class DurableHost {
   /** Stops delivering anything; every instance stays resumable from the store. */
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.entities.stop();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     await Promise.all([...this.running.values()]);
@@ -250,7 +263,9 @@ export class DurableHost {
       .catch((error: unknown) => this.log(`orchestration ${record.instanceId}: host error ${(error as Error).stack}`))
       .finally(() => {
         this.running.delete(record.instanceId);
-        if (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) this.kick(record);
+        // The record under this id now: a finished instance started again while this run wound down is a new one.
+        const current = this.records.get(record.instanceId);
+        if (current && !this.stopped && current.runtimeStatus === "Running" && current.inbox.length > 0) this.kick(current);
       });
     this.running.set(record.instanceId, run);
   }
@@ -266,7 +281,7 @@ export class DurableHost {
     const at = new Date();
     const delivered = record.inbox.shift()!;
     const episode = [historyEvents.orchestratorStarted(at), delivered];
-    const work: EpisodeWork = { activities: [], timers: [] };
+    const work: EpisodeWork = { activities: [], timers: [], entityRequests: [] };
     settleDelivered(record, delivered, at, episode, work);
 
     const context = new InvocationContext({ functionName: record.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`) });
@@ -307,6 +322,8 @@ export class DurableHost {
       record.history.push(historyEvents.executionCompleted(at, JSON.stringify(state.output ?? null)));
       this.finish(record, "Completed", { output: state.output });
     }
+    // Before the record is saved: a crash in between sends an operation twice (at least once), never not at all.
+    work.entityRequests.forEach(({ entity, request }) => this.entities.enqueue(entity, request));
     this.save(record);
     if (record.runtimeStatus !== "Running" || continueAs) return;
     work.activities.forEach((activity) => this.dispatch(record, activity));

@@ -28,8 +28,10 @@ declare module "durable-functions/lib/src/orchestrations/Orchestrator" {
     fireAt?: Date;
     isCanceled?: boolean;
     compoundActions?: PackageAction[];
-    /** A sub-orchestration's instance id, when the orchestrator gave one. */
+    /** A sub-orchestration's instance id, when the orchestrator gave one; an entity's scheduler id (`@name@key`). */
     instanceId?: string;
+    /** An entity operation's name. */
+    operation?: string;
   }
 
   export interface OrchestratorState {
@@ -62,6 +64,7 @@ declare module "durable-functions/lib/src/history/HistoryEventType" {
     TimerFired = 11,
     OrchestratorStarted = 12,
     OrchestratorCompleted = 13,
+    EventSent = 14,
     EventRaised = 15,
     ContinueAsNew = 16,
   }
@@ -81,5 +84,40 @@ declare module "durable-functions/lib/src/actions/ActionType" {
     SignalEntity = 9,
     WhenAny = 11,
     WhenAll = 12,
+  }
+}
+
+declare module "durable-functions/lib/src/entities/Entity" {
+  import type { InvocationContext } from "@azure/functions";
+
+  /** One operation of a batch, as the extension sends it to an entity. */
+  export interface EntityOperation {
+    name: string;
+    /** JSON of the operation's input, or absent. */
+    input?: string;
+    id: string;
+    isSignal: boolean;
+  }
+
+  /** What the extension passes as the entity trigger: which entity, its state, and the operations to apply in order. */
+  export interface EntityTriggerPayload {
+    self: { name: string; key: string };
+    exists: boolean;
+    /** JSON of the state, or absent. */
+    state?: string;
+    batch: EntityOperation[];
+  }
+
+  /** The outcome of a batch: the state after it, and each operation's result (JSON) or error. */
+  export interface EntityBatchResult {
+    entityExists: boolean;
+    entityState?: string;
+    results: { isError: boolean; result?: string }[];
+    signals: { target: { name: string; key: string }; name: string; input: string }[];
+  }
+
+  export class Entity {
+    constructor(fn: (context: never) => unknown);
+    handle(trigger: EntityTriggerPayload, context: InvocationContext): Promise<EntityBatchResult>;
   }
 }

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { EntityRecord, EntityStore } from "./entities";
 
 export type RuntimeStatus = "Pending" | "Running" | "Completed" | "Failed" | "Terminated";
 
@@ -70,6 +71,13 @@ export interface InstanceStore {
   loadAll(): InstanceRecord[];
   save(record: InstanceRecord): void;
   remove(instanceId: string): void;
+  /** The durable entities' state and queued operations, kept beside the instances. */
+  entities: EntityStore;
+}
+
+function memoryEntityStore(): EntityStore {
+  const records = new Map<string, string>();
+  return { loadAll: () => [...records.values()].map((text) => JSON.parse(text) as EntityRecord), save: (record) => void records.set(record.id, JSON.stringify(record)) };
 }
 
 export function memoryInstanceStore(): InstanceStore {
@@ -78,6 +86,7 @@ export function memoryInstanceStore(): InstanceStore {
     loadAll: () => [...records.values()].map((text) => JSON.parse(text) as InstanceRecord),
     save: (record) => void records.set(record.instanceId, JSON.stringify(record)),
     remove: (instanceId) => void records.delete(instanceId),
+    entities: memoryEntityStore(),
   };
 }
 
@@ -126,6 +135,20 @@ export function fileInstanceStore(directory: string, onDamaged: (file: string, r
     },
     remove(instanceId) {
       rmSync(file(instanceId), { force: true });
+    },
+    entities: fileEntityStore(join(directory, "entities")),
+  };
+}
+
+/** One file per entity, written as instance records are (a temporary file renamed over the old one). */
+function fileEntityStore(directory: string): EntityStore {
+  mkdirSync(directory, { recursive: true });
+  return {
+    loadAll: () => readdirSync(directory).filter((name) => name.endsWith(".json")).map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as EntityRecord),
+    save(record) {
+      const path = join(directory, `${encodeURIComponent(record.id)}.json`);
+      writeFileSync(`${path}.tmp`, JSON.stringify(record));
+      renameSync(`${path}.tmp`, path);
     },
   };
 }

@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import { InvocationContext } from "@azure/functions";
+import { Entity, type EntityOperation } from "durable-functions/lib/src/entities/Entity";
+
+/** An entity function, as `df.app.entity` registers it. */
+export type EntityHandler = (context: never) => unknown;
+
+/** An operation waiting for its entity; `caller` when an orchestration waits for its result. */
+export interface EntityRequest {
+  id: string;
+  operation: string;
+  /** JSON of the input, or absent. */
+  input?: string;
+  caller?: { instanceId: string; executionId: string };
+}
+
+/** One entity as the host keeps it: its state, and the operations not yet applied, in arrival order. */
+export interface EntityRecord {
+  /** The scheduler id, `@name@key`. */
+  id: string;
+  exists: boolean;
+  state?: string;
+  queue: EntityRequest[];
+}
+
+/** Where entity records live (with the instance records: memory, or files). */
+export interface EntityStore {
+  loadAll(): EntityRecord[];
+  save(record: EntityRecord): void;
+}
+
+/** `@name@key` for an entity, as the package and the extension name its scheduler. */
+export const schedulerId = (name: string, key: string) => `@${name.toLowerCase()}@${key}`;
+
+function parseSchedulerId(id: string): { name: string; key: string } {
+  const match = /^@([^@]+)@(.*)$/.exec(id);
+  if (!match) throw new Error(`'${id}' is no entity id (@name@key).`);
+  return { name: match[1], key: match[2] };
+}
+
+/** What an entity operation answers a waiting orchestration with: the package's response message. */
+export interface EntityResponse {
+  caller: { instanceId: string; executionId: string };
+  requestId: string;
+  /** JSON of `{result}` or `{result, exceptionType}`. */
+  message: string;
+}
+
+/**
+ * Durable entities as the extension runs them: each entity applies its operations one at a
+ * time, in arrival order, through the package's own entity executor (a batch per turn), keeps
+ * its state in the store, passes on the signals its operations send, and answers the
+ * orchestrations that called it.
+ */
+export class EntityHost {
+  private readonly records = new Map<string, EntityRecord>();
+  private readonly running = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly handlers: Record<string, EntityHandler>,
+    private readonly store: EntityStore,
+    private readonly respond: (response: EntityResponse) => void,
+    private readonly log: (line: string) => void,
+  ) {
+    for (const record of store.loadAll()) this.records.set(record.id, record);
+  }
+
+  /** Resumes the entities that had operations waiting when the host stopped. */
+  resume(): void {
+    for (const record of this.records.values()) if (record.queue.length > 0) this.kick(record);
+  }
+
+  /** Queues an operation for the entity `id` (`@name@key`); an unknown entity function answers the caller with an error. */
+  enqueue(id: string, request: EntityRequest): void {
+    const record = this.records.get(id) ?? { id, exists: false, queue: [] };
+    this.records.set(id, record);
+    record.queue.push(request);
+    this.store.save(record);
+    this.kick(record);
+  }
+
+  signal(name: string, key: string, operation: string, input?: unknown): void {
+    this.enqueue(schedulerId(name, key), { id: randomUUID(), operation, input: input === undefined ? undefined : JSON.stringify(input) });
+  }
+
+  /** The entity's state as `readEntityState` reports it. */
+  readState(name: string, key: string): { entityExists: boolean; entityState: unknown } {
+    const record = this.records.get(schedulerId(name, key));
+    return { entityExists: record?.exists ?? false, entityState: record?.state === undefined ? undefined : JSON.parse(record.state) };
+  }
+
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.running.values()]);
+  }
+
+  private kick(record: EntityRecord): void {
+    if (this.running.has(record.id) || this.stopped) return;
+    const run = (async () => {
+      while (!this.stopped && record.queue.length > 0) await this.turn(record);
+    })()
+      .catch((error: unknown) => this.log(`entity ${record.id}: host error ${(error as Error).stack}`))
+      .finally(() => this.running.delete(record.id));
+    this.running.set(record.id, run);
+  }
+
+  /** One batch: every queued operation, applied in order by the package's executor. */
+  private async turn(record: EntityRecord): Promise<void> {
+    const batch = record.queue.slice();
+    const self = parseSchedulerId(record.id);
+    const handler = Object.entries(this.handlers).find(([name]) => name.toLowerCase() === self.name)?.[1];
+    let outcome: { isError: boolean; result?: string }[];
+    if (!handler) {
+      outcome = batch.map(() => ({ isError: true, result: JSON.stringify({ message: `No entity named '${self.name}' is registered.` }) }));
+    } else {
+      const operations: EntityOperation[] = batch.map((request) => ({ name: request.operation, input: request.input, id: request.id, isSignal: !request.caller }));
+      const context = new InvocationContext({ functionName: self.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${self.name}] ${level}: ${args.join(" ")}`) });
+      const result = await new Entity(handler).handle({ self, exists: record.exists, state: record.state, batch: operations }, context);
+      record.exists = result.entityExists;
+      record.state = result.entityExists ? result.entityState : undefined;
+      outcome = result.results;
+      for (const signal of result.signals) this.enqueue(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
+    }
+    record.queue = record.queue.slice(batch.length);
+    this.store.save(record);
+    batch.forEach((request, i) => {
+      if (!request.caller) return;
+      const answer = outcome[i] ?? { isError: false };
+      const message = answer.isError ? { result: answer.result ?? "null", exceptionType: "Error" } : { result: answer.result ?? "null" };
+      this.respond({ caller: request.caller, requestId: request.id, message: JSON.stringify(message) });
+    });
+  }
+}
