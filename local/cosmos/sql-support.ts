@@ -1,6 +1,11 @@
-import type { QuerySpec } from "./query";
 import { badRequest, type CosmosError } from "./errors";
 import type { Json } from "./resources";
+
+/** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
+interface QuerySpec {
+  query: string;
+  parameters?: { name: string; value: Json }[];
+}
 
 /**
  * What the embedded server's SQL engine (@zeit/cosmosdb-query, unmaintained since 2021) cannot
