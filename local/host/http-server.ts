@@ -87,12 +87,14 @@ export interface HttpServerOptions {
   web?: WebOptions;
   /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
   allowedHosts?: readonly string[];
+  /** A log line per request (LOG_REQUESTS; default on). */
+  logRequests?: boolean;
 }
 
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
 export function createHttpServer(routes: readonly Route[], options: HttpServerOptions): Server {
   const router = new Router(routes);
-  const { log, corsAllowedOrigins = [], web, allowedHosts = [] } = options;
+  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true } = options;
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (!isAllowedHost(url.hostname, allowedHosts)) {
@@ -120,7 +122,7 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
 
   const server = createServer((req, res) => {
     const started = performance.now();
-    res.on("finish", () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    if (logRequests) res.on("finish", () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
     if (draining.has(server)) {
       res.setHeader("connection", "close");
       return problem(res, 503, "Service Unavailable", "The host is shutting down; retry shortly.", { "retry-after": "1" });

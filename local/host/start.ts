@@ -29,7 +29,6 @@ async function main(): Promise<void> {
       `with COSMOS_ENDPOINT set, set AUTH_DEV_SECRET (at least 32 random characters) to accept dev tokens, or AUTH_ISSUER and AUTH_AUDIENCE for real ones; the built-in local secret is only accepted with the embedded server`,
     );
   }
-  const quiet = process.env.LOG_REQUESTS === "false";
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
   const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" }, "source-maps": { type: "boolean", default: false }, "recover-data": { type: "boolean", default: false } } });
   if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
@@ -60,9 +59,9 @@ async function main(): Promise<void> {
       allowedHosts: commaList(process.env.LOCAL_ALLOWED_HOSTS),
       devSignIn: external ? process.env.LOCAL_DEV_SIGN_IN?.trim().toLowerCase() === "true" : true,
       sourceMapsDir: flags["source-maps"] ? join(__dirname, "../../web-sourcemaps") : undefined,
-      log: (line) => {
-        if (!quiet) console.log(`  ${line}`);
-      },
+      // LOG_REQUESTS=false drops the line per request only: what the host reports about itself stays.
+      logRequests: process.env.LOG_REQUESTS !== "false",
+      log: (line) => console.log(`  ${line}`),
     });
   let system;
   try {

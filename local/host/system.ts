@@ -55,6 +55,8 @@ export interface LocalSystemOptions {
   devSignIn?: boolean;
   /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
   allowedHosts?: string[];
+  /** A log line per HTTP request (LOG_REQUESTS=false turns it off; everything else is still logged). */
+  logRequests?: boolean;
   /** The front end signs in with Entra ID instead of dev tokens (WEB_AUTH_CLIENT_ID, WEB_AUTH_AUTHORITY, WEB_API_SCOPE). */
   webSignIn?: { clientId: string; authority: string; scope: string };
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
@@ -147,7 +149,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   const web = options.webDir
     ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
     : undefined;
-  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts });
+  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts, logRequests: options.logRequests });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);

@@ -150,3 +150,17 @@ describe("the web front end's hardening", () => {
     }
   });
 });
+
+describe("the local host's log", () => {
+  it("without request lines (LOG_REQUESTS=false) still reports what the host says about itself", async () => {
+    const quiet = await localSystem({ logRequests: false });
+    try {
+      expect((await quiet.call("GET", "/feed")).status).toBe(200);
+      expect(quiet.logs.some((line) => /^GET \/api\/feed 200/.test(line))).toBe(false);
+      expect(quiet.logs.some((line) => /container posts .* ready/.test(line))).toBe(true);
+    } finally {
+      await quiet.stop();
+    }
+    expect(app.logs.some((line) => /^GET \/api\/feed 200/.test(line))).toBe(true);
+  });
+});
