@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { Route } from "../../src/api/routes";
 import { serveLocalRoute } from "./dev-sign-in";
+import type { DurableHost } from "./durable/host";
+import { DURABLE_API_PATH, serveDurableApi } from "./durable/http-api";
 import { problem } from "./problem";
 import { isAllowedHost, requestUrl } from "./request-target";
 import { Router } from "./router";
@@ -89,18 +91,21 @@ export interface HttpServerOptions {
   allowedHosts?: readonly string[];
   /** A log line per request (LOG_REQUESTS; default on). */
   logRequests?: boolean;
+  /** Serve the Durable Functions HTTP API over this durable host (loopback only). */
+  durable?: DurableHost;
 }
 
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
 export function createHttpServer(routes: readonly Route[], options: HttpServerOptions): Server {
   const router = new Router(routes);
-  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true } = options;
+  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable } = options;
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (!isAllowedHost(url.hostname, allowedHosts)) {
       return problem(res, 403, "Forbidden", `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
     }
     if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, web?.devToken);
+    if (durable && url.pathname.startsWith(DURABLE_API_PATH)) return serveDurableApi(req, res, url, durable);
     if (applyCors(req, res, corsAllowedOrigins).preflight) {
       res.writeHead(204);
       res.end();

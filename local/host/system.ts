@@ -13,6 +13,7 @@ import { provision } from "../../src/store/provision";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
+import { DURABLE_API_PATH, durableClient } from "./durable/http-api";
 import { fileInstanceStore } from "./durable/store";
 import { createHttpServer, drainHttp } from "./http-server";
 
@@ -123,10 +124,13 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
 
   const durable = new DurableHost({ orchestrations, activities, entities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
   durable.resume();
+  // The package's own DurableClient, over this host's Durable Functions HTTP API (once it listens), as df.getClient gives one in Azure.
+  let client: ReturnType<typeof durableClient> | undefined;
   const services: PipelineServices = {
     orchestrations: {
       async ensureStarted(name, instanceId, input) {
-        const outcome = await ensureStarted(durable, name, instanceId, input);
+        if (!client) throw new Error("the durable client is not ready: the host does not listen yet");
+        const outcome = await ensureStarted(client, name, instanceId, input);
         if (outcome !== "exists") log(`orchestration ${instanceId} ${outcome}`);
         return outcome;
       },
@@ -143,18 +147,20 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         log,
       }),
   );
-  pumps.forEach((pump) => pump.start());
 
   const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
   const web = options.webDir
     ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
     : undefined;
-  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts, logRequests: options.logRequests });
+  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts, logRequests: options.logRequests, durable });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);
   });
   const { port } = server.address() as { port: number };
+  client = durableClient(`http://127.0.0.1:${port}${DURABLE_API_PATH}`);
+  // The consumers start once the durable client can reach the host.
+  pumps.forEach((pump) => pump.start());
 
   return {
     url: `http://localhost:${port}/api`,
