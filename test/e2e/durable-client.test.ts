@@ -1,7 +1,9 @@
 import { request } from "node:http";
 import * as df from "durable-functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DurableHost } from "../../local/host/durable/host";
 import { DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";
+import { createHttpServer } from "../../local/host/http-server";
 import { localSystem, within, type Client } from "../support/system";
 
 /**
@@ -62,6 +64,35 @@ describe("the package's DurableClient on the local host", () => {
       expect(status).toBe(403);
     } finally {
       await open.stop();
+    }
+  });
+});
+
+describe("the package's DurableClient with an orchestration of the user's own", () => {
+  it("suspends an instance (what it is sent waits) and resumes it, and raises the event it waits for", async () => {
+    function* approval(context: df.OrchestrationContext) {
+      const answer = yield context.df.waitForExternalEvent("answer");
+      return { answer };
+    }
+    const durable = new DurableHost({ orchestrations: { approval }, activities: {} });
+    const server = createHttpServer([], { log: () => {}, durable });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const own = durableClient(`http://localhost:${(server.address() as { port: number }).port}${DURABLE_API_PATH}`);
+    try {
+      const id = await own.startNew("approval", { input: "a string input" });
+      await within(10_000, async () => (await own.getStatus(id)).runtimeStatus === df.OrchestrationRuntimeStatus.Running);
+      await own.suspend(id, "on hold");
+      await own.raiseEvent(id, "answer", "yes");
+      expect((await own.getStatus(id)).runtimeStatus).toBe("Suspended");
+      await own.resume(id, "go on");
+      const done = await within(10_000, async () => {
+        const now = await own.getStatus(id);
+        return now.runtimeStatus === df.OrchestrationRuntimeStatus.Completed ? now : undefined;
+      });
+      expect(done.value).toMatchObject({ input: "a string input", output: { answer: "yes" } });
+    } finally {
+      await durable.stop();
+      server.close();
     }
   });
 });

@@ -82,11 +82,11 @@ export class DurableHost {
     }, this.log);
   }
 
-  /** Continues every instance the store holds as running: timers re-armed, unanswered activities run again. */
+  /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
   resume(): void {
     this.entities.resume();
     for (const record of this.records.values()) {
-      if (record.runtimeStatus !== "Running") continue;
+      if (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended") continue;
       record.timers.forEach((timer) => this.arm(record, timer));
       record.activities.forEach((activity) => this.dispatch(record, activity));
       this.kick(record);
@@ -148,6 +148,24 @@ export class DurableHost {
 
   async listInstances(): Promise<InstanceStatus[]> {
     return [...this.records.values()].map((record) => this.status(record, false));
+  }
+
+  /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
+  async suspend(instanceId: string): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record || record.runtimeStatus !== "Running") return;
+    await this.running.get(instanceId);
+    record.runtimeStatus = "Suspended";
+    this.save(record);
+  }
+
+  /** Resumes a suspended instance: it goes on with what arrived meanwhile. */
+  async resumeInstance(instanceId: string): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record || record.runtimeStatus !== "Suspended") return;
+    record.runtimeStatus = "Running";
+    this.save(record);
+    this.kick(record);
   }
 
   /** Stops an instance for good: nothing it waits for will be delivered. */
@@ -362,7 +380,8 @@ export class DurableHost {
 
   private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {
     // An answer for an execution that has since continued as new, finished or been terminated goes nowhere.
-    if (this.stopped || record.executionId !== execution || record.runtimeStatus !== "Running") return;
+    // A suspended instance keeps what arrives, for when it is resumed.
+    if (this.stopped || record.executionId !== execution || (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended")) return;
     if (event.EventType === HistoryEventType.TimerFired && !record.timers.some((t) => t.id === event.TimerId)) return;
     record.inbox.push(event);
     this.save(record);

@@ -101,7 +101,7 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   if (kind === "instances" && a) {
     const status = await durable.getStatus(a, { showHistory: url.searchParams.get("showHistory") === "true" });
     if (!status) return json(res, 404, { message: `No instance with ID '${a}' found.` });
-    if (method === "GET" && !b) return json(res, ["Running", "Pending"].includes(status.runtimeStatus) ? 202 : 200, wire(status));
+    if (method === "GET" && !b) return json(res, ["Running", "Pending", "Suspended"].includes(status.runtimeStatus) ? 202 : 200, wire(status));
     if (method === "DELETE" && !b) return json(res, 200, { instancesDeleted: (await durable.purgeInstanceHistory(a)) ? 1 : 0 });
     const finished = ["Completed", "Failed", "Terminated"].includes(status.runtimeStatus);
     if (method === "POST" && b === "raiseEvent" && c) {
@@ -112,6 +112,11 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
     if (method === "POST" && b === "terminate") {
       if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
       await durable.terminate(a, url.searchParams.get("reason") ?? "");
+      return json(res, 202, {});
+    }
+    if (method === "POST" && (b === "suspend" || b === "resume")) {
+      if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
+      await (b === "suspend" ? durable.suspend(a) : durable.resumeInstance(a));
       return json(res, 202, {});
     }
   }

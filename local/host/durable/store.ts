@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join } from "node:path";
 import type { EntityRecord, EntityStore } from "./entities";
 
-export type RuntimeStatus = "Pending" | "Running" | "Completed" | "Failed" | "Terminated";
+export type RuntimeStatus = "Pending" | "Running" | "Suspended" | "Completed" | "Failed" | "Terminated";
 
 /** A history event in the extension's wire shape: what the package's replay engine reads. */
 export interface HistoryEvent {
