@@ -208,8 +208,7 @@ function shapedPage<T extends Queryable>(scope: QueryScope<T>, indexes: Containe
     retrieved += page.retrieved;
     token = page.continuation;
   } while (token);
-  const seen = new Set<string>();
-  let results = shaped.distinct ? all.filter((value) => !seen.has(distinctKey(value)) && seen.add(distinctKey(value))) : all;
+  let results = shaped.distinct ? [...new Map(all.map((value) => [distinctKey(value), value] as const)).values()] : all;
   if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
   const size = maxItemCount > 0 ? maxItemCount : 100;
   return { items: results.slice(position, position + size), retrieved, continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined };

@@ -144,7 +144,7 @@ export class DataDirectory {
     if (existsSync(snapshotPath) && snapshotValid < fstatSize(snapshotPath)) truncateFile(snapshotPath, snapshotValid);
     const fd = openSync(journalPath, existsSync(journalPath) ? "r+" : "w+");
     ftruncateSync(fd, validBytes);
-    const snapshotBytes = existsSync(join(path, SNAPSHOT)) ? fstatSize(join(path, SNAPSHOT)) : 0;
+    const snapshotBytes = existsSync(snapshotPath) ? fstatSize(snapshotPath) : 0;
     return new DataDirectory(path, fd, validBytes, snapshotBytes, options.compactAfterBytes ?? 64 * 1024 * 1024);
   }
 

@@ -1,19 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LIMITS } from "../../src/model/limits";
 import { problem } from "./problem";
+import { readBody } from "./request-body";
 import { isLoopbackHost } from "./request-target";
 
 /** Signs a dev token for a user id; absent when dev sign-in is off. */
 export type DevTokenSigner = (userId: string) => Promise<string>;
 
+/** The request's JSON body, at most 4 KiB; undefined when longer or not JSON. */
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  let text = "";
-  for await (const chunk of req) {
-    text += chunk;
-    if (text.length > 4096) return undefined;
-  }
+  const body = await readBody(req, 4096);
   try {
-    return JSON.parse(text);
+    return body === undefined ? undefined : JSON.parse(body.toString("utf8"));
   } catch {
     return undefined;
   }

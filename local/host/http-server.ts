@@ -6,23 +6,11 @@ import { serveLocalRoute } from "./dev-sign-in";
 import type { DurableHost } from "./durable/host";
 import { DURABLE_API_PATH, serveDurableApi } from "./durable/http-api";
 import { problem } from "./problem";
+import { readBody } from "./request-body";
 import { isAllowedHost, requestUrl } from "./request-target";
 import { Router } from "./router";
 import { serveWeb, type WebOptions } from "./web";
 
-/** Beyond this the request is refused before it reaches a handler (handlers enforce 64 KiB themselves). */
-const MAX_BODY_BYTES = 1024 * 1024;
-
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
   const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>));

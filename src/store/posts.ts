@@ -68,9 +68,9 @@ async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
  * C2 (edit): a patch of title and content only, so it can never undo a concurrent
  * comment or like count change made by the stored procedures.
  */
-export async function updatePost(postId: string, callerId: string, fields: { title: string; content: string }, ifMatch: (etag: string) => boolean | undefined): Promise<StoredPost> {
+export async function updatePost(postId: string, callerId: string, fields: { title: string; content: string }, preconditions: (etag: string) => boolean | undefined): Promise<StoredPost> {
   const post = await ownPost(postId, callerId);
-  const condition = ifMatch(post._etag);
+  const condition = preconditions(post._etag);
   if (condition === false) throw preconditionFailed();
   try {
     const { resource } = await store()

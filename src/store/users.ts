@@ -185,8 +185,8 @@ export async function createUser(userId: string, username: string): Promise<Stor
  * Without If-Match the last writer wins: a lost race re-reads and tries again. With If-Match,
  * a profile changed since the client read it is the client's 412.
  */
-export function renameUser(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
-  return oneRenameAtATime(userId, () => renameOnce(userId, username, ifMatch, log));
+export function renameUser(userId: string, username: string, preconditions: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
+  return oneRenameAtATime(userId, () => renameOnce(userId, username, preconditions, log));
 }
 
 /**
@@ -204,12 +204,12 @@ function renamedProfile(current: ProfileDocument, userId: string, username: stri
 }
 
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
-async function renameOnce(userId: string, username: string, ifMatch: (etag: string) => boolean | undefined, log: (message: string) => void): Promise<StoredUser> {
+async function renameOnce(userId: string, username: string, preconditions: (etag: string) => boolean | undefined, log: (message: string) => void): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
     const current = await readProfileDocument(userId);
     if (!current) throw notFound(`User '${userId}' does not exist.`);
-    const clientCondition = ifMatch(current._etag);
+    const clientCondition = preconditions(current._etag);
     if (clientCondition === false) throw preconditionFailed();
     const malformed = itemProblem("users", current) !== undefined;
     const previous = usernameOf(current);

@@ -159,8 +159,12 @@ export class ChangeFeedPump {
     this.workers.add(worker);
   }
 
+  private logDeleted(lease: HeldLease): void {
+    this.log(`${this.trigger.name}: lease ${lease.document.id} was deleted; it is created again and its range read from the start`);
+  }
+
   private onWriteFailure(lease: HeldLease, error: unknown): void {
-    if (lease.deleted) this.log(`${this.trigger.name}: lease ${lease.document.id} was deleted; it is created again and its range read from the start`);
+    if (lease.deleted) this.logDeleted(lease);
     else if (isLeaseLost(error)) this.log(`${this.trigger.name}: lease ${lease.document.id} was taken by another consumer`);
     else this.log(`${this.trigger.name}: writing lease ${lease.document.id} failed: ${(error as Error).message}`);
   }
@@ -221,7 +225,7 @@ export class ChangeFeedPump {
         else iterator = this.readFrom(stored ?? lease.document);
       }
     }
-    if (lease.deleted) this.log(`${this.trigger.name}: lease ${id} was deleted; it is created again and its range read from the start`);
+    if (lease.deleted) this.logDeleted(lease);
     else if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
   }
 

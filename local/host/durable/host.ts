@@ -32,7 +32,8 @@ export interface DurableHostOptions {
   log?: (line: string) => void;
 }
 
-const FINISHED: RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
+/** The statuses an instance ends in: it takes no more events, and may be started again under its id. */
+export const FINISHED: readonly RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
 
 /** The orchestrator's error, from the state the package appends to the message for the extension ($OutOfProcData$). */
 function failureOf(error: unknown): string {

@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { problem } from "../problem";
+import { readBody } from "../request-body";
 import { isLoopbackHost } from "../request-target";
-import type { DurableHost, InstanceStatus } from "./host";
+import { FINISHED, type DurableHost, type InstanceStatus } from "./host";
 
 /** Where the local host serves the Durable Functions HTTP API, as the Functions host does. */
 export const DURABLE_API_PATH = "/runtime/webhooks/durabletask/";
@@ -50,11 +51,6 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
-async function bodyOf(req: IncomingMessage): Promise<unknown> {
-  let text = "";
-  for await (const chunk of req) text += chunk;
-  return text.trim() === "" ? undefined : JSON.parse(text);
-}
 
 /** A status as the extension's HTTP API writes it (input and output never undefined: the package's client requires both). */
 const wire = (status: InstanceStatus) => ({
@@ -74,9 +70,11 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", "The Durable Functions API answers loopback host names only.");
   const [kind, a, b, c] = url.pathname.slice(DURABLE_API_PATH.length).split("/").map(decodeURIComponent);
   const method = req.method ?? "GET";
+  const bytes = await readBody(req);
+  if (bytes === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
   let body: unknown;
   try {
-    body = await bodyOf(req);
+    body = bytes.toString("utf8").trim() === "" ? undefined : JSON.parse(bytes.toString("utf8"));
   } catch {
     return problem(res, 400, "Bad Request", "The request body is not valid JSON.");
   }
@@ -101,9 +99,9 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   if (kind === "instances" && a) {
     const status = await durable.getStatus(a, { showHistory: url.searchParams.get("showHistory") === "true" });
     if (!status) return json(res, 404, { message: `No instance with ID '${a}' found.` });
-    if (method === "GET" && !b) return json(res, ["Running", "Pending", "Suspended"].includes(status.runtimeStatus) ? 202 : 200, wire(status));
+    if (method === "GET" && !b) return json(res, FINISHED.includes(status.runtimeStatus) ? 200 : 202, wire(status));
     if (method === "DELETE" && !b) return json(res, 200, { instancesDeleted: (await durable.purgeInstanceHistory(a)) ? 1 : 0 });
-    const finished = ["Completed", "Failed", "Terminated"].includes(status.runtimeStatus);
+    const finished = FINISHED.includes(status.runtimeStatus);
     if (method === "POST" && b === "raiseEvent" && c) {
       if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
       await durable.raiseEvent(a, c, body);

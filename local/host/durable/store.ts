@@ -128,11 +128,7 @@ export function fileInstanceStore(directory: string, onDamaged: (file: string, r
         .filter((name) => name.endsWith(".json"))
         .flatMap((name) => load(name) ?? []);
     },
-    save(record) {
-      const path = file(record.instanceId);
-      writeFileSync(`${path}.tmp`, JSON.stringify(record));
-      renameSync(`${path}.tmp`, path);
-    },
+    save: (record) => writeWhole(file(record.instanceId), record),
     remove(instanceId) {
       rmSync(file(instanceId), { force: true });
     },
@@ -140,15 +136,17 @@ export function fileInstanceStore(directory: string, onDamaged: (file: string, r
   };
 }
 
-/** One file per entity, written as instance records are (a temporary file renamed over the old one). */
+/** Writes `value` as JSON to a temporary file renamed over `path`: a crash leaves the old file or the new, never half. */
+function writeWhole(path: string, value: unknown): void {
+  writeFileSync(`${path}.tmp`, JSON.stringify(value));
+  renameSync(`${path}.tmp`, path);
+}
+
+/** One file per entity, written as instance records are. */
 function fileEntityStore(directory: string): EntityStore {
   mkdirSync(directory, { recursive: true });
   return {
     loadAll: () => readdirSync(directory).filter((name) => name.endsWith(".json")).map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as EntityRecord),
-    save(record) {
-      const path = join(directory, `${encodeURIComponent(record.id)}.json`);
-      writeFileSync(`${path}.tmp`, JSON.stringify(record));
-      renameSync(`${path}.tmp`, path);
-    },
+    save: (record) => writeWhole(join(directory, `${encodeURIComponent(record.id)}.json`), record),
   };
 }
