@@ -1,7 +1,7 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { changeFeedTriggers } from "../src/pipeline/triggers";
-import { ensureStarted } from "../src/pipeline/orchestrations";
+import { invocationServices } from "../src/pipeline/invocation";
 import { CONTAINERS } from "../src/store/definitions";
 
 // One Cosmos DB trigger per change feed consumer of the shared table (src/pipeline/triggers.ts).
@@ -16,10 +16,6 @@ for (const trigger of changeFeedTriggers) {
     startFromBeginning: trigger.startFromBeginning,
     retry: trigger.retry,
     extraInputs: trigger.needsDurableClient ? [df.input.durableClient()] : [],
-    handler: (documents: unknown[], context: InvocationContext) =>
-      trigger.handler(documents, {
-        orchestrations: { ensureStarted: (name, instanceId, input) => ensureStarted(df.getClient(context), name, instanceId, input) },
-        log: (message) => context.warn(message),
-      }),
+    handler: (documents: unknown[], context: InvocationContext) => trigger.handler(documents, invocationServices(context)),
   });
 }

@@ -4,7 +4,7 @@ import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/fu
 import type { Route } from "../../src/api/routes";
 import { serveLocalRoute } from "./dev-sign-in";
 import type { DurableHost } from "./durable/host";
-import { DURABLE_API_PATH, serveDurableApi } from "./durable/http-api";
+import { durableApiBase, serveDurableApi } from "./durable/http-api";
 import { problem } from "./problem";
 import { readBody } from "./request-body";
 import { isAllowedHost, requestUrl } from "./request-target";
@@ -93,7 +93,8 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
       return problem(res, 403, "Forbidden", `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
     }
     if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, web?.devToken);
-    if (durable && url.pathname.startsWith(DURABLE_API_PATH)) return serveDurableApi(req, res, url, durable);
+    const durableBase = durable && durableApiBase(url.pathname);
+    if (durable && durableBase) return serveDurableApi(req, res, url, durable, durableBase);
     if (applyCors(req, res, corsAllowedOrigins).preflight) {
       res.writeHead(204);
       res.end();

@@ -4,7 +4,8 @@ import { startCosmos, type RunningCosmos } from "../cosmos";
 import type { FaultSpec } from "../cosmos/faults";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
-import { activities, ensureStarted, entities, orchestrations } from "../../src/pipeline/orchestrations";
+import { invocationServices } from "../../src/pipeline/invocation";
+import { activities, entities, orchestrations } from "../../src/pipeline/orchestrations";
 import type { PipelinePolicy } from "../../src/pipeline/policy";
 import { changeFeedTriggers, type PipelineServices } from "../../src/pipeline/triggers";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
@@ -13,7 +14,7 @@ import { provision } from "../../src/store/provision";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
-import { DURABLE_API_PATH, durableClient } from "./durable/http-api";
+import { durableInvocation } from "./durable/http-api";
 import { fileInstanceStore } from "./durable/store";
 import { createHttpServer, drainHttp } from "./http-server";
 
@@ -124,22 +125,15 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
 
   const durable = new DurableHost({ orchestrations, activities, entities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
   durable.resume();
-  // The package's own DurableClient, over this host's Durable Functions HTTP API (once it listens), as df.getClient gives one in Azure.
-  let client: ReturnType<typeof durableClient> | undefined;
-  const services: PipelineServices = {
-    orchestrations: {
-      async ensureStarted(name, instanceId, input) {
-        if (!client) throw new Error("the durable client is not ready: the host does not listen yet");
-        const outcome = await ensureStarted(client, name, instanceId, input);
-        if (outcome !== "exists") log(`orchestration ${instanceId} ${outcome}`);
-        return outcome;
-      },
-    },
-    policy: options.policy,
-    log,
+  // Each change feed invocation gets a durable client binding for this host's Durable Functions
+  // HTTP API (once it listens), so df.getClient(context) gives the package's client, as in Azure.
+  let origin: string | undefined;
+  const invocation = (functionName: string) => {
+    if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
+    return invocationServices(durableInvocation(functionName, origin, (_level, ...args) => log(args.join(" "))), options.policy);
   };
   const pumps = changeFeedTriggers.map(
-    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, services, {
+    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, () => invocation(trigger.name), {
         pollMs: options.pollMs ?? 100,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
@@ -158,7 +152,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);
   });
   const { port } = server.address() as { port: number };
-  client = durableClient(`http://127.0.0.1:${port}${DURABLE_API_PATH}`);
+  origin = `http://127.0.0.1:${port}`;
   // The consumers start once the durable client can reach the host.
   pumps.forEach((pump) => pump.start());
 
@@ -166,7 +160,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     url: `http://localhost:${port}/api`,
     store,
     durable,
-    services,
+    services: invocation("localInvocation"),
     cosmosEndpoint: cosmos.endpoint,
     cosmosKey: cosmos.key,
     async stop() {

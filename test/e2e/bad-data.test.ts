@@ -100,7 +100,7 @@ describe("a malformed profile in `users`", () => {
     const { resource: alice } = await app.system.store.users.item("alice", "alice").read();
     await app.system.store.users.item("alice", "alice").replace({ ...alice, usernameChangedDate: "yesterday" });
     await within(10_000, async () => (await deadLetterOf("username:forty-two")) !== undefined && (await deadLetterOf("alice")) !== undefined);
-    const instances = await app.system.durable.listInstances();
+    const instances = await app.system.durable.queryInstances();
     expect(instances.filter((i) => i.instanceId.includes("NaN") || i.instanceId.includes("claims-42"))).toEqual([]);
     // A later good change of alice's still starts her propagation.
     expect((await app.call("PUT", "/users/alice", { as: "alice", body: { username: "alice-2" } })).status).toBe(200);

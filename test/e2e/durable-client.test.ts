@@ -15,7 +15,7 @@ let client: ReturnType<typeof durableClient>;
 let base: string;
 beforeAll(async () => {
   app = await localSystem();
-  base = app.system.url.replace(/\/api$/, DURABLE_API_PATH);
+  base = app.system.url.replace(/\/api$/, "");
   client = durableClient(base);
 });
 afterAll(() => app.stop());
@@ -77,7 +77,7 @@ describe("the package's DurableClient with an orchestration of the user's own", 
     const durable = new DurableHost({ orchestrations: { approval }, activities: {} });
     const server = createHttpServer([], { log: () => {}, durable });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const own = durableClient(`http://localhost:${(server.address() as { port: number }).port}${DURABLE_API_PATH}`);
+    const own = durableClient(`http://localhost:${(server.address() as { port: number }).port}`);
     try {
       const id = await own.startNew("approval", { input: "a string input" });
       await within(10_000, async () => (await own.getStatus(id)).runtimeStatus === df.OrchestrationRuntimeStatus.Running);

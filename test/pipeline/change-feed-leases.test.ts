@@ -43,7 +43,7 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
       delivered.push(...(documents as { id: string }[]).map((d) => d.id));
     },
   };
-  const pump = new ChangeFeedPump(watched, leases, trigger, {}, { pollMs: 20, maxItems: 100, owner, leases: TIMING, log: (line) => logs.push(line) });
+  const pump = new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), { pollMs: 20, maxItems: 100, owner, leases: TIMING, log: (line) => logs.push(line) });
   pumps.push(pump);
   return { pump, delivered, logs };
 }

@@ -270,7 +270,7 @@ describe("local durable host: sub-orchestrations", () => {
     await durable.waitForIdle();
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { a: 4, b: 10, text: "a string" } });
     expect(await durable.getStatus("child-given-id")).toMatchObject({ runtimeStatus: "Completed", output: 4 });
-    expect((await durable.listInstances()).filter((i) => i.instanceId.startsWith(`${id}:`))).toHaveLength(2);
+    expect((await durable.queryInstances()).filter((i) => i.instanceId.startsWith(`${id}:`))).toHaveLength(2);
   });
 
   it("surfaces a child's failure to the parent as the error its task throws, and retries it with callSubOrchestratorWithRetry", async () => {
@@ -308,7 +308,7 @@ describe("local durable host: sub-orchestrations", () => {
     }
     const first = new DurableHost({ orchestrations: { parent, child }, activities: { double: async () => gate.then(() => 0) }, store: fileInstanceStore(dir) });
     const id = await first.startNew("parent");
-    for (let i = 0; i < 200 && (await first.listInstances()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && (await first.queryInstances()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
     release();
     await first.stop();
     const second = new DurableHost({ orchestrations: { parent, child }, activities: { double }, store: fileInstanceStore(dir) });

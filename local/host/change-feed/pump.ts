@@ -61,7 +61,8 @@ export class ChangeFeedPump {
     private readonly container: Container,
     leaseContainer: Container,
     private readonly trigger: ChangeFeedTrigger,
-    private readonly services: PipelineServices,
+    /** What the host gives each invocation (its durable client binding, its log), as the Functions host does. */
+    private readonly invocation: () => PipelineServices,
     private readonly options: PumpOptions,
   ) {
     this.leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
@@ -239,7 +240,7 @@ export class ChangeFeedPump {
   private async deliver(documents: unknown[], leaseId: string): Promise<boolean> {
     for (let attempt = 1; !this.abort.signal.aborted; attempt++) {
       try {
-        await this.trigger.handler(documents, this.services);
+        await this.trigger.handler(documents, this.invocation());
         return true;
       } catch (error) {
         const delay = this.backoff(attempt);

@@ -21,6 +21,8 @@ export interface EntityRecord {
   exists: boolean;
   state?: string;
   queue: EntityRequest[];
+  /** When it last applied an operation (ISO 8601), as the entity query reports it. */
+  lastOperationTime?: string;
 }
 
 /** Where entity records live (with the instance records: memory, or files). */
@@ -62,6 +64,7 @@ export class EntityHost {
     private readonly store: EntityStore,
     private readonly respond: (response: EntityResponse) => void,
     private readonly log: (line: string) => void,
+    private readonly now: () => Date = () => new Date(),
   ) {
     for (const record of store.loadAll()) this.records.set(record.id, record);
   }
@@ -88,6 +91,14 @@ export class EntityHost {
   readState(name: string, key: string): { entityExists: boolean; entityState: unknown } {
     const record = this.records.get(schedulerId(name, key));
     return { entityExists: record?.exists ?? false, entityState: record?.state === undefined ? undefined : JSON.parse(record.state) };
+  }
+
+  /** The existing entities of the entity function `name`, by key, as the entity query lists them. */
+  list(name: string): { entityId: { name: string; key: string }; lastOperationTime?: string; state: unknown }[] {
+    return [...this.records.values()]
+      .filter((record) => record.exists && parseSchedulerId(record.id).name === name.toLowerCase())
+      .map((record) => ({ entityId: parseSchedulerId(record.id), lastOperationTime: record.lastOperationTime, state: record.state === undefined ? null : JSON.parse(record.state) }))
+      .sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
   }
 
   async idle(): Promise<void> {
@@ -127,6 +138,7 @@ export class EntityHost {
       for (const signal of result.signals) this.enqueue(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
     }
     record.queue = record.queue.slice(batch.length);
+    record.lastOperationTime = this.now().toISOString();
     this.store.save(record);
     batch.forEach((request, i) => {
       if (!request.caller) return;

@@ -2,7 +2,7 @@ import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
 import type { EntityRequest } from "./entities";
-import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy } from "./store";
+import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy, RewindPoint } from "./store";
 
 /**
  * History events and actions in the extension's wire shapes, and the bookkeeping of one
@@ -70,6 +70,31 @@ export interface EpisodeWork {
   timers: PendingTimer[];
   /** Operations for durable entities (`@name@key`), sent once the episode is decided. */
   entityRequests: { entity: string; request: EntityRequest }[];
+}
+
+/**
+ * The task `delivered` reports as finally failed, if it does: a failed task without retries,
+ * or the retry timer of a task whose attempts are spent. Read before the episode settles it:
+ * should the orchestrator fail on it, a rewind runs this task again.
+ */
+export function rewindPointOf(record: InstanceRecord, delivered: HistoryEvent): RewindPoint | undefined {
+  if (FAILURES.includes(delivered.EventType)) {
+    const task = record.activities.find((a) => a.id === delivered.TaskScheduledId);
+    return task && !task.retry ? { task } : undefined;
+  }
+  if (delivered.EventType === HistoryEventType.TimerFired) {
+    const timer = record.timers.find((t) => t.id === delivered.TimerId);
+    const task = timer?.retry;
+    return task?.retry && task.attempt >= task.retry.maxNumberOfAttempts ? { task, retryTimerId: delivered.TimerId as number } : undefined;
+  }
+  return undefined;
+}
+
+/** The history without what a rewind forgets: the task's failure, and the retry timer that followed it. */
+export function rewoundHistory(history: HistoryEvent[], point: RewindPoint): HistoryEvent[] {
+  return history.filter(
+    (e) => !(FAILURES.includes(e.EventType) && e.TaskScheduledId === point.task.id) && !(e.EventType === HistoryEventType.TimerCreated && e.EventId === point.retryTimerId),
+  );
 }
 
 /**

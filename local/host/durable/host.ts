@@ -4,8 +4,9 @@ import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { systemClock, type DurableClock } from "./clock";
 import { EntityHost, type EntityHandler } from "./entities";
-import { atomicActions, describeAction, historyEvents, inputJson, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
+import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, rewoundHistory, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
 
 export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
@@ -30,6 +31,25 @@ export interface DurableHostOptions {
   entities?: Record<string, EntityHandler>;
   store?: InstanceStore;
   log?: (line: string) => void;
+  /** What time it is, and when durable timers fire (the system clock unless a test brings its own). */
+  clock?: DurableClock;
+}
+
+/** Which instances a query or purge by filter takes: every one that matches all given fields. */
+export interface InstanceFilter {
+  runtimeStatus?: string[];
+  createdTimeFrom?: Date;
+  createdTimeTo?: Date;
+}
+
+/** A request the instance's state refuses, with the status the Durable Functions HTTP API answers. */
+export class DurableRequestError extends Error {
+  constructor(
+    readonly status: 404 | 409 | 412,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The statuses an instance ends in: it takes no more events, and may be started again under its id. */
@@ -65,9 +85,11 @@ export class DurableHost {
   private readonly store: InstanceStore;
   private readonly records = new Map<string, InstanceRecord>();
   private readonly running = new Map<string, Promise<void>>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Cancels the armed durable timers (on stop). */
+  private readonly timers = new Set<() => void>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly log: (line: string) => void;
+  private readonly clock: DurableClock;
   private stopped = false;
   /** The durable entities: their state, queues and turns. */
   readonly entities: EntityHost;
@@ -75,12 +97,13 @@ export class DurableHost {
   constructor(private readonly options: DurableHostOptions) {
     this.store = options.store ?? memoryInstanceStore();
     this.log = options.log ?? (() => {});
+    this.clock = options.clock ?? systemClock;
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
     // An entity's answer to an orchestration that called it: an event named by the request id.
     this.entities = new EntityHost(options.entities ?? {}, this.store.entities, ({ caller, requestId, message }) => {
       const record = this.records.get(caller.instanceId);
-      if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(new Date(), requestId, message));
-    }, this.log);
+      if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
+    }, this.log, () => this.clock.now());
   }
 
   /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
@@ -104,8 +127,8 @@ export class DurableHost {
   private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"]): string {
     if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
     const existing = this.records.get(instanceId);
-    if (existing && !FINISHED.includes(existing.runtimeStatus)) throw new Error(`An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
-    const now = new Date().toISOString();
+    if (existing && !FINISHED.includes(existing.runtimeStatus)) throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
+    const now = this.clock.now().toISOString();
     const record: InstanceRecord = {
       instanceId,
       name,
@@ -137,7 +160,7 @@ export class DurableHost {
     const record = this.records.get(instanceId);
     if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
     if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
-    record.inbox.push(historyEvents.eventRaised(new Date(), name, JSON.stringify(data ?? null)));
+    record.inbox.push(historyEvents.eventRaised(this.clock.now(), name, JSON.stringify(data ?? null)));
     this.save(record);
     this.kick(record);
   }
@@ -147,8 +170,15 @@ export class DurableHost {
     return record ? this.status(record, options.showHistory ?? false) : undefined;
   }
 
-  async listInstances(): Promise<InstanceStatus[]> {
-    return [...this.records.values()].map((record) => this.status(record, false));
+  /** The instances that match `filter`, oldest first (ties by id), as the API pages them. */
+  async queryInstances(filter: InstanceFilter = {}): Promise<InstanceStatus[]> {
+    return this.matching(filter).map((record) => this.status(record, false));
+  }
+
+  private matching({ runtimeStatus, createdTimeFrom, createdTimeTo }: InstanceFilter): InstanceRecord[] {
+    return [...this.records.values()]
+      .filter((r) => (!runtimeStatus || runtimeStatus.includes(r.runtimeStatus)) && (!createdTimeFrom || Date.parse(r.createdTime) >= createdTimeFrom.getTime()) && (!createdTimeTo || Date.parse(r.createdTime) <= createdTimeTo.getTime()))
+      .sort((a, b) => a.createdTime.localeCompare(b.createdTime) || a.instanceId.localeCompare(b.instanceId));
   }
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
@@ -179,10 +209,29 @@ export class DurableHost {
   }
 
   /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
-  async restart(instanceId: string): Promise<void> {
+  async restart(instanceId: string): Promise<string> {
     const record = this.records.get(instanceId);
-    if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
-    await this.startNew(record.name, { instanceId, input: JSON.parse(record.input) });
+    if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
+    return this.startNew(record.name, { instanceId, input: JSON.parse(record.input) });
+  }
+
+  /**
+   * Rewinds an instance that failed because a task failed: that failure is forgotten and the
+   * task runs again (a failed sub-orchestration is rewound in turn, or started anew), as the
+   * extension's rewind does. Anything else cannot be rewound (the API's 404 and 412).
+   */
+  async rewind(instanceId: string): Promise<void> {
+    const record = this.records.get(instanceId);
+    if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
+    if (record.runtimeStatus !== "Failed") throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
+    const point = record.rewind;
+    if (!point) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
+    Object.assign(record, { runtimeStatus: "Running", failure: undefined, rewind: undefined, history: rewoundHistory(record.history, point), activities: [point.task] });
+    this.save(record);
+    const child = point.task.subOrchestration && this.records.get(point.task.subOrchestration.instanceId);
+    if (child?.runtimeStatus === "Failed" && child.rewind) return this.rewind(child.instanceId);
+    if (child) this.records.delete(child.instanceId); // started anew under its id
+    this.dispatch(record, point.task);
   }
 
   /** Deletes a finished instance's record and history. */
@@ -192,6 +241,13 @@ export class DurableHost {
     this.records.delete(instanceId);
     this.store.remove(instanceId);
     return true;
+  }
+
+  /** Purges every finished instance that matches `filter`; how many were purged. */
+  async purgeInstances(filter: InstanceFilter): Promise<number> {
+    let purged = 0;
+    for (const record of this.matching(filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
+    return purged;
   }
 
   /** Resolves once no instance is running (for shutdown and tests); throws after `timeoutMs`. */
@@ -204,11 +260,25 @@ export class DurableHost {
     }
   }
 
+  /**
+   * Resolves once nothing is under way: no episode, activity or entity operation runs and no
+   * inbox holds an event. What is left waits for time (durable timers) or for the outside
+   * (external events), so a test can then move its clock or raise an event.
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.entities.idle();
+      const busy = [...this.running.values(), ...this.inFlight];
+      if (busy.length === 0) break;
+      await Promise.allSettled(busy);
+    }
+  }
+
   /** Stops delivering anything; every instance stays resumable from the store. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.entities.stop();
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const cancel of this.timers) cancel();
     this.timers.clear();
     await Promise.all([...this.running.values()]);
     await Promise.allSettled([...this.inFlight]);
@@ -230,13 +300,13 @@ export class DurableHost {
 
   /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
   private newExecution(record: InstanceRecord, input: string): void {
-    Object.assign(record, { input, executionId: randomUUID(), history: [], nextEventId: 0, actions: [], activities: [], timers: [], runtimeStatus: "Running" });
-    record.inbox = [historyEvents.executionStarted(new Date(), record.name, input)];
+    Object.assign(record, { input, executionId: randomUUID(), history: [], nextEventId: 0, actions: [], activities: [], timers: [], runtimeStatus: "Running", rewind: undefined });
+    record.inbox = [historyEvents.executionStarted(this.clock.now(), record.name, input)];
   }
 
   private save(record: InstanceRecord): void {
     if (this.stopped) return;
-    record.lastUpdatedTime = new Date().toISOString();
+    record.lastUpdatedTime = this.clock.now().toISOString();
     this.store.save(record);
   }
 
@@ -250,7 +320,7 @@ export class DurableHost {
     const link = child.parent!;
     const parent = this.records.get(link.instanceId);
     if (!parent) return;
-    const at = new Date();
+    const at = this.clock.now();
     const answer =
       child.runtimeStatus === "Completed"
         ? historyEvents.subOrchestrationCompleted(at, link.taskId, JSON.stringify(child.output ?? null))
@@ -269,7 +339,7 @@ export class DurableHost {
     try {
       this.create(task.name, instanceId, task.input, { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId });
     } catch (error) {
-      this.deliver(parent, parent.executionId, historyEvents.subOrchestrationFailed(new Date(), task.id, (error as Error).message, (error as Error).message));
+      this.deliver(parent, parent.executionId, historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message));
     }
   }
 
@@ -289,18 +359,19 @@ export class DurableHost {
     this.running.set(record.instanceId, run);
   }
 
-  /** Ends the instance as Failed with `message`, logged once. */
-  private fail(record: InstanceRecord, message: string): void {
+  /** Ends the instance as Failed with `message`, logged once; `rewind` when a failed task caused it. */
+  private fail(record: InstanceRecord, message: string, rewind?: InstanceRecord["rewind"]): void {
     this.log(`orchestration ${record.instanceId} failed: ${message}`);
-    this.finish(record, "Failed", { failure: message });
+    this.finish(record, "Failed", { failure: message, ...(rewind ? { rewind } : {}) });
     this.save(record);
   }
 
   private async episode(record: InstanceRecord): Promise<void> {
-    const at = new Date();
+    const at = this.clock.now();
     const delivered = record.inbox.shift()!;
     const episode = [historyEvents.orchestratorStarted(at), delivered];
     const work: EpisodeWork = { activities: [], timers: [], entityRequests: [] };
+    const rewindPoint = rewindPointOf(record, delivered);
     settleDelivered(record, delivered, at, episode, work);
 
     const context = new InvocationContext({ functionName: record.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`) });
@@ -313,7 +384,7 @@ export class DurableHost {
         context,
       );
     } catch (error) {
-      return this.fail(record, failureOf(error));
+      return this.fail(record, failureOf(error), rewindPoint);
     }
     if (!state || !Array.isArray(state.actions)) return this.fail(record, "The orchestrator returned a malformed state (no list of actions).");
 
@@ -359,11 +430,11 @@ export class DurableHost {
       if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
       return handler(JSON.parse(activity.input) as never, context);
     })().then(
-      (result) => this.deliver(record, execution, historyEvents.taskCompleted(new Date(), activity.id, JSON.stringify(result ?? null))),
+      (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, JSON.stringify(result ?? null))),
       (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);
-        this.deliver(record, execution, historyEvents.taskFailed(new Date(), activity.id, `Activity function '${activity.name}' failed: ${message}`, (error as Error)?.stack ?? message));
+        this.deliver(record, execution, historyEvents.taskFailed(this.clock.now(), activity.id, `Activity function '${activity.name}' failed: ${message}`, (error as Error)?.stack ?? message));
       },
     );
     this.inFlight.add(run);
@@ -372,11 +443,11 @@ export class DurableHost {
 
   private arm(record: InstanceRecord, timer: PendingTimer): void {
     const execution = record.executionId;
-    const handle = setTimeout(() => {
-      this.timers.delete(handle);
-      this.deliver(record, execution, historyEvents.timerFired(new Date(), timer.id, timer.fireAt));
-    }, Math.max(0, Date.parse(timer.fireAt) - Date.now()));
-    this.timers.add(handle);
+    const cancel = this.clock.at(new Date(timer.fireAt), () => {
+      this.timers.delete(cancel);
+      this.deliver(record, execution, historyEvents.timerFired(this.clock.now(), timer.id, timer.fireAt));
+    });
+    this.timers.add(cancel);
   }
 
   private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {

@@ -1,132 +1,218 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { InvocationContext } from "@azure/functions";
+import { InvocationContext, type LogHandler } from "@azure/functions";
 import * as df from "durable-functions";
 import { problem } from "../problem";
 import { readBody } from "../request-body";
 import { isLoopbackHost } from "../request-target";
-import { FINISHED, type DurableHost, type InstanceStatus } from "./host";
+import { DurableRequestError, FINISHED, type DurableHost, type InstanceFilter, type InstanceStatus } from "./host";
 
-/** Where the local host serves the Durable Functions HTTP API, as the Functions host does. */
+/** Where the Functions host serves the documented Durable Functions HTTP API (the webhook URLs). */
 export const DURABLE_API_PATH = "/runtime/webhooks/durabletask/";
+/** Where the extension serves the API its client binding's `rpcBaseUrl` names (the same calls). */
+export const DURABLE_RPC_PATH = "/durabletask/";
+const TASK_HUB = "LocalHub";
+/** What every webhook URL carries on Azure (there with the system key `code` as well). */
+const REQUIRED_QUERY = `taskHub=${TASK_HUB}&connection=Storage`;
 
-/**
- * The durable client binding data the extension hands a function: the documented webhook URLs
- * and the `rpcBaseUrl` the package's DurableClient calls. Here all point at the local host.
- */
-function clientData(base: string) {
-  const id = "INSTANCEID";
+/** The webhook URLs of one instance, as the extension writes them into a check-status response. */
+function managementUrls(webhooks: string, id: string) {
+  const at = (path: string, query = "") => `${webhooks}instances/${id}${path}?${REQUIRED_QUERY}${query}`;
   return {
-    taskHubName: "LocalHub",
-    creationUrls: {
-      createNewInstancePostUri: `${base}orchestrators/{functionName}[/{instanceId}]`,
-      createAndWaitOnNewInstancePostUri: `${base}orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}`,
-    },
-    managementUrls: {
-      id,
-      statusQueryGetUri: `${base}instances/${id}`,
-      sendEventPostUri: `${base}instances/${id}/raiseEvent/{eventName}`,
-      terminatePostUri: `${base}instances/${id}/terminate?reason={text}`,
-      rewindPostUri: `${base}instances/${id}/rewind?reason={text}`,
-      purgeHistoryDeleteUri: `${base}instances/${id}`,
-      suspendPostUri: `${base}instances/${id}/suspend?reason={text}`,
-      resumePostUri: `${base}instances/${id}/resume?reason={text}`,
-    },
-    baseUrl: base.replace(/\/$/, ""),
-    requiredQueryStringParameters: "",
-    rpcBaseUrl: base,
-    httpBaseUrl: base,
+    id,
+    statusQueryGetUri: at(""),
+    sendEventPostUri: at("/raiseEvent/{eventName}"),
+    terminatePostUri: at("/terminate", "&reason={text}"),
+    rewindPostUri: at("/rewind", "&reason={text}"),
+    purgeHistoryDeleteUri: at(""),
+    restartPostUri: at("/restart"),
+    suspendPostUri: at("/suspend", "&reason={text}"),
+    resumePostUri: at("/resume", "&reason={text}"),
   };
 }
 
-/** The package's own DurableClient, as `df.getClient(context)` makes it, talking to this host's API at `base`. */
-export function durableClient(base: string): ReturnType<typeof df.getClient> {
-  const input = df.input.durableClient();
-  const context = new InvocationContext({ functionName: "localDurableClient", options: { extraInputs: [input] } });
-  context.extraInputs.set(input, clientData(base));
-  return df.getClient(context);
+/**
+ * The durable client binding data the extension hands a function: the documented webhook URLs
+ * and the `rpcBaseUrl` the package's DurableClient prefers. Here all point at the local host at
+ * `origin`; `rpc: false` leaves `rpcBaseUrl` out, so the client takes the webhook URLs.
+ */
+export function clientBindingData(origin: string, { rpc = true } = {}) {
+  const webhooks = `${origin}${DURABLE_API_PATH}`;
+  return {
+    taskHubName: TASK_HUB,
+    creationUrls: {
+      createNewInstancePostUri: `${webhooks}orchestrators/{functionName}[/{instanceId}]?${REQUIRED_QUERY}`,
+      createAndWaitOnNewInstancePostUri: `${webhooks}orchestrators/{functionName}[/{instanceId}]?timeout={timeoutInSeconds}&pollingInterval={intervalInSeconds}&${REQUIRED_QUERY}`,
+    },
+    managementUrls: managementUrls(webhooks, "INSTANCEID"),
+    baseUrl: webhooks.replace(/\/$/, ""),
+    requiredQueryStringParameters: REQUIRED_QUERY,
+    ...(rpc ? { rpcBaseUrl: `${origin}${DURABLE_RPC_PATH}`, httpBaseUrl: webhooks } : {}),
+  };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { "content-type": "application/json" });
+/**
+ * An invocation of `functionName` with a durable client input bound, as the Functions host
+ * makes one: `df.getClient(context)` then gives the package's client, talking to `origin`.
+ */
+export function durableInvocation(functionName: string, origin: string, logHandler?: LogHandler, options?: { rpc?: boolean }): InvocationContext {
+  const input = df.input.durableClient();
+  const context = new InvocationContext({ functionName, logHandler, options: { extraInputs: [input] } });
+  context.extraInputs.set(input, clientBindingData(origin, options));
+  return context;
+}
+
+/** The package's own DurableClient, as `df.getClient(context)` gives it to a function, for the host at `origin`. */
+export function durableClient(origin: string, options?: { rpc?: boolean }): ReturnType<typeof df.getClient> {
+  return df.getClient(durableInvocation("localDurableClient", origin, undefined, options));
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 };
 
-
 /** A status as the extension's HTTP API writes it (input and output never undefined: the package's client requires both). */
-const wire = (status: InstanceStatus) => ({
+const wire = (status: InstanceStatus, showInput = true) => ({
   ...status,
   createdTime: status.createdTime.toISOString(),
   lastUpdatedTime: status.lastUpdatedTime.toISOString(),
-  input: status.input ?? null,
+  input: showInput ? (status.input ?? null) : null,
   output: status.output ?? null,
 });
 
+/** The instance filter of a query or purge: `runtimeStatus` (comma-separated), `createdTimeFrom`, `createdTimeTo`. */
+function filterOf(query: URLSearchParams): InstanceFilter {
+  const time = (name: string) => {
+    const value = query.get(name);
+    if (value === null) return undefined;
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime())) throw new DurableApiError(400, `${name} '${value}' is no date.`);
+    return date;
+  };
+  const statuses = (query.get("runtimeStatus")?.split(",") ?? []).filter(Boolean);
+  return { runtimeStatus: statuses.length > 0 ? statuses : undefined, createdTimeFrom: time("createdTimeFrom"), createdTimeTo: time("createdTimeTo") };
+}
+
+/** A refusal of a malformed request, answered with its status. */
+class DurableApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Call {
+  method: string;
+  /** The path below the API's base, decoded: e.g. ["instances", id, "raiseEvent", name]. */
+  parts: string[];
+  query: URLSearchParams;
+  headers: IncomingMessage["headers"];
+  body: unknown;
+  /** Where this API is served, for the links it answers with. */
+  webhooks: string;
+}
+
+/** One page of a query: `top` per page, the rest behind `x-ms-continuation-token` (the client follows it). */
+function page<T>(items: T[], call: Call): { items: T[]; headers: Record<string, string> } {
+  const token = call.headers["x-ms-continuation-token"];
+  const offset = typeof token === "string" ? Number(Buffer.from(token, "base64url").toString()) : 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new DurableApiError(400, "The continuation token is not one this API gave.");
+  const top = Number(call.query.get("top") ?? 100);
+  if (!Number.isSafeInteger(top) || top < 1) throw new DurableApiError(400, "top must be a positive integer.");
+  const end = offset + top;
+  return { items: items.slice(offset, end), headers: end < items.length ? { "x-ms-continuation-token": Buffer.from(String(end)).toString("base64url") } : {} };
+}
+
+async function orchestrators(call: Call, res: ServerResponse, durable: DurableHost): Promise<boolean> {
+  const [, name, instanceId] = call.parts;
+  if (call.method !== "POST" || !name) return false;
+  const id = await durable.startNew(name, { instanceId: instanceId || undefined, input: call.body });
+  json(res, 202, managementUrls(call.webhooks, id), { location: managementUrls(call.webhooks, id).statusQueryGetUri });
+  return true;
+}
+
+async function instances(call: Call, res: ServerResponse, durable: DurableHost): Promise<boolean> {
+  const [, id, action, eventName] = call.parts;
+  if (!id) {
+    if (call.method === "GET") {
+      const { items, headers } = page(await durable.queryInstances(filterOf(call.query)), call);
+      json(res, 200, items.map((s) => wire(s, call.query.get("showInput") !== "false")), headers);
+      return true;
+    }
+    if (call.method !== "DELETE") return false;
+    const deleted = await durable.purgeInstances(filterOf(call.query));
+    json(res, deleted > 0 ? 200 : 404, { instancesDeleted: deleted });
+    return true;
+  }
+  const status = await durable.getStatus(id, { showHistory: call.query.get("showHistory") === "true" });
+  if (!status) throw new DurableRequestError(404, `No instance with ID '${id}' found.`);
+  if (!action && call.method === "GET") json(res, FINISHED.includes(status.runtimeStatus) ? 200 : 202, wire(status, call.query.get("showInput") !== "false"));
+  else if (!action && call.method === "DELETE") json(res, 200, { instancesDeleted: (await durable.purgeInstanceHistory(id)) ? 1 : 0 });
+  else if (call.method !== "POST") return false;
+  else if (action === "rewind") await durable.rewind(id).then(() => json(res, 202, {}));
+  else if (action === "restart") json(res, 202, managementUrls(call.webhooks, await durable.restart(id)));
+  else if (FINISHED.includes(status.runtimeStatus)) json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
+  else if (action === "raiseEvent" && eventName) await durable.raiseEvent(id, eventName, call.body).then(() => json(res, 202, {}));
+  else if (action === "terminate") await durable.terminate(id, call.query.get("reason") ?? "").then(() => json(res, 202, {}));
+  else if (action === "suspend") await durable.suspend(id).then(() => json(res, 202, {}));
+  else if (action === "resume") await durable.resumeInstance(id).then(() => json(res, 202, {}));
+  else return false;
+  return true;
+}
+
+function entities(call: Call, res: ServerResponse, durable: DurableHost): boolean {
+  const [, name, key] = call.parts;
+  if (!name) return false;
+  if (key === undefined && call.method === "GET") {
+    const { items, headers } = page(durable.entities.list(name), call);
+    const fetchState = call.query.get("fetchState") === "true";
+    json(res, 200, items.map(({ entityId, lastOperationTime, state }) => ({ entityId, lastOperationTime, ...(fetchState ? { state } : {}) })), headers);
+    return true;
+  }
+  if (key === undefined) return false;
+  if (call.method === "POST") {
+    durable.entities.signal(name, key, call.query.get("op") ?? "", call.body);
+    json(res, 202, {});
+    return true;
+  }
+  if (call.method !== "GET") return false;
+  const { entityExists, entityState } = durable.entities.readState(name, key);
+  if (entityExists) json(res, 200, entityState ?? null);
+  else json(res, 404, { message: `No entity @${name}@${key}.` });
+  return true;
+}
+
+const RESOURCES = { orchestrators, instances, entities } as const;
+
 /**
- * The Durable Functions HTTP API over the local durable host: start, status (with history),
- * query, raise event, terminate, purge; entity signal and read. Loopback callers only, never
- * CORS, as the Functions host keeps it behind its keys.
+ * The Durable Functions HTTP API over the local durable host, at both of the extension's
+ * bases (the webhook URLs and `rpcBaseUrl`): start, status (with history), query with filters
+ * and paging, raise event, terminate, suspend, resume, rewind, restart, purge one or by filter;
+ * entity signal, read and query. Loopback callers only, never CORS, as the Functions host keeps
+ * it behind its keys.
  */
-export async function serveDurableApi(req: IncomingMessage, res: ServerResponse, url: URL, durable: DurableHost): Promise<void> {
+export async function serveDurableApi(req: IncomingMessage, res: ServerResponse, url: URL, durable: DurableHost, base: string): Promise<void> {
   if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", "The Durable Functions API answers loopback host names only.");
-  const [kind, a, b, c] = url.pathname.slice(DURABLE_API_PATH.length).split("/").map(decodeURIComponent);
   const method = req.method ?? "GET";
   const bytes = await readBody(req);
   if (bytes === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
-  let body: unknown;
+  const call: Call = { method, parts: url.pathname.slice(base.length).split("/").map(decodeURIComponent), query: url.searchParams, headers: req.headers, body: undefined, webhooks: `${url.origin}${DURABLE_API_PATH}` };
   try {
-    body = bytes.toString("utf8").trim() === "" ? undefined : JSON.parse(bytes.toString("utf8"));
+    call.body = bytes.toString("utf8").trim() === "" ? undefined : JSON.parse(bytes.toString("utf8"));
   } catch {
     return problem(res, 400, "Bad Request", "The request body is not valid JSON.");
   }
-  const base = `${url.origin}${DURABLE_API_PATH}`;
-  if (kind === "orchestrators" && method === "POST" && a) {
-    try {
-      const id = await durable.startNew(a, { instanceId: b || undefined, input: body });
-      return json(res, 202, { id, statusQueryGetUri: `${base}instances/${id}`, sendEventPostUri: `${base}instances/${id}/raiseEvent/{eventName}`, terminatePostUri: `${base}instances/${id}/terminate?reason={text}`, purgeHistoryDeleteUri: `${base}instances/${id}` });
-    } catch (error) {
-      return problem(res, /already exists/.test((error as Error).message) ? 409 : 400, "Not Started", (error as Error).message);
-    }
-  }
-  if (kind === "instances" && !a && method === "GET") {
-    const statuses = (url.searchParams.get("runtimeStatus")?.split(",") ?? []).filter(Boolean);
-    const from = url.searchParams.get("createdTimeFrom");
-    const to = url.searchParams.get("createdTimeTo");
-    const all = (await durable.listInstances()).filter(
-      (s) => (statuses.length === 0 || statuses.includes(s.runtimeStatus)) && (!from || s.createdTime >= new Date(from)) && (!to || s.createdTime <= new Date(to)),
-    );
-    return json(res, 200, all.map(wire));
-  }
-  if (kind === "instances" && a) {
-    const status = await durable.getStatus(a, { showHistory: url.searchParams.get("showHistory") === "true" });
-    if (!status) return json(res, 404, { message: `No instance with ID '${a}' found.` });
-    if (method === "GET" && !b) return json(res, FINISHED.includes(status.runtimeStatus) ? 200 : 202, wire(status));
-    if (method === "DELETE" && !b) return json(res, 200, { instancesDeleted: (await durable.purgeInstanceHistory(a)) ? 1 : 0 });
-    const finished = FINISHED.includes(status.runtimeStatus);
-    if (method === "POST" && b === "raiseEvent" && c) {
-      if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
-      await durable.raiseEvent(a, c, body);
-      return json(res, 202, {});
-    }
-    if (method === "POST" && b === "terminate") {
-      if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
-      await durable.terminate(a, url.searchParams.get("reason") ?? "");
-      return json(res, 202, {});
-    }
-    if (method === "POST" && (b === "suspend" || b === "resume")) {
-      if (finished) return json(res, 410, { message: `The instance is ${status.runtimeStatus}.` });
-      await (b === "suspend" ? durable.suspend(a) : durable.resumeInstance(a));
-      return json(res, 202, {});
-    }
-  }
-  if (kind === "entities" && a && b !== undefined) {
-    if (method === "POST") {
-      durable.entities.signal(a, b, url.searchParams.get("op") ?? "", body);
-      return json(res, 202, {});
-    }
-    if (method === "GET") {
-      const { entityExists, entityState } = durable.entities.readState(a, b);
-      return entityExists ? json(res, 200, entityState ?? null) : json(res, 404, { message: `No entity @${a}@${b}.` });
-    }
+  const resource = RESOURCES[call.parts[0] as keyof typeof RESOURCES] as (typeof RESOURCES)[keyof typeof RESOURCES] | undefined;
+  try {
+    if (resource && (await resource(call, res, durable))) return;
+  } catch (error) {
+    if (error instanceof DurableRequestError || error instanceof DurableApiError) return json(res, error.status, { message: error.message });
+    return problem(res, 400, "Bad Request", (error as Error).message);
   }
   return problem(res, 404, "Not Found", `No Durable Functions API at ${url.pathname} for ${method}.`);
 }
+
+/** The base of the Durable Functions API a path is under, if any. */
+export const durableApiBase = (pathname: string) => [DURABLE_API_PATH, DURABLE_RPC_PATH].find((base) => pathname.startsWith(base));

@@ -64,6 +64,14 @@ export interface InstanceRecord {
   actions: string[];
   activities: PendingActivity[];
   timers: PendingTimer[];
+  /** For an instance failed by a failed task: that task, to run again on rewind (and the retry timer that gave up on it). */
+  rewind?: RewindPoint;
+}
+
+/** The task whose failure failed the instance; a rewind forgets its failure and runs it again. */
+export interface RewindPoint {
+  task: PendingActivity;
+  retryTimerId?: number;
 }
 
 /** Where instance records live: in memory, or one JSON file each under the data directory. */

@@ -1,0 +1,59 @@
+/**
+ * The durable host's time: what `currentUtcDateTime`, history timestamps and durable timers
+ * read. The system clock in `npm start`; a manual one in tests, so they order events by
+ * moving time forward instead of sleeping.
+ */
+export interface DurableClock {
+  now(): Date;
+  /** Calls `fire` once `when` has come (at once if it has); the returned function cancels it. */
+  at(when: Date, fire: () => void): () => void;
+}
+
+export const systemClock: DurableClock = {
+  now: () => new Date(),
+  at(when, fire) {
+    const handle = setTimeout(fire, Math.max(0, when.getTime() - Date.now()));
+    return () => clearTimeout(handle);
+  },
+};
+
+/** A clock that moves only when told: `advance` fires every timer that comes due, in time order. */
+export class ManualClock implements DurableClock {
+  private time: number;
+  private readonly due = new Set<{ when: number; fire: () => void }>();
+
+  constructor(start = "2026-01-01T00:00:00.000Z") {
+    this.time = Date.parse(start);
+  }
+
+  now(): Date {
+    return new Date(this.time);
+  }
+
+  at(when: Date, fire: () => void): () => void {
+    const entry = { when: when.getTime(), fire };
+    if (entry.when <= this.time) {
+      queueMicrotask(fire);
+      return () => {};
+    }
+    this.due.add(entry);
+    return () => void this.due.delete(entry);
+  }
+
+  /** The timers armed and not yet fired. */
+  get armed(): number {
+    return this.due.size;
+  }
+
+  advance(ms: number): void {
+    const until = this.time + ms;
+    for (;;) {
+      const next = [...this.due].filter((entry) => entry.when <= until).sort((a, b) => a.when - b.when)[0];
+      if (!next) break;
+      this.due.delete(next);
+      this.time = next.when;
+      next.fire();
+    }
+    this.time = until;
+  }
+}

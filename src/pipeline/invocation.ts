@@ -1,0 +1,24 @@
+import type { InvocationContext } from "@azure/functions";
+import * as df from "durable-functions";
+import { ensureStarted } from "./orchestrations";
+import type { PipelinePolicy } from "./policy";
+import type { PipelineServices } from "./triggers";
+
+/**
+ * What one change feed invocation may use, taken from its context alone, so both hosts run the
+ * same code: orchestrations start through `df.getClient(context)` (the durable client binding the
+ * host supplies) and reports go to the invocation's log.
+ */
+export function invocationServices(context: InvocationContext, policy?: Partial<PipelinePolicy>): PipelineServices {
+  return {
+    orchestrations: {
+      async ensureStarted(name, instanceId, input) {
+        const outcome = await ensureStarted(df.getClient(context), name, instanceId, input);
+        if (outcome !== "exists") context.log(`orchestration ${instanceId} ${outcome}`);
+        return outcome;
+      },
+    },
+    policy,
+    log: (message) => context.warn(message),
+  };
+}
