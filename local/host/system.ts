@@ -14,7 +14,7 @@ import { provision } from "../../src/store/provision";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
-import { durableInvocation } from "./durable/http-api";
+import { announceHostName, durableInvocation } from "./durable/http-api";
 import { fileInstanceStore } from "./durable/store";
 import { createHttpServer, drainHttp } from "./http-server";
 
@@ -153,6 +153,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   });
   const { port } = server.address() as { port: number };
   origin = `http://127.0.0.1:${port}`;
+  announceHostName(port);
   // The consumers start once the durable client can reach the host.
   pumps.forEach((pump) => pump.start());
 

@@ -1,8 +1,15 @@
+import { mkdtempSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HttpRequest } from "@azure/functions";
 import * as df from "durable-functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../local/host/durable/clock";
+import type { EntityHandler } from "../../local/host/durable/entities";
 import { DurableHost } from "../../local/host/durable/host";
-import { DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";
+import { announceHostName, DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";
+import { fileInstanceStore } from "../../local/host/durable/store";
 import { createHttpServer } from "../../local/host/http-server";
 import { localSystem, within, type Client } from "../support/system";
 
@@ -94,5 +101,136 @@ describe("the package's DurableClient with an orchestration of the user's own", 
       await durable.stop();
       server.close();
     }
+  });
+});
+
+/** Orchestrations, an activity and an entity of a user's own, written as the package's samples write them. */
+function* approval(context: df.OrchestrationContext) {
+  const answer = yield context.df.waitForExternalEvent("answer");
+  return { input: context.df.getInput(), answer };
+}
+function* flaky(context: df.OrchestrationContext) {
+  return yield context.df.callActivity("sometimesDown", context.df.getInput());
+}
+function* tally(context: df.OrchestrationContext) {
+  const counter = new df.EntityId("counter", context.df.getInput<string>());
+  yield context.df.callEntity(counter, "add", 5);
+  context.df.signalEntity(counter, "add", 10);
+  const child = yield context.df.callSubOrchestrator("approval", "child input", `${context.df.instanceId}-child`);
+  return { child, count: yield context.df.callEntity(counter, "get") };
+}
+const counter = (context: df.EntityContext<number>) => {
+  const value = context.df.getState(() => 0) ?? 0;
+  if (context.df.operationName === "add") context.df.setState(value + context.df.getInput<number>()!);
+  else context.df.return(value);
+};
+
+describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpcBaseUrl: %o.rpc) over the local Durable Functions API", ({ rpc }) => {
+  let down = true;
+  const clock = new ManualClock();
+  const dir = mkdtempSync(join(tmpdir(), "durable-api-"));
+
+  /** A durable host on the file store in `dir`, behind the local HTTP server, and the package's client for it. */
+  async function serve() {
+    const durable = new DurableHost({
+      orchestrations: { approval, flaky, tally },
+      activities: { sometimesDown: async (input: unknown) => { if (down) throw new Error("down"); return input; } },
+      entities: { counter } as Record<string, EntityHandler>,
+      clock,
+      store: fileInstanceStore(dir),
+    });
+    durable.resume();
+    const server = createHttpServer([], { log: () => {}, durable });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    announceHostName(port);
+    const origin = `http://127.0.0.1:${port}`;
+    return { durable, origin, client: durableClient(origin, { rpc }), stop: async () => (await durable.stop(), server.close()) };
+  }
+  let host: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => (host = await serve()));
+  afterAll(() => host.stop());
+
+  it("starts instances with inputs of every JSON type and reads them back unchanged", async () => {
+    for (const input of ["42", "text", 7, false, null, [1, { a: "ü" }], { nested: { list: [] } }]) {
+      const id = await host.client.startNew("approval", { input });
+      await host.client.raiseEvent(id, "answer", input);
+      await host.durable.settled();
+      expect(await host.client.getStatus(id), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: { input, answer: input } });
+    }
+  });
+
+  it("answers with createCheckStatusResponse links that work: status, raise event, terminate, purge", async () => {
+    const id = await host.client.startNew("approval", { instanceId: `links-${rpc}`, input: "to approve" });
+    const response = host.client.createCheckStatusResponse(new HttpRequest({ url: `${host.origin}/api/approve`, method: "POST" }), id);
+    const links = (await response.json()) as Record<string, string>;
+    expect(response.status).toBe(202);
+    expect((await fetch(links.statusQueryGetUri)).status).toBe(202); // running
+    const raised = await fetch(links.sendEventPostUri.replace("{eventName}", "answer"), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify("yes") });
+    expect(raised.status).toBe(202);
+    await host.durable.settled();
+    const done = await fetch(links.statusQueryGetUri);
+    expect(done.status).toBe(200);
+    expect(await done.json()).toMatchObject({ runtimeStatus: "Completed", output: { answer: "yes" } });
+    expect(await (await fetch(links.purgeHistoryDeleteUri, { method: "DELETE" })).json()).toEqual({ instancesDeleted: 1 });
+    const other = await host.client.startNew("approval", {});
+    const otherLinks = host.client.createHttpManagementPayload(other);
+    expect((await fetch(otherLinks.terminatePostUri.replace("{text}", "no%20longer"), { method: "POST" })).status).toBe(202);
+    expect(await host.client.getStatus(other)).toMatchObject({ runtimeStatus: "Terminated", output: "no longer" });
+  });
+
+  it("queries by status and creation time, a page at a time, and purges by filter", async () => {
+    const from = clock.now();
+    clock.advance(1000);
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await host.client.startNew("approval", { instanceId: `query-${rpc}-${i}` }));
+    const running = await host.client.getStatusBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Running] });
+    expect(running.map((s) => s.instanceId).sort()).toEqual(ids);
+    // Pages as the client follows them: top per page, then the continuation token.
+    const pages: string[][] = [];
+    let token: string | null = null;
+    do {
+      const page: Response = await fetch(`${host.origin}/runtime/webhooks/durabletask/instances/?runtimeStatus=Running&createdTimeFrom=${encodeURIComponent(new Date(from.getTime() + 1).toISOString())}&top=2`, { headers: token ? { "x-ms-continuation-token": token } : {} });
+      pages.push(((await page.json()) as { instanceId: string }[]).map((s) => s.instanceId));
+      token = page.headers.get("x-ms-continuation-token");
+    } while (token);
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(pages.flat()).toEqual(ids);
+    for (const id of ids.slice(0, 3)) await host.client.terminate(id, "done");
+    const purged = await host.client.purgeInstanceHistoryBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated] });
+    expect(purged.instancesDeleted).toBe(3);
+    expect((await host.client.getStatusBy({ createdTimeFrom: new Date(from.getTime() + 1) })).map((s) => s.instanceId)).toEqual(ids.slice(3));
+    expect((await host.client.purgeInstanceHistoryBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated] })).instancesDeleted).toBe(0);
+  });
+
+  it("rewinds an instance a failed activity failed; refuses one that is running", async () => {
+    down = true;
+    const id = await host.client.startNew("flaky", { input: { try: 1 } });
+    await host.durable.settled();
+    expect((await host.client.getStatus(id)).runtimeStatus).toBe("Failed");
+    down = false;
+    await host.client.rewind(id, "the service is back");
+    await host.durable.settled();
+    expect(await host.client.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { try: 1 } });
+    const running = await host.client.startNew("approval", {});
+    await expect(host.client.rewind(running, "why")).rejects.toThrow(/Running/);
+  });
+
+  it("signals, reads and lists entities; an orchestration calls and signals one and runs a child, across a host restart", async () => {
+    const key = `k-${rpc}`;
+    await host.client.signalEntity(new df.EntityId("counter", key), "add", 1);
+    const id = await host.client.startNew("tally", { input: key });
+    await host.durable.settled(); // the entity has its calls; the child waits for its event
+    expect((await host.client.readEntityState<number>(new df.EntityId("counter", key))).entityState).toBe(16);
+    expect((await host.client.readEntityState(new df.EntityId("counter", "never"))).entityExists).toBe(false);
+
+    // The host stops while the child waits; an event for it arrives at the new host, which finds parent and child where they were.
+    await host.stop();
+    host = await serve();
+    await host.client.raiseEvent(`${id}-child`, "answer", "after the restart");
+    await host.durable.settled();
+    expect(await host.client.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { child: { input: "child input", answer: "after the restart" }, count: 16 } });
+    const listed = await (await fetch(`${host.origin}/runtime/webhooks/durabletask/entities/counter?fetchState=true`)).json();
+    expect(listed).toContainEqual({ entityId: { name: "counter", key }, lastOperationTime: expect.any(String), state: 16 });
   });
 });

@@ -4,12 +4,38 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as df from "durable-functions";
 import type { EntityContext, OrchestrationContext, OrchestrationHandler } from "durable-functions";
+import { ManualClock } from "../../local/host/durable/clock";
+import type { EntityHandler } from "../../local/host/durable/entities";
 import { DurableHost, type ActivityHandler } from "../../local/host/durable/host";
 import { fileInstanceStore } from "../../local/host/durable/store";
 
-/** The local durable host: the durable-functions package's own replay engine over a history kept here. */
-const host = (orchestrations: Record<string, OrchestrationHandler>, activities: Record<string, ActivityHandler>, dataDir?: string) =>
-  new DurableHost({ orchestrations, activities, store: dataDir ? fileInstanceStore(dataDir) : undefined });
+/**
+ * The local durable host: the durable-functions package's own replay engine over a history kept
+ * here. Each host in these tests runs on a manual clock: time moves when a test moves it, so no
+ * test sleeps to order events.
+ */
+const clocks = new WeakMap<DurableHost, ManualClock>();
+const host = (orchestrations: Record<string, OrchestrationHandler>, activities: Record<string, ActivityHandler>, dataDir?: string, entities?: Record<string, EntityHandler>) => {
+  const clock = new ManualClock();
+  const durable = new DurableHost({ orchestrations, activities, entities, clock, store: dataDir ? fileInstanceStore(dataDir) : undefined });
+  clocks.set(durable, clock);
+  return durable;
+};
+
+/** Runs the host until only the outside (an event, a client) could move an instance: each armed timer fired by moving its clock. */
+async function drive(durable: DurableHost): Promise<void> {
+  for (;;) {
+    await durable.settled();
+    if (!clocks.get(durable)!.advanceToNext()) return;
+  }
+}
+
+/** A promise that resolves when `signal` is called: an activity telling the test it has started. */
+function started(): { signal: () => void; reached: Promise<void> } {
+  let signal!: () => void;
+  const reached = new Promise<void>((resolve) => (signal = resolve));
+  return { signal, reached };
+}
 
 const retry = (attempts: number) => new df.RetryOptions(10, attempts);
 
@@ -27,7 +53,7 @@ describe("local durable host", () => {
     }
     const durable = host({ greet }, { hello: async (input: { name: string; at?: unknown }) => (seen.push(input), `hello ${input.name}`) });
     const id = await durable.startNew("greet", { input: { when: "2026-01-01T00:00:00.000Z", names: ["a", "b"] } });
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id, { showHistory: true });
     expect(status).toMatchObject({ runtimeStatus: "Completed", output: ["hello a", "hello b"], customStatus: { greeted: 2 } });
     // A Date in an activity input arrives as the string JSON makes of it, as it does in Azure.
@@ -50,7 +76,7 @@ describe("local durable host", () => {
       },
     });
     const id = await durable.startNew("fanOut", {});
-    await durable.waitForIdle();
+    await drive(durable);
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["A", "B", "C", "D"] });
   });
 
@@ -67,7 +93,7 @@ describe("local durable host", () => {
     let calls = 0;
     const durable = host({ resilient }, { broken: async () => Promise.reject(new Error(`broken ${++calls}`)) });
     const id = await durable.startNew("resilient", {});
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id, { showHistory: true });
     expect(calls).toBe(2);
     expect(status?.output).toMatch(/recovered from: .*broken 2/);
@@ -85,7 +111,7 @@ describe("local durable host", () => {
     const ticks: number[] = [];
     const durable = host({ counter }, { tick: async (n: number) => void ticks.push(n) });
     const id = await durable.startNew("counter", { instanceId: "count", input: 1 });
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id, { showHistory: true });
     expect(status).toMatchObject({ instanceId: "count", runtimeStatus: "Completed", output: 5, input: 5 });
     expect(ticks).toEqual([1, 2, 3, 4, 5]);
@@ -101,12 +127,13 @@ describe("local durable host", () => {
     }
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const durable = host({ changing }, { first: () => gate, renamed: async () => undefined, second: async () => undefined });
+    const first = started();
+    const durable = host({ changing }, { first: () => (first.signal(), gate), renamed: async () => undefined, second: async () => undefined });
     const id = await durable.startNew("changing", {});
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await first.reached;
     version = 2; // a deployment changed the code while an instance was in flight
     release();
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id);
     expect(status?.runtimeStatus).toBe("Failed");
     expect(String(status?.output)).toMatch(/Non-deterministic workflow detected/);
@@ -122,14 +149,18 @@ describe("local durable host", () => {
       return [a, b];
     }
     let hang = true;
+    const b = started();
     const step: ActivityHandler = async (name: string) => {
       runs.push(name);
-      if (name === "b" && hang) await new Promise(() => {}); // cut off by the restart
+      if (name === "b" && hang) await (b.signal(), new Promise(() => {})); // cut off by the restart
       return name;
     };
     const first = host({ steps }, { step }, dir);
     const id = await first.startNew("steps", { instanceId: "restartable" });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await first.settled();
+    expect(runs).toEqual(["a"]); // the timer holds "b" back until the clock passes it
+    clocks.get(first)!.advance(200);
+    await b.reached;
     expect(runs).toEqual(["a", "b"]);
     void first.stop();
 
@@ -137,7 +168,7 @@ describe("local durable host", () => {
     const second = host({ steps }, { step }, dir);
     expect((await second.getStatus(id))?.runtimeStatus).toBe("Running");
     second.resume();
-    await second.waitForIdle();
+    await drive(second);
     expect(await second.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["a", "b"] });
     expect(runs).toEqual(["a", "b", "b"]); // "a" was answered before the restart; "b" runs again (at least once)
   });
@@ -162,9 +193,9 @@ describe("local durable host", () => {
     expect(await durable.getStatus("sleeper")).toBeUndefined();
 
     await durable.startNew("quick", { instanceId: "q" });
-    await durable.waitForIdle();
+    await drive(durable);
     await durable.startNew("quick", { instanceId: "q" }); // a finished instance may be started again
-    await durable.waitForIdle();
+    await drive(durable);
     expect(await durable.getStatus("q")).toMatchObject({ runtimeStatus: "Completed", output: "quick" });
     await durable.stop();
   });
@@ -177,7 +208,7 @@ describe("local durable host: nothing hangs silently", () => {
     }
     const durable = host({ locks }, {});
     const id = await durable.startNew("locks");
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id);
     expect(status?.runtimeStatus).toBe("Failed");
     // The package refuses critical sections without the extension's newer schema: a clear failure, not a wait.
@@ -192,17 +223,13 @@ describe("local durable host: nothing hangs silently", () => {
     const durable = host({ echo }, { same: async (input: unknown) => input });
     for (const input of ["hello", "42", "", "true"]) {
       const id = await durable.startNew("echo", { input });
-      await durable.waitForIdle();
+      await drive(durable);
       expect(await durable.getStatus(id), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: input });
     }
   });
 });
 
 describe("local durable host: external events", () => {
-  const running = async (durable: DurableHost, id: string) => {
-    for (let i = 0; i < 200 && (await durable.getStatus(id))?.runtimeStatus !== "Running"; i++) await new Promise((r) => setTimeout(r, 10));
-  };
-
   it("delivers an event to a wait, whether it is raised before or after the wait, several of one name in order", async () => {
     function* approvals(context: OrchestrationContext) {
       const first = yield context.df.waitForExternalEvent("approval");
@@ -212,12 +239,12 @@ describe("local durable host: external events", () => {
     }
     const durable = host({ approvals }, {});
     const id = await durable.startNew("approvals");
-    await running(durable, id);
+    await durable.settled();
     // "note" comes before anything waits for it: it is kept until the wait asks.
     await durable.raiseEvent(id, "note", "kept for later");
     await durable.raiseEvent(id, "approval", { by: "ann" });
     await durable.raiseEvent(id, "approval", { by: "ben" });
-    await durable.waitForIdle();
+    await drive(durable);
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { first: { by: "ann" }, second: { by: "ben" }, note: "kept for later" } });
     await expect(durable.raiseEvent(id, "approval")).rejects.toThrow(/Completed/);
     await expect(durable.raiseEvent("nobody", "approval")).rejects.toThrow(/No instance/);
@@ -236,10 +263,12 @@ describe("local durable host: external events", () => {
     }
     const durable = host({ deadline }, {});
     const answered = await durable.startNew("deadline", { input: 60_000 });
-    await running(durable, answered);
+    await durable.settled();
     await durable.raiseEvent(answered, "answer", 42);
-    const timedOut = await durable.startNew("deadline", { input: 1 });
-    await durable.waitForIdle();
+    const timedOut = await durable.startNew("deadline", { input: 1000 });
+    await durable.settled();
+    expect(await durable.getStatus(timedOut)).toMatchObject({ runtimeStatus: "Running" }); // its timer has not come yet
+    await drive(durable);
     expect(await durable.getStatus(answered)).toMatchObject({ runtimeStatus: "Completed", output: { answered: 42 } });
     expect(await durable.getStatus(timedOut)).toMatchObject({ runtimeStatus: "Completed", output: { answered: null } });
     await durable.stop();
@@ -267,7 +296,7 @@ describe("local durable host: sub-orchestrations", () => {
     }
     const durable = host({ parent, child, echo }, { double });
     const id = await durable.startNew("parent");
-    await durable.waitForIdle();
+    await drive(durable);
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { a: 4, b: 10, text: "a string" } });
     expect(await durable.getStatus("child-given-id")).toMatchObject({ runtimeStatus: "Completed", output: 4 });
     expect((await durable.queryInstances()).filter((i) => i.instanceId.startsWith(`${id}:`))).toHaveLength(2);
@@ -292,7 +321,7 @@ describe("local durable host: sub-orchestrations", () => {
     }
     const durable = host({ parent, child, flaky }, { double, count: async () => ++attempts });
     const id = await durable.startNew("parent");
-    await durable.waitForIdle();
+    await drive(durable);
     const status = await durable.getStatus(id);
     expect(status?.runtimeStatus).toBe("Completed");
     expect((status?.output as { caught: string }).caught).toMatch(/child gave up at 2/);
@@ -306,14 +335,15 @@ describe("local durable host: sub-orchestrations", () => {
     function* parent(context: OrchestrationContext) {
       return yield context.df.callSubOrchestrator("child", { n: 21 });
     }
-    const first = new DurableHost({ orchestrations: { parent, child }, activities: { double: async () => gate.then(() => 0) }, store: fileInstanceStore(dir) });
+    const doubling = started();
+    const first = new DurableHost({ orchestrations: { parent, child }, activities: { double: async () => (doubling.signal(), gate.then(() => 0)) }, store: fileInstanceStore(dir) });
     const id = await first.startNew("parent");
-    for (let i = 0; i < 200 && (await first.queryInstances()).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await doubling.reached; // the child runs its activity: both instances are recorded
     release();
     await first.stop();
-    const second = new DurableHost({ orchestrations: { parent, child }, activities: { double }, store: fileInstanceStore(dir) });
+    const second = host({ parent, child }, { double }, dir);
     second.resume();
-    await second.waitForIdle();
+    await drive(second);
     expect(await second.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: 42 });
   });
 });
@@ -333,8 +363,7 @@ describe("local durable host: durable entities", () => {
         throw new Error("the counter refuses");
     }
   };
-  const entityHost = (orchestrations: Record<string, OrchestrationHandler>, dataDir?: string) =>
-    new DurableHost({ orchestrations, activities: {}, entities: { counter }, store: dataDir ? fileInstanceStore(dataDir) : undefined });
+  const entityHost = (orchestrations: Record<string, OrchestrationHandler>, dataDir?: string) => host(orchestrations, {}, dataDir, { counter } as Record<string, EntityHandler>);
 
   it("applies calls and signals from orchestrations one at a time, in order, and answers calls with results and errors", async () => {
     function* bump(context: OrchestrationContext) {
@@ -353,7 +382,7 @@ describe("local durable host: durable entities", () => {
     }
     const durable = entityHost({ bump });
     const ids = await Promise.all([durable.startNew("bump"), durable.startNew("bump")]);
-    await durable.waitForIdle();
+    await drive(durable);
     await durable.entities.idle();
     // Two orchestrations, 10 adds of 1 and 2 signals of 100, none lost to a race.
     expect(durable.entities.readState("counter", "shared")).toEqual({ entityExists: true, entityState: 210 });
@@ -376,5 +405,144 @@ describe("local durable host: durable entities", () => {
     await second.entities.idle();
     expect(second.entities.readState("counter", "k")).toEqual({ entityExists: true, entityState: 10 });
     expect(second.entities.readState("counter", "never")).toEqual({ entityExists: false, entityState: undefined });
+  });
+});
+
+describe("local durable host: rewind", () => {
+  it("runs again the activity whose failure failed the instance, and the instance completes", async () => {
+    let attempts = 0;
+    function* once(context: OrchestrationContext) {
+      const first = yield context.df.callActivity("steady", "x");
+      const second = yield context.df.callActivity("flaky", "y");
+      return [first, second];
+    }
+    const calls: string[] = [];
+    const durable = host({ once }, {
+      steady: async (input: string) => (calls.push(`steady ${input}`), input),
+      flaky: async (input: string) => {
+        calls.push(`flaky ${input}`);
+        if (attempts++ === 0) throw new Error("down for now");
+        return input.toUpperCase();
+      },
+    });
+    const id = await durable.startNew("once");
+    await drive(durable);
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Failed", output: expect.stringMatching(/down for now/) });
+    await durable.rewind(id);
+    await drive(durable);
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["x", "Y"] });
+    expect(calls).toEqual(["steady x", "flaky y", "flaky y"]); // what had succeeded is not run again
+  });
+
+  it("gives a task whose retries were spent its last attempt again, and rewinds a failed child with its parent", async () => {
+    let broken = true;
+    function* child(context: OrchestrationContext) {
+      return yield context.df.callActivityWithRetry("fragile", retry(2), context.df.getInput());
+    }
+    function* parent(context: OrchestrationContext) {
+      return yield context.df.callSubOrchestrator("child", "payload", "the-child");
+    }
+    const durable = host({ parent, child }, {
+      fragile: async (input: string) => {
+        if (broken) throw new Error("still broken");
+        return `${input} done`;
+      },
+    });
+    const id = await durable.startNew("parent");
+    await drive(durable);
+    expect((await durable.getStatus(id))?.runtimeStatus).toBe("Failed");
+    expect((await durable.getStatus("the-child"))?.runtimeStatus).toBe("Failed");
+    broken = false;
+    await durable.rewind(id);
+    await drive(durable);
+    expect(await durable.getStatus("the-child")).toMatchObject({ runtimeStatus: "Completed", output: "payload done" });
+    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: "payload done" });
+  });
+
+  it("refuses what cannot be rewound: an unknown, a running, or an instance its own code failed", async () => {
+    function* throws(): Generator<never, never> {
+      throw new Error("the orchestrator's own error");
+    }
+    function* waits(context: OrchestrationContext) {
+      yield context.df.waitForExternalEvent("never");
+    }
+    const durable = host({ throws: throws as OrchestrationHandler, waits }, {});
+    const failed = await durable.startNew("throws");
+    const running = await durable.startNew("waits");
+    await drive(durable);
+    await expect(durable.rewind("nobody")).rejects.toMatchObject({ status: 404 });
+    await expect(durable.rewind(running)).rejects.toMatchObject({ status: 412, message: expect.stringMatching(/Running/) });
+    await expect(durable.rewind(failed)).rejects.toMatchObject({ status: 412, message: expect.stringMatching(/no task to run again/) });
+  });
+});
+
+describe("local durable host: every JSON type, and orchestrators that break", () => {
+  const values: unknown[] = ["text", "42", "", 0, -1.5, 1e21, true, false, null, [], [1, "two", null, { three: [3] }], {}, { nested: { a: [true, { b: "ü 😀" }] } }];
+
+  it("round-trips inputs, activity results, sub-orchestration results and outputs of every JSON type", async () => {
+    function* echoChild(context: OrchestrationContext) {
+      return context.df.getInput();
+    }
+    function* echo(context: OrchestrationContext) {
+      const viaActivity = yield context.df.callActivity("same", context.df.getInput());
+      const viaChild = yield context.df.callSubOrchestrator("echoChild", viaActivity);
+      return { input: context.df.getInput(), viaActivity, viaChild };
+    }
+    const durable = host({ echo, echoChild }, { same: async (input: unknown) => input });
+    const ids = await Promise.all(values.map((input) => durable.startNew("echo", { input })));
+    await drive(durable);
+    for (const [i, input] of values.entries()) {
+      expect(await durable.getStatus(ids[i]), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: { input, viaActivity: input, viaChild: input } });
+    }
+  });
+
+  it("fails an instance whose orchestrator throws, naming its error, and one that is no orchestrator at all", async () => {
+    function* throws(): Generator<never, never> {
+      throw new Error("bad input, giving up");
+    }
+    const notAGenerator = (() => 42) as unknown as OrchestrationHandler;
+    const durable = host({ throws: throws as OrchestrationHandler, notAGenerator }, {});
+    const a = await durable.startNew("throws");
+    const b = await durable.startNew("notAGenerator");
+    await drive(durable);
+    expect(await durable.getStatus(a)).toMatchObject({ runtimeStatus: "Failed", output: expect.stringMatching(/bad input, giving up/) });
+    expect((await durable.getStatus(b))?.runtimeStatus).toBe("Failed");
+    expect(String((await durable.getStatus(b))?.output)).not.toBe("");
+  });
+});
+
+describe("local durable host: what waits survives a restart", () => {
+  it("keeps an event raised before its wait (and one raised while the host was stopping) for the orchestrator after a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "durable-events-"));
+    function* patient(context: OrchestrationContext) {
+      yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + 60_000));
+      const first = yield context.df.waitForExternalEvent("go");
+      const second = yield context.df.waitForExternalEvent("go");
+      return [first, second];
+    }
+    const first = host({ patient }, {}, dir);
+    const id = await first.startNew("patient", { instanceId: "patient" });
+    await first.settled();
+    await first.raiseEvent(id, "go", "early one"); // buffered: nothing waits for it yet
+    await first.raiseEvent(id, "go", { early: 2 });
+    await first.stop();
+
+    const second = host({ patient }, {}, dir);
+    second.resume();
+    await drive(second); // the timer fires late, then both waits find their events
+    expect(await second.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["early one", { early: 2 }] });
+  });
+
+  it("lists entities of one name with when they last ran and, if asked, their state", async () => {
+    const adder = (context: EntityContext<number>) => context.df.setState((context.df.getState(() => 0) ?? 0) + context.df.getInput<number>()!);
+    const durable = host({}, {}, undefined, { adder } as Record<string, EntityHandler>);
+    durable.entities.signal("adder", "b", "add", 2);
+    durable.entities.signal("adder", "a", "add", 1);
+    await durable.settled();
+    expect(durable.entities.list("adder")).toEqual([
+      { entityId: { name: "adder", key: "a" }, lastOperationTime: "2026-01-01T00:00:00.000Z", state: 1 },
+      { entityId: { name: "adder", key: "b" }, lastOperationTime: "2026-01-01T00:00:00.000Z", state: 2 },
+    ]);
+    expect(durable.entities.list("nothing")).toEqual([]);
   });
 });

@@ -45,6 +45,14 @@ export class ManualClock implements DurableClock {
     return this.due.size;
   }
 
+  /** Moves to the next armed timer and fires it (and any due with it); false when none is armed. */
+  advanceToNext(): boolean {
+    const next = Math.min(...[...this.due].map((entry) => entry.when));
+    if (!Number.isFinite(next)) return false;
+    this.advance(next - this.time);
+    return true;
+  }
+
   advance(ms: number): void {
     const until = this.time + ms;
     for (;;) {

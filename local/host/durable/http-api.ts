@@ -61,6 +61,14 @@ export function durableInvocation(functionName: string, origin: string, logHandl
   return context;
 }
 
+/**
+ * What Core Tools tells the worker its host name is. Without it the package's `df.getClient`
+ * rewrites every webhook URL to port 7071, the Core Tools default, whatever port this host has.
+ */
+export function announceHostName(port: number): void {
+  process.env.WEBSITE_HOSTNAME ??= `localhost:${port}`;
+}
+
 /** The package's own DurableClient, as `df.getClient(context)` gives it to a function, for the host at `origin`. */
 export function durableClient(origin: string, options?: { rpc?: boolean }): ReturnType<typeof df.getClient> {
   return df.getClient(durableInvocation("localDurableClient", origin, undefined, options));
@@ -208,7 +216,8 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   try {
     if (resource && (await resource(call, res, durable))) return;
   } catch (error) {
-    if (error instanceof DurableRequestError || error instanceof DurableApiError) return json(res, error.status, { message: error.message });
+    // As text, as the extension answers: the package's client makes its error from the body as it is.
+    if (error instanceof DurableRequestError || error instanceof DurableApiError) return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
     return problem(res, 400, "Bad Request", (error as Error).message);
   }
   return problem(res, 404, "Not Found", `No Durable Functions API at ${url.pathname} for ${method}.`);
