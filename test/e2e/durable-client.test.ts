@@ -179,6 +179,18 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
     expect(await host.client.getStatus(other)).toMatchObject({ runtimeStatus: "Terminated", output: "no longer" });
   });
 
+  it("starts and waits, as createAndWaitOnNewInstancePostUri asks: the output if it finishes in time, else the links", async () => {
+    down = false;
+    const start = (name: string, seconds: number) =>
+      fetch(`${host.origin}/runtime/webhooks/durabletask/orchestrators/${name}?timeout=${seconds}&pollingInterval=0.02`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ quick: true }) });
+    const quick = await start("flaky", 30);
+    expect(quick.status).toBe(200);
+    expect(await quick.json()).toEqual({ quick: true });
+    const slow = await start("approval", 0.1); // waits for an event that never comes
+    expect(slow.status).toBe(202);
+    expect(await slow.json()).toMatchObject({ statusQueryGetUri: expect.stringContaining("/instances/") });
+  });
+
   it("queries by status and creation time, a page at a time, and purges by filter", async () => {
     const from = clock.now();
     clock.advance(1000);

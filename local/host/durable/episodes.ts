@@ -1,6 +1,7 @@
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { DURABLE_HTTP_ACTIVITY, nextPoll } from "./durable-http";
 import type { EntityRequest } from "./entities";
 import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy, RewindPoint } from "./store";
 
@@ -106,6 +107,7 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
   if (ANSWERS.includes(delivered.EventType)) {
     const activity = record.activities.find((a) => a.id === delivered.TaskScheduledId);
     record.activities = record.activities.filter((a) => a !== activity);
+    if (activity?.name === DURABLE_HTTP_ACTIVITY && delivered.EventType === HistoryEventType.TaskCompleted) pollLater(record, activity, delivered, at, episode, work);
     if (activity?.retry && FAILURES.includes(delivered.EventType)) {
       const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(), retry: activity };
       episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
@@ -116,15 +118,35 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
   if (delivered.EventType === HistoryEventType.TimerFired) {
     const timer = record.timers.find((t) => t.id === delivered.TimerId);
     record.timers = record.timers.filter((t) => t !== timer);
+    if (timer?.poll) startTask(record, timer.poll, at, episode, work);
     const failed = timer?.retry;
     if (failed?.retry && failed.attempt < failed.retry.maxNumberOfAttempts) {
       const id = record.nextEventId++;
       const next: PendingActivity = { ...failed, id, attempt: failed.attempt + 1, ...(failed.subOrchestration ? { subOrchestration: { instanceId: `${failed.subOrchestration.instanceId}:${failed.attempt + 1}` } } : {}) };
-      episode.push(scheduled(at, next));
-      record.activities.push(next);
-      work.activities.push(next);
+      startTask(record, next, at, episode, work);
     }
   }
+}
+
+/** Schedules `task` now: its history event, and the activity to start. */
+function startTask(record: InstanceRecord, task: PendingActivity, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
+  episode.push(scheduled(at, task));
+  record.activities.push(task);
+  work.activities.push(task);
+}
+
+/**
+ * A durable HTTP 202 with Location: a timer, then a GET of the location, as the extension polls
+ * and the package's replay expects. Both ids are taken now, in the order the package numbers them.
+ */
+function pollLater(record: InstanceRecord, activity: PendingActivity, delivered: HistoryEvent, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
+  const poll = nextPoll(activity.input, delivered.Result as string);
+  if (!poll) return;
+  const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + poll.delayMs).toISOString() };
+  timer.poll = { id: record.nextEventId++, name: DURABLE_HTTP_ACTIVITY, input: JSON.stringify(poll.request), attempt: 1 };
+  episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
+  record.timers.push(timer);
+  work.timers.push(timer);
 }
 
 /** Schedules a new action: its history event, and the activity or timer to start. */
@@ -133,6 +155,14 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
     case ActionType.CallActivity:
     case ActionType.CallActivityWithRetry: {
       const activity: PendingActivity = { id: record.nextEventId++, name: action.functionName!, input: inputJson(action.input), attempt: 1, retry: action.retryOptions };
+      episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
+      record.activities.push(activity);
+      work.activities.push(activity);
+      return;
+    }
+    case ActionType.CallHttp: {
+      // The extension runs it as its built-in HTTP activity: a task like any other, once.
+      const activity: PendingActivity = { id: record.nextEventId++, name: DURABLE_HTTP_ACTIVITY, input: JSON.stringify(action.httpRequest), attempt: 1 };
       episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
       record.activities.push(activity);
       work.activities.push(activity);

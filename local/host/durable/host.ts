@@ -5,6 +5,7 @@ import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
 import { systemClock, type DurableClock } from "./clock";
+import { DURABLE_HTTP_ACTIVITY, durableHttp } from "./durable-http";
 import { EntityHost, type EntityHandler } from "./entities";
 import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, rewoundHistory, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
@@ -70,8 +71,12 @@ function failureOf(error: unknown): string {
   return text;
 }
 
-/** What the extension sends with every orchestration trigger: replay schema V3, and its timer limits (TimeSpans). */
-const TRIGGER_SETTINGS = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" };
+/**
+ * What the extension bundle's Durable Functions extension sends with every orchestration
+ * trigger: replay schema V3 (V4, for critical sections, needs an extension the bundle does not
+ * carry yet), its timer limits (TimeSpans) and the polling interval of callHttp.
+ */
+const TRIGGER_SETTINGS = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00", defaultHttpAsyncRequestSleepTimeMillseconds: 30_000 };
 
 /**
  * Durable Functions in this process, driven as the Functions extension drives them: every
@@ -424,7 +429,7 @@ export class DurableHost {
   private dispatch(record: InstanceRecord, activity: PendingActivity): void {
     if (activity.subOrchestration) return this.startChild(record, activity);
     const execution = record.executionId;
-    const handler = this.options.activities[activity.name];
+    const handler = activity.name === DURABLE_HTTP_ACTIVITY ? (durableHttp as ActivityHandler) : this.options.activities[activity.name];
     const context = new InvocationContext({ functionName: activity.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`) });
     const run = (async () => {
       if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);

@@ -133,10 +133,30 @@ function page<T>(items: T[], call: Call): { items: T[]; headers: Record<string, 
   return { items: items.slice(offset, end), headers: end < items.length ? { "x-ms-continuation-token": Buffer.from(String(end)).toString("base64url") } : {} };
 }
 
+/** The instance's status once it has finished, polled every `pollMs` for `timeoutMs` at most; undefined if it has not. */
+async function finishedWithin(durable: DurableHost, id: string, timeoutMs: number, pollMs: number): Promise<InstanceStatus | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await durable.getStatus(id);
+    if (status && FINISHED.includes(status.runtimeStatus)) return status;
+    if (Date.now() + pollMs > deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(10, pollMs)));
+  }
+}
+
 async function orchestrators(call: Call, res: ServerResponse, durable: DurableHost): Promise<boolean> {
   const [, name, instanceId] = call.parts;
   if (call.method !== "POST" || !name) return false;
   const id = await durable.startNew(name, { instanceId: instanceId || undefined, input: call.body });
+  // With `timeout` (seconds), as createAndWaitOnNewInstancePostUri asks: the output once it finishes within it.
+  const timeout = Number(call.query.get("timeout"));
+  if (timeout > 0) {
+    const status = await finishedWithin(durable, id, timeout * 1000, Number(call.query.get("pollingInterval") || 1) * 1000);
+    if (status) {
+      json(res, 200, status.output ?? null);
+      return true;
+    }
+  }
   json(res, 202, managementUrls(call.webhooks, id), { location: managementUrls(call.webhooks, id).statusQueryGetUri });
   return true;
 }

@@ -32,6 +32,8 @@ declare module "durable-functions/lib/src/orchestrations/Orchestrator" {
     instanceId?: string;
     /** An entity operation's name. */
     operation?: string;
+    /** CallHttp: the durable HTTP request. */
+    httpRequest?: unknown;
   }
 
   export interface OrchestratorState {

@@ -32,11 +32,12 @@ export interface PendingActivity {
   subOrchestration?: { instanceId: string };
 }
 
-/** A durable timer; `retry` marks the wait before another attempt of a failed activity. */
+/** A durable timer; `retry` marks the wait before another attempt of a failed activity, `poll` the wait before polling a durable HTTP 202. */
 export interface PendingTimer {
   id: number;
   fireAt: string;
   retry?: PendingActivity;
+  poll?: PendingActivity;
 }
 
 /** Everything the host keeps about one orchestration instance, persisted after every change. */
