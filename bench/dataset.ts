@@ -4,7 +4,7 @@ import { toShortForm } from "../src/model/short-form";
 import type { BlogStore } from "../src/store/client";
 import { FEED_PARTITION } from "../src/store/feed";
 import type { PostCopy } from "../src/store/views";
-import { between, random } from "../scripts/random";
+import { between, random } from "../local/random";
 
 export interface DatasetPost {
   postId: string;

@@ -13,7 +13,7 @@ import { projectRoot } from "../src/store/definitions";
 import { readPost } from "../src/store/posts";
 import { provision } from "../src/store/provision";
 import { ProgressBar } from "../scripts/progress";
-import { random } from "../scripts/random";
+import { random } from "../local/random";
 import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";

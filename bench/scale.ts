@@ -7,7 +7,7 @@ import { devToken } from "../local/host/dev-auth";
 import { createHttpServer } from "../local/host/http-server";
 import { routes } from "../src/api/routes";
 import { TUNING_DEFAULTS, type Settings } from "../src/config";
-import { handlePostsChanges } from "../src/pipeline/posts-feed";
+import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createStore, useStore } from "../src/store/client";
 import { measureCosmos } from "../src/store/metering";
 import { provision } from "../src/store/provision";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CosmosClient } from "@azure/cosmos";
 import { parseFaultSpec } from "../local/cosmos/faults";
-import { random } from "../scripts/random";
+import { random } from "../local/random";
 import { containerDefinitions } from "../src/store/definitions";
 import { ChaosClient } from "./api";
 import { checkGuarantees } from "./check";

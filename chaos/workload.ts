@@ -1,4 +1,4 @@
-import { between } from "../scripts/random";
+import { between } from "../local/random";
 import type { ChaosClient, Reply } from "./api";
 
 /**

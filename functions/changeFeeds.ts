@@ -1,6 +1,6 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
-import { changeFeedTriggers } from "../src/pipeline/triggers";
+import { changeFeedTriggers } from "../src/pipeline/change-feed-triggers";
 import { invocationServices } from "../src/pipeline/invocation";
 import { CONTAINERS } from "../src/store/definitions";
 

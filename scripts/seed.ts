@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { devToken, localDevSecret } from "../local/host/dev-auth";
 import { ProgressBar } from "./progress";
-import { between, random } from "./random";
+import { between, random } from "../local/random";
 
 export interface SeedOptions {
   users: number;

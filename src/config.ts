@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { containerDefinitions } from "./store/definitions";
+import { databaseName } from "../infra/containers.json";
 
 /** Settings from the environment (app settings in Azure, local.settings.json under func). */
 export interface Settings {
@@ -115,7 +115,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   }
   const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {
-    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? containerDefinitions.databaseName, maxRetryWaitSeconds },
+    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? databaseName, maxRetryWaitSeconds },
     auth: { devSecret: values.AUTH_DEV_SECRET, ...issuerOf(values) },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     ...tuning,

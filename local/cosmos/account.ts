@@ -1,7 +1,8 @@
 import { Container, type StoredPut } from "./container";
 import type { JournalRecord } from "./storage";
 import { badRequest, conflict, notFound } from "./errors";
-import { checkId, isObject, newEtag, nowSeconds, systemProperties, type JsonObject } from "./resources";
+import { checkId, newEtag, nowSeconds, systemProperties } from "./system-properties";
+import { isObject, type JsonObject } from "./json";
 
 export type ScriptKind = "sprocs" | "triggers";
 

@@ -1,7 +1,7 @@
 import type { Container } from "./container";
 import { badRequest, CosmosError, notFound } from "./errors";
-import type { ItemWriter } from "./items";
-import { isObject, type JsonObject } from "./resources";
+import type { ScriptedTransactions } from "./transactions";
+import { isObject, type JsonObject } from "./json";
 
 interface BatchResult {
   statusCode: number;
@@ -22,7 +22,7 @@ class BatchAbort extends Error {
  * On the first failure everything is rolled back; that operation reports its own status,
  * every other one 424, and the response is 207 Multi-Status as the gateway sends it.
  */
-export function batch(container: Container, writer: ItemWriter, dbId: string, collId: string, pk: string, body: unknown) {
+export function batch(container: Container, transactions: ScriptedTransactions, dbId: string, collId: string, pk: string, body: unknown) {
   if (!Array.isArray(body) || body.length === 0) throw badRequest("A batch needs a non-empty array of operations.");
   if (body.length > 100) throw badRequest("A batch may contain at most 100 operations.");
   const results: BatchResult[] = [];
@@ -30,7 +30,7 @@ export function batch(container: Container, writer: ItemWriter, dbId: string, co
     container.transaction(() => {
       body.forEach((operation: unknown, index) => {
         try {
-          results.push(runOperation(container, writer, dbId, collId, pk, operation));
+          results.push(runOperation(container, transactions, dbId, collId, pk, operation));
         } catch (error) {
           if (error instanceof CosmosError) throw new BatchAbort(index, error.status);
           throw error;
@@ -50,7 +50,7 @@ export function batch(container: Container, writer: ItemWriter, dbId: string, co
  * partition key, each run and committed on its own. Every operation reports its own status; with
  * continueOnError false, the first failure stops the rest (424). 207 when any failed.
  */
-export function bulk(container: Container, writer: ItemWriter, dbId: string, collId: string, range: number, body: unknown, continueOnError: boolean) {
+export function bulk(container: Container, transactions: ScriptedTransactions, dbId: string, collId: string, range: number, body: unknown, continueOnError: boolean) {
   if (!Array.isArray(body) || body.length === 0) throw badRequest("A bulk request needs a non-empty array of operations.");
   if (body.length > 100) throw badRequest("A bulk request may contain at most 100 operations.");
   const results: BatchResult[] = [];
@@ -65,7 +65,7 @@ export function bulk(container: Container, writer: ItemWriter, dbId: string, col
       const pk = JSON.stringify(JSON.parse(operation.partitionKey));
       // The SDK routes by the key's hash; an operation for another range was routed by a stale map.
       if (container.rangeOfKey(pk) !== range) throw new CosmosError(410, "Gone", "The partition key does not belong to this partition key range.", 1002);
-      results.push(container.transaction(() => runOperation(container, writer, dbId, collId, pk, operation)));
+      results.push(container.transaction(() => runOperation(container, transactions, dbId, collId, pk, operation)));
     } catch (error) {
       if (!(error instanceof CosmosError)) throw error;
       results.push({ statusCode: error.status, requestCharge: 0 });
@@ -75,7 +75,7 @@ export function bulk(container: Container, writer: ItemWriter, dbId: string, col
   return { status: results.some((r) => r.statusCode >= 400) ? 207 : 200, body: results };
 }
 
-function runOperation(container: Container, writer: ItemWriter, dbId: string, collId: string, pk: string, operation: unknown): BatchResult {
+function runOperation(container: Container, transactions: ScriptedTransactions, dbId: string, collId: string, pk: string, operation: unknown): BatchResult {
   if (!isObject(operation)) throw badRequest("Invalid batch operation.");
   if (operation.partitionKey !== undefined && operation.partitionKey !== pk) {
     throw badRequest("All operations of a batch must target the batch's partition key.");
@@ -90,10 +90,10 @@ function runOperation(container: Container, writer: ItemWriter, dbId: string, co
   };
   switch (operation.operationType) {
     case "Create":
-      return done(201, writer.write(dbId, collId, pk, "Create", {}, (input) => ({ doc: container.create(pk, input as JsonObject), status: 201 }), bodyObject()).doc);
+      return done(201, transactions.write(dbId, collId, pk, "Create", {}, (input) => ({ doc: container.create(pk, input as JsonObject), status: 201 }), bodyObject()).doc);
     case "Upsert": {
       let status = 200;
-      const { doc } = writer.write(dbId, collId, pk, "Upsert", {}, (input) => {
+      const { doc } = transactions.write(dbId, collId, pk, "Upsert", {}, (input) => {
         const result = container.upsert(pk, input as JsonObject, ifMatch);
         status = result.created ? 201 : 200;
         return { doc: result.doc, status };

@@ -1,4 +1,4 @@
-import type { Json } from "./resources";
+import type { Json } from "./json";
 
 type Node = { type: string; [key: string]: unknown };
 

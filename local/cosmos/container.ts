@@ -3,7 +3,8 @@ import { ContainerIndexes } from "./indexes";
 import { effectivePartitionKey, keyRanges, rangeOf, type KeyRange } from "./partitions";
 import { applyPatch } from "./patch";
 import { runQuery, satisfies, type QueryPage, type QuerySpec } from "./query";
-import { checkId, isObject, newEtag, nowSeconds, type Json, type JsonObject } from "./resources";
+import { checkId, newEtag, nowSeconds } from "./system-properties";
+import { isObject, type Json, type JsonObject } from "./json";
 
 export type { QueryPage, QuerySpec } from "./query";
 

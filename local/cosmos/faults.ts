@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { random } from "../../scripts/random";
+import { random } from "../random";
 import { CosmosError } from "./errors";
 import { tooManyRequests } from "./throughput";
 

@@ -1,4 +1,4 @@
-import { isObject, type Json, type JsonObject } from "./resources";
+import { isObject, type Json, type JsonObject } from "./json";
 
 /**
  * Range indexes of one container, as its indexing policy asks for them. Each path's index is

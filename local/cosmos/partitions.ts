@@ -1,5 +1,5 @@
 import murmur from "murmurhash3js-revisited";
-import type { Json } from "./resources";
+import type { Json } from "./json";
 
 /**
  * Partitioning as the service and the SDK compute it: a logical partition key hashes to an

@@ -1,5 +1,5 @@
 import { badRequest } from "./errors";
-import { isObject, type Json, type JsonObject } from "./resources";
+import { isObject, type Json, type JsonObject } from "./json";
 
 export interface PatchOperation {
   op: string;

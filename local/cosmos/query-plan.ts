@@ -1,7 +1,7 @@
 import { badRequest, CosmosError } from "./errors";
 import type { QuerySpec } from "./query";
 import { compiled } from "./query";
-import type { Json } from "./resources";
+import type { Json } from "./json";
 import { printExpression, printFromWhere, projectionExpression } from "./sql-print";
 import { refuseUnsupported, shapeOf } from "./sql-support";
 

@@ -4,7 +4,7 @@ import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "./errors";
 import { refuseUnsupported, shapeOf, unknownFunction, type ShapedQuery } from "./sql-support";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
-import type { Json, JsonObject } from "./resources";
+import type { Json, JsonObject } from "./json";
 
 export interface QuerySpec {
   query: string;

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import vm from "node:vm";
 import type { Container } from "./container";
 import { badRequest, CosmosError, notFound, requestTimeout } from "./errors";
-import { isObject, type Json, type JsonObject } from "./resources";
+import { isObject, type Json, type JsonObject } from "./json";
 
 export interface ScriptLimits {
   /** Collection calls a script may make before they start returning `false` (isAccepted). */

@@ -6,11 +6,11 @@ import { batch, bulk } from "./batch";
 import { needsPipeline, pipelineRequired, planOf } from "./query-plan";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import type { Scope } from "./container";
-import { ItemWriter } from "./items";
+import { ScriptedTransactions } from "./transactions";
 import { SCAN_PAGE_ITEMS } from "./query";
 import type { ThroughputBudget } from "./throughput";
 import type { FaultInjector, OperationKind } from "./faults";
-import { isObject, type Json, type JsonObject } from "./resources";
+import { isObject, type Json, type JsonObject } from "./json";
 import type { ScriptLimits } from "./sandbox";
 
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
@@ -52,7 +52,7 @@ function operationKind(call: Call): OperationKind | undefined {
 /** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
 export class CosmosServer {
   readonly account: Account;
-  private readonly writer: ItemWriter;
+  private readonly transactions: ScriptedTransactions;
   private readonly http: Server;
   private sweeper?: NodeJS.Timeout;
 
@@ -69,7 +69,7 @@ export class CosmosServer {
     private readonly scanPageItems = SCAN_PAGE_ITEMS,
   ) {
     this.account = new Account(partitions);
-    this.writer = new ItemWriter(this.account, limits);
+    this.transactions = new ScriptedTransactions(this.account, limits);
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.keepAliveTimeout = 60_000;
   }
@@ -308,21 +308,21 @@ export class CosmosServer {
       if (call.header("x-ms-cosmos-batch-atomic")?.toLowerCase() === "false") {
         const scope = this.scopeOf(call, data);
         if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
-        return bulk(data, this.writer, dbId, collId, scope.range, call.body, call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false");
+        return bulk(data, this.transactions, dbId, collId, scope.range, call.body, call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false");
       }
-      return batch(data, this.writer, dbId, collId, this.fullPartitionKey(call, data), call.body);
+      return batch(data, this.transactions, dbId, collId, this.fullPartitionKey(call, data), call.body);
     }
     const body = this.requireObject(call.body);
     const pk = this.partitionKey(call, data.partitionKey.paths.length > 0) ?? data.partitionKeyOf(body);
     const options = this.writeOptions(call);
     if (isTrue(call.header("x-ms-documentdb-is-upsert"))) {
-      const { doc, status } = this.writer.write(dbId, collId, pk, "Upsert", options, (input) => {
+      const { doc, status } = this.transactions.write(dbId, collId, pk, "Upsert", options, (input) => {
         const result = data.upsert(pk, input as JsonObject, options.ifMatch);
         return { doc: result.doc, status: result.created ? 201 : 200 };
       }, body);
       return this.docReply(status, doc);
     }
-    const { doc, status } = this.writer.write(dbId, collId, pk, "Create", options, (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }), body);
+    const { doc, status } = this.transactions.write(dbId, collId, pk, "Create", options, (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }), body);
     return this.docReply(status, doc);
   }
 
@@ -356,17 +356,17 @@ export class CosmosServer {
       }
       case "PUT": {
         const body = this.requireObject(call.body);
-        const { doc } = this.writer.write(dbId, collId, pk, "Replace", options, (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }), body);
+        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }), body);
         return this.docReply(200, doc);
       }
       case "DELETE":
-        this.writer.write(dbId, collId, pk, "Delete", options, () => ({ doc: data.delete(pk, id, options.ifMatch), status: 204 }));
+        this.transactions.write(dbId, collId, pk, "Delete", options, () => ({ doc: data.delete(pk, id, options.ifMatch), status: 204 }));
         return { status: 204 };
       case "PATCH": {
         // The SDK sends either a bare list of operations or {operations, condition}.
         const body = Array.isArray(call.body) ? { operations: call.body as Json } : this.requireObject(call.body);
         const condition = typeof body.condition === "string" ? body.condition : undefined;
-        const { doc } = this.writer.write(dbId, collId, pk, "Replace", options, () => ({ doc: data.patch(pk, id, body.operations, condition, options.ifMatch), status: 200 }));
+        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, () => ({ doc: data.patch(pk, id, body.operations, condition, options.ifMatch), status: 200 }));
         return this.docReply(200, doc);
       }
       default:
@@ -458,7 +458,7 @@ export class CosmosServer {
         if (kind !== "sprocs") break;
         const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
         const pk = this.partitionKey(call, true) as string;
-        const result = this.writer.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")), call.failAfterWork);
+        const result = this.transactions.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")), call.failAfterWork);
         // Admission spent one operation; the script's own collection calls are its real cost.
         if (call.budgetPartition) this.budget?.charge(call.budgetPartition, result.operations - 1);
         const headers: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { badRequest, type CosmosError } from "./errors";
-import type { Json } from "./resources";
+import type { Json } from "./json";
 
 /** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
 interface QuerySpec {

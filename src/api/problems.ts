@@ -1,6 +1,6 @@
 import type { HttpResponseInit } from "@azure/functions";
 import { DomainError, MalformedItemError, type ProblemKind } from "../model/errors";
-import { cosmosStatus, isStoreUnavailable } from "../store/requests";
+import { cosmosStatus, isStoreUnavailable } from "../store/failures";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   invalid: { status: 400, title: "Bad Request" },

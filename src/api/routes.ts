@@ -1,45 +1,13 @@
-import type { HttpHandler, HttpMethod } from "@azure/functions";
 import { z, type ZodTypeAny } from "zod";
+import type { OperationDoc, Route } from "./route";
 import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
 import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
 import { addComment, listPostComments } from "./handlers/comments";
 import { getFeed } from "./handlers/feed";
-import { getOpenApiDocument } from "./handlers/openapi";
+import { openApiEndpoint } from "./handlers/openapi";
 import { likeBlogPost, listPostLikes, unlikeBlogPost } from "./handlers/likes";
 import { createBlogPost, deleteBlogPost, getBlogPost, updateBlogPost } from "./handlers/posts";
 import { createUserProfile, getUserProfile, listPostsOfUser, updateUserProfile } from "./handlers/users";
-
-/** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
-export interface OperationDoc {
-  summary: string;
-  /** The article's request id (C1-C4, Q1-Q6), when it is one. */
-  request?: string;
-  /** Needs `Authorization: Bearer <JWT>`. */
-  auth: boolean;
-  query?: ZodTypeAny;
-  body?: ZodTypeAny;
-  /** Success answers: status, what it means, and the body schema (none for 204/304). */
-  success: { status: number; description: string; schema?: ZodTypeAny }[];
-  /** Problem statuses this route can answer (400, 429, 503 and so on), each problem+json. */
-  errors: number[];
-  /** Request headers it honours beyond Authorization. */
-  headers?: ("If-Match" | "If-None-Match" | "Idempotency-Key")[];
-  /** Response headers beyond ETag and Server-Timing. */
-  responseHeaders?: ("ETag" | "Location" | "Cache-Control" | "Idempotent-Replayed")[];
-}
-
-export interface Route {
-  /** The Azure Functions function name (also the OpenAPI operationId). */
-  name: string;
-  /** The method the route is documented under. */
-  method: HttpMethod;
-  /** Every method it answers: a GET route answers HEAD too (RFC 9110 9.3.2), with the same handler. */
-  methods: readonly HttpMethod[];
-  /** Relative to the `api` route prefix (host.json). */
-  route: string;
-  handler: HttpHandler;
-  doc: OperationDoc;
-}
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
 const STORE = [429, 500, 503];
@@ -155,7 +123,7 @@ export const routes: readonly Route[] = ([
     name: "getOpenApi",
     method: "GET",
     route: "openapi.json",
-    handler: getOpenApiDocument,
+    handler: openApiEndpoint(() => routes),
     doc: { summary: "This description of the API (OpenAPI 3.1)", auth: false, success: [{ status: 200, description: "The OpenAPI document", schema: z.object({ openapi: z.string() }).passthrough() }, { status: 304, description: "Not modified" }], errors: [], headers: ["If-None-Match"], responseHeaders: ["Cache-Control"] },
   },
 ] satisfies Omit<Route, "methods">[]).map(withHead);

@@ -2,7 +2,7 @@ import type { OrchestrationContext, Task } from "durable-functions";
 import { FEED_PARTITION, type FeedEntry } from "../store/feed";
 import { store } from "../store/client";
 import { readPost } from "../store/posts";
-import { cosmosStatus } from "../store/requests";
+import { cosmosStatus } from "../store/failures";
 import { copyOf, feed, type PostChange } from "../store/views";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 

@@ -2,7 +2,7 @@ import type { InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { ensureStarted } from "./orchestrations";
 import type { PipelinePolicy } from "./policy";
-import type { PipelineServices } from "./triggers";
+import type { PipelineServices } from "./services";
 
 /**
  * What one change feed invocation may use, taken from its context alone, so both hosts run the

@@ -1,7 +1,7 @@
 import { ChangeFeedStartFrom, StatusCodes } from "@azure/cosmos";
 import { store } from "../store/client";
 import { FEED_PARTITION } from "../store/feed";
-import { handlePostsChanges } from "./posts-feed";
+import { handlePostsChanges } from "./posts-change-feed";
 
 export interface RebuildProgress {
   /** Called once with the number of posts to replay, then after each page with how many it held. */

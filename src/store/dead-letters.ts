@@ -2,7 +2,7 @@ import type { Container, NonePartitionKeyType, PartitionKey } from "@azure/cosmo
 import { itemProblem, type ItemContainer } from "../model/item-schemas";
 import { idFromParts, nowIso } from "../model/items";
 import { store } from "./client";
-import { cosmosStatus } from "./requests";
+import { cosmosStatus } from "./failures";
 
 /** The containers whose change feeds have consumers, with the partition key path of each. */
 const SOURCES = { posts: "postId", users: "userId" } as const;

@@ -30,7 +30,7 @@ export const SPROCS = {
   deletePost: "deletePost",
 } as const;
 
-export const TRIGGERS = { truncateFeed: "truncateFeed" } as const;
+export const POST_TRIGGERS = { truncateFeed: "truncateFeed" } as const;
 
 /** The repository root (where sprocs/ lives), found from this file in src/ or dist/src/. */
 export function projectRoot(): string {

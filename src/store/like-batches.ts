@@ -3,7 +3,8 @@ import { TUNING_DEFAULTS } from "../config";
 import type { LikeItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
-import { cosmosStatus, executeProcedure } from "./requests";
+import { cosmosStatus } from "./failures";
+import { executeProcedure } from "./procedures";
 
 /** One like or unlike as the changeLikes stored procedure takes it. */
 export type LikeChange = { userId: string; like: true; userUsername: string; creationDate: string } | { userId: string; like: false };

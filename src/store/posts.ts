@@ -4,7 +4,8 @@ import { nowIso, requestFingerprint, type CommentItem, type LikeItem, type PostI
 import { store } from "./client";
 import { SPROCS } from "./definitions";
 import { changeLike } from "./like-batches";
-import { cosmosStatus, executeProcedure, executeUntilDone } from "./requests";
+import { cosmosStatus } from "./failures";
+import { executeProcedure, executeUntilDone } from "./procedures";
 
 export type StoredPost = PostItem & { _etag: string };
 

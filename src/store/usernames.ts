@@ -1,6 +1,7 @@
 import { store } from "./client";
 import { SPROCS } from "./definitions";
-import { cosmosStatus, executeUntilDone } from "./requests";
+import { cosmosStatus } from "./failures";
+import { executeUntilDone } from "./procedures";
 
 /**
  * One page of the posts partitions that still hold a live item of `userId` carrying another

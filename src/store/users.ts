@@ -4,7 +4,7 @@ import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
 import { LIMITS } from "../model/limits";
 import { store } from "./client";
-import { cosmosStatus } from "./requests";
+import { cosmosStatus } from "./failures";
 
 export type StoredUser = UserItem & { _etag: string };
 type StoredClaim = UsernameClaim & { _etag: string; _ts: number };

@@ -2,9 +2,9 @@ import type { Container, ItemDefinition } from "@azure/cosmos";
 import type { PostItem } from "../model/items";
 import { toShortForm, type ShortPost } from "../model/short-form";
 import { store } from "./client";
-import { TRIGGERS } from "./definitions";
+import { POST_TRIGGERS } from "./definitions";
 import { FEED_PARTITION } from "./feed";
-import { cosmosStatus } from "./requests";
+import { cosmosStatus } from "./failures";
 
 /** A short-form copy remembers which version of the post it was made from. */
 export type PostCopy = ShortPost & { sourceLsn: number };
@@ -28,7 +28,7 @@ export interface CopyTarget {
 export const authorsList = (post: { userId: string }): CopyTarget => ({ container: store().users, partitionKey: post.userId });
 
 /** The feed (Q6); every live copy written there runs the truncating trigger in its transaction. */
-export const feed = (): CopyTarget => ({ container: store().feed, partitionKey: FEED_PARTITION, triggers: [TRIGGERS.truncateFeed] });
+export const feed = (): CopyTarget => ({ container: store().feed, partitionKey: FEED_PARTITION, triggers: [POST_TRIGGERS.truncateFeed] });
 
 export const copyOf = (post: PostChange): PostCopy => ({ ...toShortForm(post), sourceLsn: post._lsn });
 

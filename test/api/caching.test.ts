@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import { measureCosmos } from "../../src/store/metering";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
 import { apiFixture, type ApiFixture } from "../support/api";

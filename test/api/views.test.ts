@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostItem } from "../../src/model/items";
-import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import type { PostChange } from "../../src/store/views";
 import { apiFixture, type ApiFixture } from "../support/api";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
-import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 /**

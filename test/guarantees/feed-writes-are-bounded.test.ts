@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
 import { copyPostToFeed, feedWritePlan } from "../../src/pipeline/feed-refresh";
-import { handlePostsChanges } from "../../src/pipeline/posts-feed";
+import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import type { FeedEntry } from "../../src/store/feed";
 import { measureCosmos } from "../../src/store/metering";
 import type { PostChange } from "../../src/store/views";

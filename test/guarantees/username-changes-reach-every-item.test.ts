@@ -92,7 +92,7 @@ describe("every username change reaches every item", () => {
 
     // The same change, delivered again (a lease that moved, a restarted host).
     const profile = (await users.item("again", "again").read()).resource!;
-    const { changeFeedTriggers } = await import("../../src/pipeline/triggers");
+    const { changeFeedTriggers } = await import("../../src/pipeline/change-feed-triggers");
     const usersTrigger = changeFeedTriggers.find((t) => t.containerName === "users")!;
     await usersTrigger.handler([profile], app.system.services);
     await within(20_000, async () => (await stale(posts, "again", "again-before")) === 0);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DEPLOY_FOLDER, packageApp } from "../../scripts/bundle";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
-import { changeFeedTriggers } from "../../src/pipeline/triggers";
+import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 
 const root = join(__dirname, "../..");
 const recorder = join(__dirname, "../support/functions-core-recorder.cjs");

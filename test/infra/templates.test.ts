@@ -3,8 +3,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { changeFeedTriggers } from "../../src/pipeline/triggers";
-import { CONTAINERS, containerDefinitions, SPROCS, TRIGGERS } from "../../src/store/definitions";
+import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
+import { CONTAINERS, containerDefinitions, SPROCS, POST_TRIGGERS } from "../../src/store/definitions";
 
 const root = resolve(__dirname, "../..");
 const infra = join(root, "infra");
@@ -57,7 +57,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     const declaredSprocs = containerDefinitions.containers.flatMap((c) => c.storedProcedures);
     const declaredTriggers = containerDefinitions.containers.flatMap((c) => c.triggers.map((t) => t.name));
     expect(declaredSprocs.sort()).toEqual(Object.values(SPROCS).sort());
-    expect(declaredTriggers.sort()).toEqual(Object.values(TRIGGERS).sort());
+    expect(declaredTriggers.sort()).toEqual(Object.values(POST_TRIGGERS).sort());
     const container = source(join(infra, "app/cosmos-container.bicep"));
     for (const name of [...declaredSprocs, ...declaredTriggers]) {
       expect(existsSync(join(root, "sprocs", `${name}.js`)), name).toBe(true);

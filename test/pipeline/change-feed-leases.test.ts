@@ -2,7 +2,7 @@ import type { Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CosmosOptions } from "../../local/cosmos";
 import { ChangeFeedPump } from "../../local/host/change-feed/pump";
-import type { ChangeFeedTrigger } from "../../src/pipeline/triggers";
+import type { ChangeFeedTrigger } from "../../src/pipeline/change-feed-triggers";
 import { cosmosFixture, eventually, type CosmosFixture } from "../support/cosmos";
 
 /**

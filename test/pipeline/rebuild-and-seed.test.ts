@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { rebuildViews } from "../../src/pipeline/rebuild";
-import { random } from "../../scripts/random";
+import { random } from "../../local/random";
 import { seed } from "../../scripts/seed";
 import { localSystem, within, type Client } from "../support/system";
 

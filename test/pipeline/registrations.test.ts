@@ -26,7 +26,7 @@ vi.mock("durable-functions", async (importOriginal) => {
 describe("functions/ registrations of the pipeline", () => {
   it("register one Cosmos DB trigger per consumer with the v4 options, a lease prefix each and a retry policy", async () => {
     await import("../../functions/changeFeeds");
-    const { changeFeedTriggers } = await import("../../src/pipeline/triggers");
+    const { changeFeedTriggers } = await import("../../src/pipeline/change-feed-triggers");
     expect(recorded.cosmosDB.map((r) => r.name)).toEqual(["postsChangeFeed", "usersChangeFeed"]);
     for (const trigger of changeFeedTriggers) {
       const { options } = recorded.cosmosDB.find((r) => r.name === trigger.name)!;

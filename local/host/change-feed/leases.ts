@@ -1,5 +1,5 @@
 import type { Container, FeedRange } from "@azure/cosmos";
-import { cosmosStatus } from "../../../src/store/requests";
+import { cosmosStatus } from "../../../src/store/failures";
 
 /** One partition key range's lease in the `leases` container, as the change feed processor keeps it. */
 export interface LeaseDocument {

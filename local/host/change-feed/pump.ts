@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
-import type { ChangeFeedTrigger, PipelineServices } from "../../../src/pipeline/triggers";
-import { cosmosStatus, isStoreUnavailable } from "../../../src/store/requests";
+import type { PipelineServices } from "../../../src/pipeline/services";
+import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
+import { cosmosStatus, isStoreUnavailable } from "../../../src/store/failures";
 import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
 
 export interface LeaseTiming {

@@ -1,16 +1,20 @@
 import { entityTagOf } from "../conditional";
 import { endpoint } from "../http";
 import { openApiDocument, type OpenApiDocument } from "../openapi";
-import { routes } from "../routes";
+import type { Route } from "../route";
 
-let described: { document: OpenApiDocument; etag: string } | undefined;
-
-/** GET /openapi.json — the OpenAPI 3.1 description of this API, generated (and tagged) once per instance from the route table. */
-export const getOpenApiDocument = endpoint(async () => {
-  // Built on first use: the route table imports this handler, so it is complete only by then.
-  if (!described) {
-    const document = openApiDocument(routes);
-    described = { document, etag: entityTagOf(document) };
-  }
-  return { status: 200, body: described.document, etag: described.etag, headers: { "cache-control": "public, max-age=300" } };
-});
+/**
+ * GET /openapi.json — the OpenAPI 3.1 description of the routes `described` gives, generated
+ * (and tagged) once per instance, on first use: the route table holds this endpoint, so it
+ * hands the table over lazily.
+ */
+export function openApiEndpoint(described: () => readonly Route[]) {
+  let document: { body: OpenApiDocument; etag: string } | undefined;
+  return endpoint(async () => {
+    if (!document) {
+      const body = openApiDocument(described());
+      document = { body, etag: entityTagOf(body) };
+    }
+    return { status: 200, body: document.body, etag: document.etag, headers: { "cache-control": "public, max-age=300" } };
+  });
+}

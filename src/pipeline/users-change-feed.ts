@@ -1,12 +1,8 @@
 import type { UserItem, UsernameClaim } from "../model/items";
 import type { PipelinePolicy } from "./policy";
+import type { OrchestrationStarter } from "./services";
 import { CLAIMS_SWEEP, type ClaimsSweepInput } from "./username-claims";
 import { PROPAGATION, type PropagationInput } from "./username-propagation";
-
-/** Starts an orchestration instance unless it runs or has completed (see ensureStarted). */
-export interface OrchestrationStarter {
-  ensureStarted(name: string, instanceId: string, input: unknown): Promise<unknown>;
-}
 
 type Versioned<T> = T & { _etag?: string };
 

@@ -8,9 +8,6 @@ export interface SystemProperties {
   _ts: number;
 }
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
-
 let etagCounter = 0;
 
 /** A fresh, opaque, quoted ETag like the service's (`"<hex>-0000-..."`). */
@@ -37,6 +34,3 @@ export function checkId(id: unknown): string | undefined {
   if (/[/\\?#]/.test(id)) return "The input name is invalid. Ensure to provide a unique non-empty string less than '255' characters without '/', '\\\\', '?' or '#'.";
   return undefined;
 }
-
-export const isObject = (value: unknown): value is JsonObject =>
-  typeof value === "object" && value !== null && !Array.isArray(value);

@@ -8,7 +8,7 @@ import { rewriteUsernamesInPartition } from "../store/usernames";
 import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
 import { FeedWindow } from "./feed-window";
 import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
-import type { PipelineServices } from "./triggers";
+import type { PipelineServices } from "./services";
 
 type Change = PostsContainerItem & { _lsn: number };
 

@@ -1,6 +1,6 @@
 import type { Account, ContainerState } from "./account";
 import { badRequest, CosmosError } from "./errors";
-import { isObject, type Json, type JsonObject } from "./resources";
+import { isObject, type Json, type JsonObject } from "./json";
 import { runScript, type ScriptLimits } from "./sandbox";
 
 /** What a write names: which triggers to run and which ETag to require. */
@@ -12,8 +12,11 @@ export interface WriteOptions {
 
 export type WriteKind = "Create" | "Replace" | "Upsert" | "Delete";
 
-/** Item writes with their triggers, each one transaction, shared by REST calls and batches. */
-export class ItemWriter {
+/**
+ * Server-side scripts in transactions: an item write with its pre- and post-triggers, or a
+ * stored procedure, each all or nothing. Shared by REST calls and batches.
+ */
+export class ScriptedTransactions {
   constructor(
     private readonly account: Account,
     private readonly limits: ScriptLimits,

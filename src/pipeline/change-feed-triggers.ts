@@ -1,18 +1,9 @@
 import type { ExponentialBackoffRetryOptions } from "@azure/functions";
 import { CONTAINERS } from "../store/definitions";
-import { handlePostsChanges } from "./posts-feed";
-import type { PipelinePolicy } from "./policy";
+import { handlePostsChanges } from "./posts-change-feed";
 import { setAsideMalformed } from "./set-aside";
-import { handleUsersChanges, type OrchestrationStarter } from "./users-feed";
-
-/** What a change feed handler may use besides the documents: supplied by each host. */
-export interface PipelineServices {
-  orchestrations: OrchestrationStarter;
-  /** Overrides of the orchestrations' pacing (the local host's options; Azure uses the defaults). */
-  policy?: Partial<PipelinePolicy>;
-  /** Where a consumer reports what it set aside (the invocation's log in Azure). */
-  log?: (message: string) => void;
-}
+import type { PipelineServices } from "./services";
+import { handleUsersChanges } from "./users-change-feed";
 
 const logOf = (services: PipelineServices) => services.log ?? ((message: string) => console.warn(message));
 

@@ -1,0 +1,34 @@
+import type { HttpHandler, HttpMethod } from "@azure/functions";
+import type { ZodTypeAny } from "zod";
+
+/** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
+export interface OperationDoc {
+  summary: string;
+  /** The article's request id (C1-C4, Q1-Q6), when it is one. */
+  request?: string;
+  /** Needs `Authorization: Bearer <JWT>`. */
+  auth: boolean;
+  query?: ZodTypeAny;
+  body?: ZodTypeAny;
+  /** Success answers: status, what it means, and the body schema (none for 204/304). */
+  success: { status: number; description: string; schema?: ZodTypeAny }[];
+  /** Problem statuses this route can answer (400, 429, 503 and so on), each problem+json. */
+  errors: number[];
+  /** Request headers it honours beyond Authorization. */
+  headers?: ("If-Match" | "If-None-Match" | "Idempotency-Key")[];
+  /** Response headers beyond ETag and Server-Timing. */
+  responseHeaders?: ("ETag" | "Location" | "Cache-Control" | "Idempotent-Replayed")[];
+}
+
+export interface Route {
+  /** The Azure Functions function name (also the OpenAPI operationId). */
+  name: string;
+  /** The method the route is documented under. */
+  method: HttpMethod;
+  /** Every method it answers: a GET route answers HEAD too (RFC 9110 9.3.2), with the same handler. */
+  methods: readonly HttpMethod[];
+  /** Relative to the `api` route prefix (host.json). */
+  route: string;
+  handler: HttpHandler;
+  doc: OperationDoc;
+}
