@@ -31,7 +31,8 @@ export function measureColdStart(root: string, samples: number): ColdStartFigure
   };
   const bundledMs: number[] = [];
   const unbundledMs: number[] = [];
-  for (let i = 0; i < samples; i++) { // interleaved, so a busy moment hurts both alike
+  for (let i = 0; i < samples; i++) {
+    // interleaved, so a busy moment hurts both alike
     bundledMs.push(loadMs(file));
     unbundledMs.push(loadMs(unbundledEntry));
   }

@@ -55,8 +55,7 @@ export function generateDataset(userCount: number, seed: number): Dataset {
   return { users, posts };
 }
 
-export const itemCount = (dataset: Dataset) =>
-  dataset.users.length + dataset.posts.reduce((n, p) => n + 1 + p.comments.length + p.likes.length, 0);
+export const itemCount = (dataset: Dataset) => dataset.users.length + dataset.posts.reduce((n, p) => n + 1 + p.comments.length + p.likes.length, 0);
 
 type Progress = (items: number) => void;
 
@@ -73,17 +72,27 @@ async function writePartition(container: Container, partitionKey: string, items:
 /** Runs `work` for every partition with a few batches in flight. */
 async function inParallel<T>(entries: T[], work: (entry: T) => Promise<void>, limit = 8): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < entries.length) await work(entries[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < entries.length) await work(entries[next++]);
+    }),
+  );
 }
 
 /** The V3 layout, exactly as the product stores it: denormalized posts, copies in `users` and `feed`. */
 export async function loadV3(store: BlogStore, dataset: Dataset, progress: Progress): Promise<void> {
   const usernames = new Map(dataset.users.map((u) => [u.userId, u.username]));
   const posts: PostItem[] = dataset.posts.map((p) => ({
-    id: p.postId, type: "post", postId: p.postId, userId: p.userId, userUsername: usernames.get(p.userId)!,
-    title: p.title, content: p.content, commentCount: p.comments.length, likeCount: p.likes.length, creationDate: p.creationDate,
+    id: p.postId,
+    type: "post",
+    postId: p.postId,
+    userId: p.userId,
+    userUsername: usernames.get(p.userId)!,
+    title: p.title,
+    content: p.content,
+    commentCount: p.comments.length,
+    likeCount: p.likes.length,
+    creationDate: p.creationDate,
   }));
   const copy = (post: PostItem): PostCopy => ({ ...toShortForm(post), sourceLsn: 0 });
 
@@ -94,11 +103,29 @@ export async function loadV3(store: BlogStore, dataset: Dataset, progress: Progr
     await writePartition(store.users, claimId, [claim], () => {});
     await writePartition(store.users, user.userId, [item, ...posts.filter((p) => p.userId === user.userId).map(copy)], progress);
   });
-  await inParallel(dataset.posts.map((p, i) => ({ p, post: posts[i] })), async ({ p, post }) => {
-    const comments: CommentItem[] = p.comments.map((c) => ({ id: c.id, type: "comment", postId: p.postId, userId: c.userId, userUsername: usernames.get(c.userId)!, content: c.content, creationDate: c.creationDate }));
-    const likes: LikeItem[] = p.likes.map((l) => ({ id: likeId(l.userId), type: "like", postId: p.postId, userId: l.userId, userUsername: usernames.get(l.userId)!, creationDate: l.creationDate }));
-    await writePartition(store.posts, p.postId, [post, ...comments, ...likes], progress);
-  });
+  await inParallel(
+    dataset.posts.map((p, i) => ({ p, post: posts[i] })),
+    async ({ p, post }) => {
+      const comments: CommentItem[] = p.comments.map((c) => ({
+        id: c.id,
+        type: "comment",
+        postId: p.postId,
+        userId: c.userId,
+        userUsername: usernames.get(c.userId)!,
+        content: c.content,
+        creationDate: c.creationDate,
+      }));
+      const likes: LikeItem[] = p.likes.map((l) => ({
+        id: likeId(l.userId),
+        type: "like",
+        postId: p.postId,
+        userId: l.userId,
+        userUsername: usernames.get(l.userId)!,
+        creationDate: l.creationDate,
+      }));
+      await writePartition(store.posts, p.postId, [post, ...comments, ...likes], progress);
+    },
+  );
   const newest = [...posts].sort((a, b) => b.creationDate.localeCompare(a.creationDate)).slice(0, 100);
   await writePartition(store.feed, FEED_PARTITION, newest.map(copy), () => {});
 }

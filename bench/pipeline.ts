@@ -10,7 +10,6 @@ export interface PipelineFigures {
   rename: { items: number; posts: number; ms: number };
 }
 
-
 /**
  * The change feed pipeline on the local host (embedded Cosmos DB, pumps, orchestration), over
  * HTTP: the targets are Q3/Q6 within 2 s and a rename of 10,000 items in 500 posts within 10 s locally.
@@ -30,9 +29,11 @@ export async function measurePipeline(options: { posts: number; renameItems: num
   /** Runs `work(i)` for i in [0, count), 16 at a time. */
   const inParallel = async (count: number, work: (i: number) => Promise<void>) => {
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(16, count) }, async () => {
-      while (next < count) await work(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(16, count) }, async () => {
+        while (next < count) await work(next++);
+      }),
+    );
   };
   const waitUntil = async (check: () => Promise<boolean>, limitMs: number) => {
     const started = performance.now();
@@ -48,7 +49,11 @@ export async function measurePipeline(options: { posts: number; renameItems: num
     for (let i = 0; i < options.posts; i++) {
       const { id } = (await call("POST", "/posts", { title: `visible ${i}`, content: "c" }))!;
       visible.push(
-        await waitUntil(async () => (await call("GET", "/feed?limit=1"))!.items[0]?.id === id && (await call("GET", "/users/pipeline-author/posts?limit=1"))!.items[0]?.id === id, 60_000),
+        await waitUntil(
+          async () =>
+            (await call("GET", "/feed?limit=1"))!.items[0]?.id === id && (await call("GET", "/users/pipeline-author/posts?limit=1"))!.items[0]?.id === id,
+          60_000,
+        ),
       );
     }
 
@@ -58,18 +63,28 @@ export async function measurePipeline(options: { posts: number; renameItems: num
     await inParallel(newPosts, async () => void postIds.push((await call("POST", "/posts", { title: "rename", content: "c" }))!.id));
     const comments = Math.max(0, options.renameItems - options.posts - postIds.length);
     const targets = postIds.length > 0 ? postIds : [];
-    await inParallel(targets.length > 0 ? comments : 0, async (i) => void (await call("POST", `/posts/${targets[i % targets.length]}/comments`, { content: "mine" })));
+    await inParallel(
+      targets.length > 0 ? comments : 0,
+      async (i) => void (await call("POST", `/posts/${targets[i % targets.length]}/comments`, { content: "mine" })),
+    );
     const existing = options.posts;
     const { posts, users, feed } = system.store;
     const withName = async (name: string) => {
       let total = 0;
       for (const container of [posts, users, feed]) {
-        const { resources } = await container.items.query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userUsername = @name", parameters: [{ name: "@name", value: name }] }).fetchAll();
+        const { resources } = await container.items
+          .query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userUsername = @name", parameters: [{ name: "@name", value: name }] })
+          .fetchAll();
         total += resources[0] ?? 0;
       }
       return total;
     };
-    const items = (await posts.items.query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userId = @u", parameters: [{ name: "@u", value: "pipeline-author" }] }).fetchAll()).resources[0] ?? 0;
+    const items =
+      (
+        await posts.items
+          .query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userId = @u", parameters: [{ name: "@u", value: "pipeline-author" }] })
+          .fetchAll()
+      ).resources[0] ?? 0;
     // Let the copies settle first, so the rename is measured on its own.
     await waitUntil(async () => (await withName("before")) === items + 2 * (existing + postIds.length) - Math.max(0, existing + postIds.length - 100), 300_000);
     await call("PUT", "/users/pipeline-author", { username: "after" });

@@ -80,7 +80,9 @@ export function formatTable(report: Report): string {
   const ru = (s: Summary) => (report.meta.measuresRequestUnits ? f(s.requestCharge, 2) : "n/a");
   const lines = [
     `Blog benchmark — ${report.meta.target}; ${report.meta.users} users, ${report.meta.posts} posts, ${report.meta.items} items; ${report.meta.iterations} calls per request; ${report.meta.date}`,
-    report.meta.measuresRequestUnits ? "" : "Request units: n/a — the embedded server measures none; 'items read' (query metrics + point reads) is the work figure.",
+    report.meta.measuresRequestUnits
+      ? ""
+      : "Request units: n/a — the embedded server measures none; 'items read' (query metrics + point reads) is the work figure.",
     "",
     "| req | V1 latency p50/p95/p99 ms | V1 requests | V1 partitions | V1 items read | V1 RU | V3 latency p50/p95/p99 ms | V3 requests | V3 partitions | V3 items read | V3 RU | V1/V3 latency | V1/V3 items read | V1/V3 RU |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -89,47 +91,78 @@ export function formatTable(report: Report): string {
     const side = (s: Summary) => `${f(s.p50)} / ${f(s.p95)} / ${f(s.p99)} | ${f(s.requests)} | ${f(s.partitions)} | ${f(s.itemsRead)} | ${ru(s)}`;
     lines.push(`| ${r.id} ${r.name} | ${side(r.v1)} | ${side(r.v3)} | ${x(r.ratio.latencyP50)} | ${x(r.ratio.itemsRead)} | ${x(r.ratio.requestCharge)} |`);
   }
-  lines.push("", "Requests include the SDK's query-plan request where it sends one. Partitions: logical partitions read (a cross-partition query counts all of its container's).");
-  lines.push("", "| API overhead | bare Cosmos p50 / p95 ms | handler, called directly, p50 / p95 ms | through the HTTP API p50 / p95 ms | handler / bare (p50; target <= 1.2x) | HTTP / bare (p50) |", "|---|---|---|---|---|---|");
+  lines.push(
+    "",
+    "Requests include the SDK's query-plan request where it sends one. Partitions: logical partitions read (a cross-partition query counts all of its container's).",
+  );
+  lines.push(
+    "",
+    "| API overhead | bare Cosmos p50 / p95 ms | handler, called directly, p50 / p95 ms | through the HTTP API p50 / p95 ms | handler / bare (p50; target <= 1.2x) | HTTP / bare (p50) |",
+    "|---|---|---|---|---|---|",
+  );
   for (const o of report.apiOverhead) {
-    lines.push(`| ${o.request} | ${f(o.bare.p50, 2)} / ${f(o.bare.p95, 2)} | ${f(o.handler.p50, 2)} / ${f(o.handler.p95, 2)} | ${f(o.http.p50, 2)} / ${f(o.http.p95, 2)} | ${f(o.handlerRatio, 2)}x | ${f(o.ratio, 2)}x |`);
+    lines.push(
+      `| ${o.request} | ${f(o.bare.p50, 2)} / ${f(o.bare.p95, 2)} | ${f(o.handler.p50, 2)} / ${f(o.handler.p95, 2)} | ${f(o.http.p50, 2)} / ${f(o.http.p95, 2)} | ${f(o.handlerRatio, 2)}x | ${f(o.ratio, 2)}x |`,
+    );
   }
   const p = report.pipeline;
   if (p) {
     lines.push("", "| pipeline (local host, over HTTP) | measured | target |", "|---|---|---|");
-    lines.push(`| new post visible in Q6 and Q3 (${p.postVisibleMs.samples} posts) | p50 ${f(p.postVisibleMs.p50, 0)} ms, p95 ${f(p.postVisibleMs.p95, 0)} ms, max ${f(p.postVisibleMs.max, 0)} ms | within 2 s |`);
-    lines.push(`| username change reaches every item (${p.rename.items} items in ${p.rename.posts} posts) | ${f(p.rename.ms, 0)} ms | within 10 s for 10,000 items in 500 posts |`);
+    lines.push(
+      `| new post visible in Q6 and Q3 (${p.postVisibleMs.samples} posts) | p50 ${f(p.postVisibleMs.p50, 0)} ms, p95 ${f(p.postVisibleMs.p95, 0)} ms, max ${f(p.postVisibleMs.max, 0)} ms | within 2 s |`,
+    );
+    lines.push(
+      `| username change reaches every item (${p.rename.items} items in ${p.rename.posts} posts) | ${f(p.rename.ms, 0)} ms | within 10 s for 10,000 items in 500 posts |`,
+    );
   }
   const e = report.server;
   if (e) {
     lines.push("", `| embedded server (own process, ${e.partitions} partitions, ${e.items} items) | measured | target |`, "|---|---|---|");
     lines.push(`| load (bulk batches) | ${f(e.loadSeconds, 1)} s, then ${e.rssAfterLoadMB} MB RSS | RSS under 500 MB |`);
-    lines.push(`| stale-partition lookup (${e.staleLookup.items} items, ${e.staleLookup.pages} pages) | ${f(e.staleLookup.firstMs, 0)} ms first (indexes built), ${f(e.staleLookup.againMs, 0)} ms after; ${e.staleLookup.itemsRead} items read | under 1 s |`);
-    lines.push(`| sustained comment load (${f(e.commentLoad.seconds, 0)} s, 32 in flight) | ${f(e.commentLoad.perSecond, 0)} comments/s, peak ${e.commentLoad.rssMB} MB RSS | RSS under 500 MB |`);
+    lines.push(
+      `| stale-partition lookup (${e.staleLookup.items} items, ${e.staleLookup.pages} pages) | ${f(e.staleLookup.firstMs, 0)} ms first (indexes built), ${f(e.staleLookup.againMs, 0)} ms after; ${e.staleLookup.itemsRead} items read | under 1 s |`,
+    );
+    lines.push(
+      `| sustained comment load (${f(e.commentLoad.seconds, 0)} s, 32 in flight) | ${f(e.commentLoad.perSecond, 0)} comments/s, peak ${e.commentLoad.rssMB} MB RSS | RSS under 500 MB |`,
+    );
     lines.push(`| restart after kill -9 | ${f(e.restart.seconds, 2)} s, then ${e.restart.rssAfterMB} MB RSS | under 5 s |`);
   }
   const sc = report.scale;
   if (sc) {
     lines.push("", "| scale (local host, embedded server) | measured | target |", "|---|---|---|");
-    lines.push(`| feed writes per 1,000 likes on one post within seconds (FEED_REFRESH_SECONDS=5; the refresh due then adds one) | ${sc.feedWritesPer1000Likes} | at most 10 |`);
+    lines.push(
+      `| feed writes per 1,000 likes on one post within seconds (FEED_REFRESH_SECONDS=5; the refresh due then adds one) | ${sc.feedWritesPer1000Likes} | at most 10 |`,
+    );
     if (sc.likeStorms.length > 0) {
       const st0 = sc.likeStorms[0];
-      lines.push("", `| like storm: ${st0.likers} likers at once on one post, ${st0.operationsPerSecond} operations/s per partition, clients retrying after Retry-After | likes/s accepted | procedure calls (likes per committed call) | answers 429 | other failures | likeCount / like items |`, "|---|---|---|---|---|---|");
+      lines.push(
+        "",
+        `| like storm: ${st0.likers} likers at once on one post, ${st0.operationsPerSecond} operations/s per partition, clients retrying after Retry-After | likes/s accepted | procedure calls (likes per committed call) | answers 429 | other failures | likeCount / like items |`,
+        "|---|---|---|---|---|---|",
+      );
       for (const st of sc.likeStorms) {
-        lines.push(`| LIKE_BATCH_MAX=${st.likeBatchMax}, SDK retries ${st.sdkRetryWaitSeconds} s | ${f(st.acceptedPerSecond, 0)} (${f(st.seconds, 1)} s) | ${st.procedureCalls} (${f(st.likesPerCall, 1)}) | ${st.throttled} | ${st.failed} | ${st.likeCount} / ${st.likeItems} |`);
+        lines.push(
+          `| LIKE_BATCH_MAX=${st.likeBatchMax}, SDK retries ${st.sdkRetryWaitSeconds} s | ${f(st.acceptedPerSecond, 0)} (${f(st.seconds, 1)} s) | ${st.procedureCalls} (${f(st.likesPerCall, 1)}) | ${st.throttled} | ${st.failed} | ${st.likeCount} / ${st.likeItems} |`,
+        );
       }
     }
     lines.push("", "| concurrent load (autocannon) | feed micro-cache | req/s | p50 / p99 ms | Cosmos DB requests/s |", "|---|---|---|---|---|");
-    for (const l of sc.load) lines.push(`| ${l.request} | ${l.cached ? "on (1 s)" : "off"} | ${f(l.requestsPerSecond, 0)} | ${f(l.p50Ms, 0)} / ${f(l.p99Ms, 0)} | ${f(l.cosmosRequestsPerSecond, 0)} |`);
+    for (const l of sc.load)
+      lines.push(
+        `| ${l.request} | ${l.cached ? "on (1 s)" : "off"} | ${f(l.requestsPerSecond, 0)} | ${f(l.p50Ms, 0)} / ${f(l.p99Ms, 0)} | ${f(l.cosmosRequestsPerSecond, 0)} |`,
+      );
   }
   if (report.scans) {
     lines.push("", "| unindexable query (`WHERE c.n % 2 = 0`, 4 partitions, SDK, maxItemCount 1000) | time | items scanned/s | target |", "|---|---|---|---|");
-    for (const scan of report.scans) lines.push(`| ${scan.items} items, ${scan.results} results | ${f(scan.seconds, 2)} s | ${scan.itemsPerSecond} | 60,000 under 3 s, linear |`);
+    for (const scan of report.scans)
+      lines.push(`| ${scan.items} items, ${scan.results} results | ${f(scan.seconds, 2)} s | ${scan.itemsPerSecond} | 60,000 under 3 s, linear |`);
   }
   const c = report.coldStart;
   if (c) {
     lines.push("", `| cold start: loading every registration in a fresh process (${c.samples} processes each) | p50 / p95 | target |`, "|---|---|---|");
-    lines.push(`| deployment bundle, dist/deploy/index.js (${f(c.bundled.bytes / 2 ** 20, 1)} MiB) | ${f(c.bundled.p50, 0)} / ${f(c.bundled.p95, 0)} ms | well under the unbundled figure |`);
+    lines.push(
+      `| deployment bundle, dist/deploy/index.js (${f(c.bundled.bytes / 2 ** 20, 1)} MiB) | ${f(c.bundled.p50, 0)} / ${f(c.bundled.p95, 0)} ms | well under the unbundled figure |`,
+    );
     lines.push(`| tsc output + node_modules (unbundled) | ${f(c.unbundled.p50, 0)} / ${f(c.unbundled.p95, 0)} ms | about 300 ms before the bundle |`);
   }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");

@@ -91,7 +91,8 @@ async function apiOverhead(iterations: number, postIds: string[], feedSize: numb
           if (!response.ok) throw new Error(`${url(id)} -> ${response.status}`);
           await response.arrayBuffer();
         });
-        if (i > 0) { // the first round warms connections and caches
+        if (i > 0) {
+          // the first round warms connections and caches
           bareMs.push(b);
           handlerMs.push(d);
           httpMs.push(h);
@@ -102,7 +103,14 @@ async function apiOverhead(iterations: number, postIds: string[], feedSize: numb
         return { p50: percentile(ms, 50), p95: percentile(ms, 95) };
       };
       const [bareStats, handlerStats, httpStats] = [stats(bareMs), stats(handlerMs), stats(httpMs)];
-      results.push({ request, bare: bareStats, handler: handlerStats, http: httpStats, handlerRatio: handlerStats.p50 / bareStats.p50, ratio: httpStats.p50 / bareStats.p50 });
+      results.push({
+        request,
+        bare: bareStats,
+        handler: handlerStats,
+        http: httpStats,
+        handlerRatio: handlerStats.p50 / bareStats.p50,
+        ratio: httpStats.p50 / bareStats.p50,
+      });
     }
   } finally {
     server.closeAllConnections();
@@ -160,7 +168,12 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
       rows.push(row(scenario.id, scenario.name, summarize(v1), summarize(v3), measuresRequestUnits));
     }
     runBar?.finish();
-    const overhead = await apiOverhead(options.iterations, dataset.posts.map((p) => p.postId), options.feedSize, pick);
+    const overhead = await apiOverhead(
+      options.iterations,
+      dataset.posts.map((p) => p.postId),
+      options.feedSize,
+      pick,
+    );
     const cpu = cpus();
     const report: Report = {
       meta: {
@@ -193,7 +206,8 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.serverCommentSeconds > 0) {
     report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
   }
-  if (!options.endpoint && options.scaleSeconds > 0) report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
+  if (!options.endpoint && options.scaleSeconds > 0)
+    report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   return report;
@@ -233,7 +247,11 @@ async function main(): Promise<void> {
     key: values.key,
     database: values.database!,
     progress: true,
-    pipeline: { posts: 10, renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000), renamePosts: number("pipeline-posts", values["pipeline-posts"], 1, 100_000) },
+    pipeline: {
+      posts: 10,
+      renameItems: number("pipeline-items", values["pipeline-items"], 0, 100_000),
+      renamePosts: number("pipeline-posts", values["pipeline-posts"], 1, 100_000),
+    },
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),

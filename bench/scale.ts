@@ -86,13 +86,18 @@ export async function measureScale(options: { loadSeconds: number; connections: 
     const { usage } = await measureCosmos(async () => {
       for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges([{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
     });
-    const feedWritesPer1000Likes = usage.requests.filter((r) => r.path.includes("/colls/feed/docs") && r.method !== "GET" && !r.isQuery && !r.isQueryPlan).length;
+    const feedWritesPer1000Likes = usage.requests.filter(
+      (r) => r.path.includes("/colls/feed/docs") && r.method !== "GET" && !r.isQuery && !r.isQueryPlan,
+    ).length;
 
     const load: LoadFigures[] = [];
     for (const cached of [false, true]) {
       store.dispose();
       store = useStore(createStore(settings(cached ? 1000 : 0)));
-      for (const [request, path] of [["Q6 feed", "/api/feed?limit=20"], ["Q2 get post", `/api/posts/${postId}`]] as const) {
+      for (const [request, path] of [
+        ["Q6 feed", "/api/feed?limit=20"],
+        ["Q2 get post", `/api/posts/${postId}`],
+      ] as const) {
         load.push(await loadTest(request, path, cached, options));
       }
     }
@@ -142,7 +147,13 @@ async function loadTest(request: string, path: string, cached: boolean, options:
 async function callRoute(name: string, userId: string, params: Record<string, string>, body?: unknown): Promise<HttpResponseInit> {
   const route = routes.find((r) => r.name === name)!;
   const headers = { authorization: `Bearer ${await devToken(userId, SECRET)}`, "content-type": "application/json" };
-  const request = new HttpRequest({ method: route.method, url: `http://localhost/api/${route.route}`, headers, params, body: body === undefined ? undefined : { string: JSON.stringify(body) } });
+  const request = new HttpRequest({
+    method: route.method,
+    url: `http://localhost/api/${route.route}`,
+    headers,
+    params,
+    body: body === undefined ? undefined : { string: JSON.stringify(body) },
+  });
   return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }))) as HttpResponseInit;
 }
 
@@ -151,9 +162,21 @@ async function callRoute(name: string, userId: string, params: Record<string, st
  * each; a throttled like waits its Retry-After and tries again, as a client should. The SDK
  * gives up at once (COSMOS_MAX_RETRY_WAIT_SECONDS 0), so the API's 429s are visible.
  */
-async function measureLikeStorm(options: { likers: number; operationsPerSecond: number; likeBatchMax: number; sdkRetryWaitSeconds: number }): Promise<LikeStormFigures> {
+async function measureLikeStorm(options: {
+  likers: number;
+  operationsPerSecond: number;
+  likeBatchMax: number;
+  sdkRetryWaitSeconds: number;
+}): Promise<LikeStormFigures> {
   const cosmos = await startCosmos({ operationsPerSecond: options.operationsPerSecond });
-  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: options.sdkRetryWaitSeconds }, auth: { devSecret: SECRET }, softDeleteTtlSeconds: 3600, likeBatchMax: options.likeBatchMax }));
+  const store = useStore(
+    createStore({
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: options.sdkRetryWaitSeconds },
+      auth: { devSecret: SECRET },
+      softDeleteTtlSeconds: 3600,
+      likeBatchMax: options.likeBatchMax,
+    }),
+  );
   const retrying = async (call: () => Promise<HttpResponseInit>, onThrottled = () => {}) => {
     for (;;) {
       const response = await call();
@@ -173,10 +196,15 @@ async function measureLikeStorm(options: { likers: number; operationsPerSecond: 
     let failed = 0;
     const started = performance.now();
     const { usage } = await measureCosmos(() =>
-      Promise.all(likers.map(async (userId) => {
-        const response = await retrying(() => callRoute("likePost", userId, { postId }), () => throttled++);
-        if (response.status !== 201) failed++;
-      })),
+      Promise.all(
+        likers.map(async (userId) => {
+          const response = await retrying(
+            () => callRoute("likePost", userId, { postId }),
+            () => throttled++,
+          );
+          if (response.status !== 201) failed++;
+        }),
+      ),
     );
     const seconds = (performance.now() - started) / 1000;
     const calls = usage.requests.filter((r) => r.path.endsWith("/sprocs/changeLikes"));

@@ -24,7 +24,10 @@ export async function measureScans(sizes: readonly number[] = [15_000, 30_000, 6
       const { database } = await client.databases.createIfNotExists({ id: "scan" });
       const { container } = await database.containers.createIfNotExists({ id: "items", partitionKey: { paths: ["/pk"] } });
       for (let start = 0; start < size; start += 100) {
-        const operations = Array.from({ length: Math.min(100, size - start) }, (_, i) => ({ operationType: "Create" as const, resourceBody: { id: `i${start + i}`, pk: `p${(start + i) % 997}`, n: start + i } }));
+        const operations = Array.from({ length: Math.min(100, size - start) }, (_, i) => ({
+          operationType: "Create" as const,
+          resourceBody: { id: `i${start + i}`, pk: `p${(start + i) % 997}`, n: start + i },
+        }));
         await container.items.bulk(operations);
       }
       const started = performance.now();

@@ -34,7 +34,11 @@ function rssOf(child: ChildProcess): number {
 
 function serve(dataDir: string, partitions: number): Promise<{ child: ChildProcess; endpoint: string; key: string }> {
   // As `npm run cosmos` runs it: a small young generation keeps RSS down under load (see the README).
-  const child = spawn(process.execPath, ["--max-semi-space-size=4", "--heap-growing-percent=25", cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    ["--max-semi-space-size=4", "--heap-growing-percent=25", cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let output = "";
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -80,13 +84,16 @@ export async function measureServer(options: { users: number; seed: number; part
       const started = performance.now();
       let pages = 0;
       let continuation: string | null = null;
-      const { usage } = await measureCosmos(async () => {
-        do {
-          const page = await stalePartitionsPage(userId, "renamed", 50, continuation);
-          continuation = page.continuation;
-          pages++;
-        } while (continuation);
-      }, { queryMetrics: true });
+      const { usage } = await measureCosmos(
+        async () => {
+          do {
+            const page = await stalePartitionsPage(userId, "renamed", 50, continuation);
+            continuation = page.continuation;
+            pages++;
+          } while (continuation);
+        },
+        { queryMetrics: true },
+      );
       return { ms: performance.now() - started, pages, itemsRead: usage.requests.reduce((n, r) => n + (r.retrievedDocumentCount ?? 0), 0) };
     };
     const first = await lookup();

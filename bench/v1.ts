@@ -23,7 +23,11 @@ export class V1Strategy {
 
   /** A post with its author's username and its counts: 1 read + 1 user read + 2 aggregate queries. */
   private async complete(post: { postId: string; userId: string }): Promise<object> {
-    const [username, commentCount, likeCount] = await Promise.all([this.username(post.userId), this.count(post.postId, "comment"), this.count(post.postId, "like")]);
+    const [username, commentCount, likeCount] = await Promise.all([
+      this.username(post.userId),
+      this.count(post.postId, "comment"),
+      this.count(post.postId, "like"),
+    ]);
     return { ...post, userUsername: username, commentCount, likeCount };
   }
 
@@ -49,7 +53,10 @@ export class V1Strategy {
     const { resources } = await this.c.posts.items
       .query<{ postId: string; userId: string }>({
         query: "SELECT * FROM p WHERE p.type = @type AND p.userId = @userId ORDER BY p.creationDate DESC",
-        parameters: [{ name: "@type", value: "post" }, { name: "@userId", value: userId }],
+        parameters: [
+          { name: "@type", value: "post" },
+          { name: "@userId", value: userId },
+        ],
       })
       .fetchAll();
     return Promise.all(resources.map((post) => this.complete(post)));
@@ -84,7 +91,10 @@ export class V1Strategy {
     const { resources } = await this.c.posts.items
       .query<{ postId: string; userId: string }>({
         query: "SELECT TOP @limit * FROM p WHERE p.type = @type ORDER BY p.creationDate DESC",
-        parameters: [{ name: "@limit", value: limit }, { name: "@type", value: "post" }],
+        parameters: [
+          { name: "@limit", value: limit },
+          { name: "@type", value: "post" },
+        ],
       })
       .fetchAll();
     return Promise.all(resources.map((post) => this.complete(post)));

@@ -40,7 +40,12 @@ export class ChaosClient {
     if (options.body !== undefined) headers["content-type"] = "application/json";
     this.requests++;
     try {
-      const response = await fetch(`${base}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: AbortSignal.timeout(15_000) });
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(15_000),
+      });
       const text = await response.text();
       const reply = { status: response.status, body: text ? JSON.parse(text) : undefined };
       if (reply.status >= 500 && reply.status !== 503) this.serverErrors.push(`${method} ${path} answered ${reply.status}: ${text.slice(0, 200)}`);

@@ -33,7 +33,8 @@ function byPartition(items: Stored[]): Map<string, Stored[]> {
   return partitions;
 }
 
-const newestFirst = (a: Stored, b: Stored) => (b.creationDate! < a.creationDate! ? -1 : b.creationDate! > a.creationDate! ? 1 : b.id < a.id ? -1 : b.id > a.id ? 1 : 0);
+const newestFirst = (a: Stored, b: Stored) =>
+  b.creationDate! < a.creationDate! ? -1 : b.creationDate! > a.creationDate! ? 1 : b.id < a.id ? -1 : b.id > a.id ? 1 : 0;
 
 /**
  * Every guarantee of the README's Guarantees section, checked against the data (read straight
@@ -51,7 +52,8 @@ export async function checkGuarantees(
   const violations: string[] = [];
   // Documents written malformed behind the API's back are no part of the product: each must be set aside, none served.
   for (const { source, id } of malformed) {
-    if (!deadLetters.some((letter) => (letter as Stored & { documentId?: string }).documentId === id)) violations.push(`malformed ${source} document ${id} was not set aside as a dead letter`);
+    if (!deadLetters.some((letter) => (letter as Stored & { documentId?: string }).documentId === id))
+      violations.push(`malformed ${source} document ${id} was not set aside as a dead letter`);
   }
   const users = allUsers.filter((item) => itemProblem("users", item) === undefined);
   const posts = allPosts.filter((item) => itemProblem("posts", item) === undefined);
@@ -64,7 +66,8 @@ export async function checkGuarantees(
     if (byName.has(key)) violations.push(`username '${profile.username}' is used by both ${byName.get(key)} and ${profile.userId}`);
     byName.set(key, profile.userId!);
     const claim = users.find((item) => item.id === usernameClaimId(profile.username!));
-    if (claim?.ownerId !== profile.userId) violations.push(`username '${profile.username}' of ${profile.userId} is not claimed by them (claim: ${claim?.ownerId ?? "none"})`);
+    if (claim?.ownerId !== profile.userId)
+      violations.push(`username '${profile.username}' of ${profile.userId} is not claimed by them (claim: ${claim?.ownerId ?? "none"})`);
   }
 
   // Counts equal the items.
@@ -79,25 +82,40 @@ export async function checkGuarantees(
   }
 
   // No old username anywhere: every live item carries its user's current name.
-  for (const [where, items] of [["posts", posts], ["users", users.filter((item) => item.type === "post")], ["feed", feed]] as const) {
+  for (const [where, items] of [
+    ["posts", posts],
+    ["users", users.filter((item) => item.type === "post")],
+    ["feed", feed],
+  ] as const) {
     for (const item of items.filter((i) => live(i) && i.userUsername !== undefined)) {
       const current = profiles.get(item.userId!)?.username;
-      if (current !== undefined && item.userUsername !== current) violations.push(`${where}: ${item.type} ${item.id} of ${item.userId} carries '${item.userUsername}', not '${current}'`);
+      if (current !== undefined && item.userUsername !== current)
+        violations.push(`${where}: ${item.type} ${item.id} of ${item.userId} carries '${item.userUsername}', not '${current}'`);
     }
   }
 
   // The feed is the 100 newest live posts.
-  const expectedFeed = [...livePosts].sort(newestFirst).slice(0, 100).map((post) => post.id);
+  const expectedFeed = [...livePosts]
+    .sort(newestFirst)
+    .slice(0, 100)
+    .map((post) => post.id);
   const served = await api.definite("GET", "/feed?limit=100");
   const servedFeed = (served?.body?.items ?? []).map((item: Stored) => item.id);
-  if (JSON.stringify(servedFeed) !== JSON.stringify(expectedFeed)) violations.push(`feed: serves ${servedFeed.length} posts, expected the ${expectedFeed.length} newest live ones (first difference at ${servedFeed.findIndex((id: string, i: number) => id !== expectedFeed[i])})`);
+  if (JSON.stringify(servedFeed) !== JSON.stringify(expectedFeed))
+    violations.push(
+      `feed: serves ${servedFeed.length} posts, expected the ${expectedFeed.length} newest live ones (first difference at ${servedFeed.findIndex((id: string, i: number) => id !== expectedFeed[i])})`,
+    );
   if (feed.filter(live).length > 100) violations.push(`feed container holds ${feed.filter(live).length} live items (at most 100)`);
 
   // Each author's list is their live posts, newest first.
   for (const userId of profiles.keys()) {
-    const expected = livePosts.filter((post) => post.userId === userId).sort(newestFirst).map((post) => post.id);
+    const expected = livePosts
+      .filter((post) => post.userId === userId)
+      .sort(newestFirst)
+      .map((post) => post.id);
     const listed = await listAll(api, `/users/${userId}/posts`);
-    if (JSON.stringify(listed) !== JSON.stringify(expected)) violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
+    if (JSON.stringify(listed) !== JSON.stringify(expected))
+      violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
   }
 
   violations.push(...(await checkAcknowledged(partitions, profiles, api, acknowledged)));
@@ -118,10 +136,16 @@ async function listAll(api: ChaosClient, path: string): Promise<string[] | undef
 }
 
 /** Every acknowledged write is there (and every acknowledged delete is gone, for every route). */
-async function checkAcknowledged(partitions: Map<string, Stored[]>, profiles: Map<string, Stored>, api: ChaosClient, acknowledged: Acknowledged): Promise<string[]> {
+async function checkAcknowledged(
+  partitions: Map<string, Stored[]>,
+  profiles: Map<string, Stored>,
+  api: ChaosClient,
+  acknowledged: Acknowledged,
+): Promise<string[]> {
   const violations: string[] = [];
   for (const [userId, user] of acknowledged.users) {
-    if (!user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username) violations.push(`user ${userId}: acknowledged username '${user.username}', stored '${profiles.get(userId)?.username}'`);
+    if (!user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username)
+      violations.push(`user ${userId}: acknowledged username '${user.username}', stored '${profiles.get(userId)?.username}'`);
   }
   const item = (postId: string, id: string) => partitions.get(postId)?.find((p) => p.id === id);
   for (const [postId, post] of acknowledged.posts) {
@@ -144,7 +168,8 @@ async function checkAcknowledged(partitions: Map<string, Stored[]>, profiles: Ma
     const post = acknowledged.posts.get(postId);
     if (liked === "uncertain" || !post || post.deleted || post.uncertain) continue;
     const like = partitions.get(postId)?.find((p) => p.type === "like" && p.userId === userId && live(p));
-    if (liked !== Boolean(like)) violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);
+    if (liked !== Boolean(like))
+      violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);
   }
   return violations;
 }

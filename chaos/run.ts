@@ -90,7 +90,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let faults = 0;
   let restarts = 0;
 
-  const saboteur = new Saboteur(() => host && { endpoint: host.cosmosEndpoint, key: host.cosmosKey }, random(options.seed + 7), containerDefinitions.databaseName);
+  const saboteur = new Saboteur(
+    () => host && { endpoint: host.cosmosEndpoint, key: host.cosmosKey },
+    random(options.seed + 7),
+    containerDefinitions.databaseName,
+  );
   const sabotage = (async () => {
     const every = (options.sabotageEverySeconds ?? 2) * 1000;
     while (every > 0 && Date.now() + every < deadline) {
@@ -98,7 +102,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await saboteur.act();
     }
   })();
-  const progress = setInterval(() => log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts`), 5000);
+  const progress = setInterval(
+    () => log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts`),
+    5000,
+  );
   const restarter = (async () => {
     const every = (options.restartEverySeconds ?? 20) * 1000;
     while (Date.now() + every < deadline) {
@@ -132,7 +139,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   host = await Incarnation.start(dataDir, undefined);
   const client = new CosmosClient({ endpoint: host.cosmosEndpoint, key: host.cosmosKey, connectionPolicy: { enableEndpointDiscovery: false } });
   const settleStarted = Date.now();
-  let remaining: string[] = [];
+  let remaining: string[];
   try {
     for (;;) {
       remaining = await checkGuarantees(client, containerDefinitions.databaseName, api, workload.state, saboteur.malformed);
@@ -153,7 +160,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     comments: state.comments.size,
     likes: [...state.likes.values()].filter((liked) => liked === true).length,
   };
-  return { operations: workload.operations, requests: api.requests, faults, restarts, sabotage: saboteur.acts, violations, seconds: options.seconds, settleSeconds: Math.round((Date.now() - settleStarted) / 1000), acknowledged };
+  return {
+    operations: workload.operations,
+    requests: api.requests,
+    faults,
+    restarts,
+    sabotage: saboteur.acts,
+    violations,
+    seconds: options.seconds,
+    settleSeconds: Math.round((Date.now() - settleStarted) / 1000),
+    acknowledged,
+  };
 }
 
 /** `npm run chaos -- --minutes N --seed S [--faults spec] [--users N] [--restart-every S] [--out file.json]` */
@@ -171,13 +188,18 @@ async function main(): Promise<void> {
   });
   const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes) * 60;
   const numbers = { seconds, seed: Number(values.seed), users: Number(values.users), restartEverySeconds: Number(values["restart-every"]) };
-  for (const [name, value] of Object.entries(numbers)) if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
+  for (const [name, value] of Object.entries(numbers))
+    if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
   const result = await runChaos({ ...numbers, faults: values.faults, log: (line) => console.log(line) });
   for (const violation of result.violations.slice(0, 50)) console.log(`  violation: ${violation}`);
   if (values.out) writeFileSync(values.out, JSON.stringify({ ...result, faultSpec: values.faults ?? DEFAULT_FAULTS, seed: numbers.seed }, null, 2));
   const { acknowledged: a } = result;
-  console.log(`chaos: acknowledged ${a.users} users, ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`);
-  console.log(`chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.violations.length} violations`);
+  console.log(
+    `chaos: acknowledged ${a.users} users, ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`,
+  );
+  console.log(
+    `chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.violations.length} violations`,
+  );
   process.exit(result.violations.length === 0 ? 0 : 1);
 }
 

@@ -24,9 +24,32 @@ export class Saboteur {
     if (!database) return;
     const n = this.acts;
     const acts = [
-      () => this.rogue(database, "posts", { id: `rogue-post-${n}`, postId: `rogue-post-${n}`, type: "post", title: 12345, content: null, creationDate: "not-a-date" }),
-      () => this.rogue(database, "users", { id: `rogue-user-${n}`, userId: `rogue-user-${n}`, type: "user", username: 123, creationDate: new Date().toISOString(), usernameChangedDate: new Date().toISOString() }),
-      () => this.rogue(database, "users", { id: `username:rogue-claim-${n}`, userId: `username:rogue-claim-${n}`, type: "username", ownerId: 42, username: `rogue-claim-${n}` }),
+      () =>
+        this.rogue(database, "posts", {
+          id: `rogue-post-${n}`,
+          postId: `rogue-post-${n}`,
+          type: "post",
+          title: 12345,
+          content: null,
+          creationDate: "not-a-date",
+        }),
+      () =>
+        this.rogue(database, "users", {
+          id: `rogue-user-${n}`,
+          userId: `rogue-user-${n}`,
+          type: "user",
+          username: 123,
+          creationDate: new Date().toISOString(),
+          usernameChangedDate: new Date().toISOString(),
+        }),
+      () =>
+        this.rogue(database, "users", {
+          id: `username:rogue-claim-${n}`,
+          userId: `username:rogue-claim-${n}`,
+          type: "username",
+          ownerId: 42,
+          username: `rogue-claim-${n}`,
+        }),
       () => this.damageLease(database, "delete"),
       () => this.damageLease(database, "garble"),
     ];
@@ -43,7 +66,10 @@ export class Saboteur {
     if (!account) return undefined;
     if (this.client?.endpoint !== account.endpoint) {
       this.client?.client.dispose();
-      this.client = { endpoint: account.endpoint, client: new CosmosClient({ endpoint: account.endpoint, key: account.key, connectionPolicy: { enableEndpointDiscovery: false } }) };
+      this.client = {
+        endpoint: account.endpoint,
+        client: new CosmosClient({ endpoint: account.endpoint, key: account.key, connectionPolicy: { enableEndpointDiscovery: false } }),
+      };
     }
     return this.client.client.database(this.databaseName);
   }

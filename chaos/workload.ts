@@ -125,7 +125,11 @@ export class Workload {
   private async comment(user: string): Promise<void> {
     const postId = this.livePost();
     if (!postId) return;
-    const reply = await this.api.definite("POST", `/posts/${postId}/comments`, { as: user, body: { content: `comment ${this.operations}` }, idempotencyKey: this.key() });
+    const reply = await this.api.definite("POST", `/posts/${postId}/comments`, {
+      as: user,
+      body: { content: `comment ${this.operations}` },
+      idempotencyKey: this.key(),
+    });
     if (reply?.status === 201) this.state.comments.set(reply.body.id, postId);
   }
 
@@ -155,7 +159,14 @@ export class Workload {
     // Any post, deleted ones included: those must answer 404.
     const posts = [...this.state.posts.keys()];
     const postId = posts.length === 0 ? "none" : posts[Math.floor(this.rng() * posts.length)];
-    const paths = [`/users/${user}`, `/users/${user}/posts?limit=10`, `/posts/${postId}`, `/posts/${postId}/comments?limit=20`, `/posts/${postId}/likes?limit=20`, `/feed?limit=${between(this.rng, 1, 100)}`];
+    const paths = [
+      `/users/${user}`,
+      `/users/${user}/posts?limit=10`,
+      `/posts/${postId}`,
+      `/posts/${postId}/comments?limit=20`,
+      `/posts/${postId}/likes?limit=20`,
+      `/feed?limit=${between(this.rng, 1, 100)}`,
+    ];
     const path = paths[Math.floor(this.rng() * paths.length)];
     const reply = await this.api.definite("GET", path);
     const deleted = [...this.state.posts.entries()].find(([id, post]) => post.deleted && !post.uncertain && path.startsWith(`/posts/${id}`));

@@ -24,7 +24,7 @@ const alive = (pid) => {
 
 async function takeLock() {
   mkdirSync(dirname(lock), { recursive: true });
-  for (let told = false; ; ) {
+  for (let told = false; ;) {
     try {
       writeFileSync(lock, String(process.pid), { flag: "wx" });
       return;

@@ -34,7 +34,8 @@ export function bundleWeb(root: string): { dir: string; bytes: number } {
       }
       for (const file of ["index.html", "styles.css"]) copyFileSync(join(root, "web", file), join(next, file));
       // Written by the azd hook at deploy time (web/write-config.mjs); the local host serves its own of both.
-      for (const file of ["config.json", "staticwebapp.config.json"]) if (existsSync(join(root, "web", file))) copyFileSync(join(root, "web", file), join(next, file));
+      for (const file of ["config.json", "staticwebapp.config.json"])
+        if (existsSync(join(root, "web", file))) copyFileSync(join(root, "web", file), join(next, file));
     }),
   );
   return { dir, bytes: statSync(join(dir, "app.js")).size };

@@ -30,7 +30,9 @@ async function main(): Promise<number> {
   for (const letter of chosen) {
     const outcome = await replayDeadLetter(letter);
     if (outcome.status === "stillMalformed") failed++;
-    console.log(`${letter.id} ${letter.source}/${letter.documentId}: ${outcome.status === "replayed" ? "replayed through its change feed" : outcome.status === "gone" ? "the document is gone; record removed" : `still malformed (${outcome.reason}); kept`}`);
+    console.log(
+      `${letter.id} ${letter.source}/${letter.documentId}: ${outcome.status === "replayed" ? "replayed through its change feed" : outcome.status === "gone" ? "the document is gone; record removed" : `still malformed (${outcome.reason}); kept`}`,
+    );
   }
   return failed === 0 ? 0 : 1;
 }

@@ -23,9 +23,11 @@ export interface SeedResult {
 /** Runs `work` over `items` with at most `limit` in flight. */
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
 /**
@@ -56,7 +58,9 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
       body: body === undefined ? undefined : JSON.stringify(body),
     }).catch((error: unknown) => {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new Error(`cannot reach the API at ${options.baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}): is npm start running there? Pass --url otherwise.`);
+      throw new Error(
+        `cannot reach the API at ${options.baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}): is npm start running there? Pass --url otherwise.`,
+      );
     });
     options.progress?.tick();
     if (!response.ok && !accept.includes(response.status)) throw new Error(`${method} ${path} -> ${response.status} ${await response.text()}`);

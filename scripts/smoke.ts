@@ -104,16 +104,21 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
     await step("C4 like it", async () => ({ ru: expectStatus(await call("POST", `/posts/${postId}/likes`), 201).ru }));
     await step("Q2 read it with its counts", async () => {
       const reply = expectStatus(await call("GET", `/posts/${postId}`), 200);
-      if (reply.body!.commentCount !== 1 || reply.body!.likeCount !== 1) throw new Error(`counts ${String(reply.body!.commentCount)}/${String(reply.body!.likeCount)}, expected 1/1`);
+      if (reply.body!.commentCount !== 1 || reply.body!.likeCount !== 1)
+        throw new Error(`counts ${String(reply.body!.commentCount)}/${String(reply.body!.likeCount)}, expected 1/1`);
       return { ru: reply.ru };
     });
     await step("Q4 list its comments", async () => ({ ru: expectStatus(await call("GET", `/posts/${postId}/comments`), 200).ru }));
     await step("Q5 list its likes", async () => ({ ru: expectStatus(await call("GET", `/posts/${postId}/likes`), 200).ru }));
     await step("Q3 the change feed carries it to your list", async () => ({
-      detail: await eventually(async () => ((await call("GET", `/users/${userId}/posts`)).body?.items as { id: string }[] | undefined)?.some((p) => p.id === postId) ?? false),
+      detail: await eventually(
+        async () => ((await call("GET", `/users/${userId}/posts`)).body?.items as { id: string }[] | undefined)?.some((p) => p.id === postId) ?? false,
+      ),
     }));
     await step("Q6 the change feed carries it to the feed", async () => ({
-      detail: await eventually(async () => ((await call("GET", "/feed?limit=100")).body?.items as { id: string }[] | undefined)?.some((p) => p.id === postId) ?? false),
+      detail: await eventually(
+        async () => ((await call("GET", "/feed?limit=100")).body?.items as { id: string }[] | undefined)?.some((p) => p.id === postId) ?? false,
+      ),
     }));
     await step("C1 rename, and the post follows", async () => {
       const renamed = `${name}-2`;
@@ -133,12 +138,17 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
 /** A dev token from a local host's dev sign-in (it answers loopback callers only). */
 async function localDevToken(base: string): Promise<string> {
   const url = new URL(base);
-  const response = await fetch(new URL("/local/dev-token", url.origin), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ userId: `smoke-${randomUUID().slice(0, 8)}` }) }).catch(() => undefined);
+  const response = await fetch(new URL("/local/dev-token", url.origin), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ userId: `smoke-${randomUUID().slice(0, 8)}` }),
+  }).catch(() => undefined);
   if (!response?.ok) throw new Error(`no --token given, and ${url.origin} has no dev sign-in: pass --token with an access token for the API`);
   return ((await response.json()) as { token: string }).token;
 }
 
-const row = (s: SmokeStep) => `${s.ok ? "pass" : "FAIL"}  ${s.step.padEnd(44)} ${String(s.ms).padStart(6)} ms  ${s.ru === undefined ? "      " : `${s.ru.toFixed(2).padStart(6)} RU`}  ${s.detail ?? ""}`;
+const row = (s: SmokeStep) =>
+  `${s.ok ? "pass" : "FAIL"}  ${s.step.padEnd(44)} ${String(s.ms).padStart(6)} ms  ${s.ru === undefined ? "      " : `${s.ru.toFixed(2).padStart(6)} RU`}  ${s.detail ?? ""}`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { url: { type: "string" }, token: { type: "string" }, "timeout-seconds": { type: "string", default: "60" } } });

@@ -14,7 +14,10 @@ const arm = (env("AZURE_RESOURCE_MANAGER_ENDPOINT") ?? "https://management.azure
 
 /** An access token for Resource Manager, from azd's sign-in. */
 function armToken() {
-  const output = execFileSync("azd", ["auth", "token", "--output", "json", "--scope", "https://management.azure.com//.default"], { encoding: "utf8", shell: process.platform === "win32" });
+  const output = execFileSync("azd", ["auth", "token", "--output", "json", "--scope", "https://management.azure.com//.default"], {
+    encoding: "utf8",
+    shell: process.platform === "win32",
+  });
   return JSON.parse(output).token;
 }
 
@@ -39,7 +42,9 @@ async function main() {
     console.log("role assignments: old enough to have propagated");
     return;
   }
-  console.log(`role assignments were just created: waiting ${Math.ceil((ready - Date.now()) / 1000)} s for them to propagate before deploying (ROLE_PROPAGATION_SECONDS=${propagationMs / 1000})`);
+  console.log(
+    `role assignments were just created: waiting ${Math.ceil((ready - Date.now()) / 1000)} s for them to propagate before deploying (ROLE_PROPAGATION_SECONDS=${propagationMs / 1000})`,
+  );
   while (Date.now() < ready) {
     await sleep(Math.min(15_000, ready - Date.now()));
     if (Date.now() < ready) console.log(`  ${Math.ceil((ready - Date.now()) / 1000)} s to go`);

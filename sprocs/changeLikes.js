@@ -27,20 +27,32 @@ function changeLikes(postId, changes, ttlSeconds) {
     query: "SELECT * FROM c WHERE c.id = @postId OR ARRAY_CONTAINS(@likeIds, c.id)",
     parameters: [
       { name: "@postId", value: postId },
-      { name: "@likeIds", value: changes.map(function (change) { return "like:" + change.userId; }) }
-    ]
+      {
+        name: "@likeIds",
+        value: changes.map(function (change) {
+          return "like:" + change.userId;
+        }),
+      },
+    ],
   };
 
-  if (!collection.queryDocuments(collection.getSelfLink(), query, { pageSize: -1 }, function (err, found) {
-    if (err) throw err;
-    var items = /** @type {BlogItem[]} */ (found);
-    var post = items.filter(function (item) { return item.id === postId && item.type === "post"; })[0];
-    if (!post || post.deleted) return response.setBody({ status: "postNotFound" });
-    /** @type {{[id: string]: BlogItem}} */
-    var likes = {};
-    items.forEach(function (item) { if (item.type === "like") likes[item.id] = item; });
-    apply(post, likes, 0, 0, []);
-  })) throw new Error(NOT_ACCEPTED);
+  if (
+    !collection.queryDocuments(collection.getSelfLink(), query, { pageSize: -1 }, function (err, found) {
+      if (err) throw err;
+      var items = /** @type {BlogItem[]} */ (found);
+      var post = items.filter(function (item) {
+        return item.id === postId && item.type === "post";
+      })[0];
+      if (!post || post.deleted) return response.setBody({ status: "postNotFound" });
+      /** @type {{[id: string]: BlogItem}} */
+      var likes = {};
+      items.forEach(function (item) {
+        if (item.type === "like") likes[item.id] = item;
+      });
+      apply(post, likes, 0, 0, []);
+    })
+  )
+    throw new Error(NOT_ACCEPTED);
 
   /**
    * Applies changes[index] over the likes as they stand after the earlier changes, then the next.
@@ -63,21 +75,25 @@ function changeLikes(postId, changes, ttlSeconds) {
     if (!change.like && !live) return next({ status: "likeNotFound" }, 0);
     if (change.like) {
       var like = { id: id, type: "like", postId: postId, userId: change.userId, userUsername: change.userUsername, creationDate: change.creationDate };
-      ensure(collection.upsertDocument(collection.getSelfLink(), like, {}, function (err, created) {
-        if (err) throw err;
-        likes[id] = /** @type {BlogItem} */ (created);
-        next({ status: "created", like: likes[id] }, 1);
-      }));
+      ensure(
+        collection.upsertDocument(collection.getSelfLink(), like, {}, function (err, created) {
+          if (err) throw err;
+          likes[id] = /** @type {BlogItem} */ (created);
+          next({ status: "created", like: likes[id] }, 1);
+        }),
+      );
       return;
     }
     existing.deleted = true;
     existing.deletedDate = new Date().toISOString();
     existing.ttl = ttlSeconds;
-    ensure(collection.replaceDocument(existing._self, existing, { etag: existing._etag }, function (err, replaced) {
-      if (err) throw err;
-      likes[id] = /** @type {BlogItem} */ (replaced);
-      next({ status: "deleted" }, -1);
-    }));
+    ensure(
+      collection.replaceDocument(existing._self, existing, { etag: existing._etag }, function (err, replaced) {
+        if (err) throw err;
+        likes[id] = /** @type {BlogItem} */ (replaced);
+        next({ status: "deleted" }, -1);
+      }),
+    );
   }
 
   /** @param {BlogItem} post @param {number} delta @param {Array<{status: string, like?: BlogItem}>} results */
@@ -85,10 +101,12 @@ function changeLikes(postId, changes, ttlSeconds) {
     var body = { status: "applied", results: results };
     if (delta === 0) return response.setBody(body);
     post.likeCount = Math.max(0, (post.likeCount || 0) + delta);
-    ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (err) {
-      if (err) throw err;
-      response.setBody(body);
-    }));
+    ensure(
+      collection.replaceDocument(post._self, post, { etag: post._etag }, function (err) {
+        if (err) throw err;
+        response.setBody(body);
+      }),
+    );
   }
 
   /** @param {boolean} accepted */

@@ -17,38 +17,46 @@ function createComment(postId, comment) {
     if (!accepted) throw new Error("createComment was not accepted; retry the request.");
   }
 
-  ensure(collection.readDocument(collection.getAltLink() + "/docs/" + postId, {}, function (err, found) {
-    var post = /** @type {BlogItem} */ (found);
-    if (err && err.number === 404) return response.setBody({ status: "postNotFound" });
-    if (err) throw err;
-    if (post.type !== "post" || post.deleted) return response.setBody({ status: "postNotFound" });
+  ensure(
+    collection.readDocument(collection.getAltLink() + "/docs/" + postId, {}, function (err, found) {
+      var post = /** @type {BlogItem} */ (found);
+      if (err && err.number === 404) return response.setBody({ status: "postNotFound" });
+      if (err) throw err;
+      if (post.type !== "post" || post.deleted) return response.setBody({ status: "postNotFound" });
 
-    var item = {
-      id: comment.id,
-      type: "comment",
-      postId: postId,
-      userId: comment.userId,
-      userUsername: comment.userUsername,
-      content: comment.content,
-      creationDate: comment.creationDate
-    };
-    ensure(collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {
-      if (createErr && createErr.number === 409) return returnExisting();
-      if (createErr) throw createErr;
-      post.commentCount = (post.commentCount || 0) + 1;
-      ensure(collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
-        if (replaceErr) throw replaceErr;
-        response.setBody({ status: "created", comment: created });
-      }));
-    }));
-  }));
+      var item = {
+        id: comment.id,
+        type: "comment",
+        postId: postId,
+        userId: comment.userId,
+        userUsername: comment.userUsername,
+        content: comment.content,
+        creationDate: comment.creationDate,
+      };
+      ensure(
+        collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {
+          if (createErr && createErr.number === 409) return returnExisting();
+          if (createErr) throw createErr;
+          post.commentCount = (post.commentCount || 0) + 1;
+          ensure(
+            collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
+              if (replaceErr) throw replaceErr;
+              response.setBody({ status: "created", comment: created });
+            }),
+          );
+        }),
+      );
+    }),
+  );
 
   function returnExisting() {
-    ensure(collection.readDocument(collection.getAltLink() + "/docs/" + comment.id, {}, function (readErr, existing) {
-      if (readErr) throw readErr;
-      var found = /** @type {BlogItem} */ (existing);
-      if (found.type !== "comment" || found.userId !== comment.userId) throw new Error("The comment id belongs to another item.");
-      response.setBody({ status: "exists", comment: existing });
-    }));
+    ensure(
+      collection.readDocument(collection.getAltLink() + "/docs/" + comment.id, {}, function (readErr, existing) {
+        if (readErr) throw readErr;
+        var found = /** @type {BlogItem} */ (existing);
+        if (found.type !== "comment" || found.userId !== comment.userId) throw new Error("The comment id belongs to another item.");
+        response.setBody({ status: "exists", comment: existing });
+      }),
+    );
   }
 }

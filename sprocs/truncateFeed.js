@@ -15,23 +15,32 @@ function truncateFeed() {
 
   var countQuery = {
     query: "SELECT VALUE COUNT(1) FROM f WHERE f.type = @type AND NOT IS_DEFINED(f.deleted)",
-    parameters: [{ name: "@type", value: written.type }]
+    parameters: [{ name: "@type", value: written.type }],
   };
-  ensure(collection.queryDocuments(collection.getSelfLink(), countQuery, {}, function (err, counts) {
-    if (err) throw err;
-    var excess = /** @type {number} */ (counts[0]) - maxItems;
-    if (excess <= 0) return;
-    var oldestQuery = {
-      query: "SELECT TOP @excess f._self FROM f WHERE f.type = @type AND NOT IS_DEFINED(f.deleted) ORDER BY f.type ASC, f.creationDate ASC, f.id ASC",
-      parameters: [{ name: "@excess", value: excess }, { name: "@type", value: written.type }]
-    };
-    ensure(collection.queryDocuments(collection.getSelfLink(), oldestQuery, {}, function (queryErr, oldest) {
-      if (queryErr) throw queryErr;
-      for (var i = 0; i < oldest.length; i++) {
-        ensure(collection.deleteDocument((/** @type {BlogItem} */ (oldest[i]))._self, {}, function (deleteErr) {
-          if (deleteErr) throw deleteErr;
-        }));
-      }
-    }));
-  }));
+  ensure(
+    collection.queryDocuments(collection.getSelfLink(), countQuery, {}, function (err, counts) {
+      if (err) throw err;
+      var excess = /** @type {number} */ (counts[0]) - maxItems;
+      if (excess <= 0) return;
+      var oldestQuery = {
+        query: "SELECT TOP @excess f._self FROM f WHERE f.type = @type AND NOT IS_DEFINED(f.deleted) ORDER BY f.type ASC, f.creationDate ASC, f.id ASC",
+        parameters: [
+          { name: "@excess", value: excess },
+          { name: "@type", value: written.type },
+        ],
+      };
+      ensure(
+        collection.queryDocuments(collection.getSelfLink(), oldestQuery, {}, function (queryErr, oldest) {
+          if (queryErr) throw queryErr;
+          for (var i = 0; i < oldest.length; i++) {
+            ensure(
+              collection.deleteDocument(/** @type {BlogItem} */ (oldest[i])._self, {}, function (deleteErr) {
+                if (deleteErr) throw deleteErr;
+              }),
+            );
+          }
+        }),
+      );
+    }),
+  );
 }

@@ -16,7 +16,10 @@ function updateUsernames(userId, username, continuation) {
   var pageSize = 100;
   var query = {
     query: "SELECT * FROM p WHERE p.userId = @userId AND p.userUsername != @username AND NOT IS_DEFINED(p.deleted)",
-    parameters: [{ name: "@userId", value: userId }, { name: "@username", value: username }]
+    parameters: [
+      { name: "@userId", value: userId },
+      { name: "@username", value: username },
+    ],
   };
   var updated = 0;
 

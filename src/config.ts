@@ -65,21 +65,23 @@ const tuningSchema = z.object({
   LIKE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(TUNING_DEFAULTS.likeBatchMax),
 });
 
-const schema = z.object({
-  /** A key-based connection string (emulator): the same setting the Cosmos DB trigger reads. */
-  COSMOS: optional,
-  COSMOS_ENDPOINT: optional,
-  COSMOS__accountEndpoint: optional,
-  COSMOS_KEY: optional,
-  COSMOS_DATABASE: optional,
-  AUTH_DEV_SECRET: optional,
-  AUTH_ISSUER: optional,
-  AUTH_AUDIENCE: optional,
-  AUTH_JWKS_URI: optional,
-  AUTH_SCOPE: optional,
-  AUTH_APP_ROLES: optional,
-  SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
-}).merge(tuningSchema);
+const schema = z
+  .object({
+    /** A key-based connection string (emulator): the same setting the Cosmos DB trigger reads. */
+    COSMOS: optional,
+    COSMOS_ENDPOINT: optional,
+    COSMOS__accountEndpoint: optional,
+    COSMOS_KEY: optional,
+    COSMOS_DATABASE: optional,
+    AUTH_DEV_SECRET: optional,
+    AUTH_ISSUER: optional,
+    AUTH_AUDIENCE: optional,
+    AUTH_JWKS_URI: optional,
+    AUTH_SCOPE: optional,
+    AUTH_APP_ROLES: optional,
+    SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+  })
+  .merge(tuningSchema);
 
 function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.infer<T> {
   const parsed = schemaOf.safeParse(env);
@@ -111,7 +113,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new Error("AUTH_DEV_SECRET must be at least 32 characters (HS256 needs a 256-bit secret).");
   }
   if (values.AUTH_DEV_SECRET === LOCAL_DEV_SECRET) {
-    throw new Error("AUTH_DEV_SECRET is the local secret published with the code: anyone could sign tokens with it. Set a random secret of your own (at least 32 characters), or none.");
+    throw new Error(
+      "AUTH_DEV_SECRET is the local secret published with the code: anyone could sign tokens with it. Set a random secret of your own (at least 32 characters), or none.",
+    );
   }
   const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {
@@ -123,14 +127,25 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 }
 
 /** Every app setting the app reads, with whether it may be absent (it has a default or is one of several ways to say a thing). */
-export const APP_SETTINGS: readonly { name: string; optional: boolean }[] = Object.entries(schema.shape).map(([name, setting]) => ({ name, optional: setting.isOptional() }));
+export const APP_SETTINGS: readonly { name: string; optional: boolean }[] = Object.entries(schema.shape).map(([name, setting]) => ({
+  name,
+  optional: setting.isOptional(),
+}));
 
 const authSchema = schema.pick({ AUTH_ISSUER: true, AUTH_AUDIENCE: true, AUTH_JWKS_URI: true, AUTH_SCOPE: true, AUTH_APP_ROLES: true });
 
 /** The issuer settings, without the dev secret. */
 function issuerOf(values: z.infer<typeof authSchema>): Omit<AuthSettings, "devSecret"> {
-  const appRoles = values.AUTH_APP_ROLES?.split(",").map((role) => role.trim()).filter(Boolean);
-  return { issuer: values.AUTH_ISSUER, audience: values.AUTH_AUDIENCE, jwksUri: values.AUTH_JWKS_URI, scope: values.AUTH_SCOPE, ...(appRoles?.length ? { appRoles } : {}) };
+  const appRoles = values.AUTH_APP_ROLES?.split(",")
+    .map((role) => role.trim())
+    .filter(Boolean);
+  return {
+    issuer: values.AUTH_ISSUER,
+    audience: values.AUTH_AUDIENCE,
+    jwksUri: values.AUTH_JWKS_URI,
+    scope: values.AUTH_SCOPE,
+    ...(appRoles?.length ? { appRoles } : {}),
+  };
 }
 
 /** The OIDC issuer settings alone: `npm start` honours them with the embedded server too, beside dev sign-in. */

@@ -39,4 +39,6 @@ const headers = {
   "referrer-policy": "strict-origin-when-cross-origin",
 };
 writeFileSync(new URL("staticwebapp.config.json", import.meta.url), `${JSON.stringify({ globalHeaders: headers }, null, 2)}\n`);
-console.log(`wrote ${file.pathname}: API at ${apiBase}, sign-in ${auth.mode === "entra" ? "with Entra ID" : "off (set AUTH_WEB_CLIENT_ID and AUTH_API_SCOPE)"}`);
+console.log(
+  `wrote ${file.pathname}: API at ${apiBase}, sign-in ${auth.mode === "entra" ? "with Entra ID" : "off (set AUTH_WEB_CLIENT_ID and AUTH_API_SCOPE)"}`,
+);

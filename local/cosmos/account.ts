@@ -114,7 +114,12 @@ export class Account {
       throw badRequest("Partition key paths of a container cannot be changed.");
     }
     this.checkTtl(body.defaultTtl);
-    const next: JsonObject = { ...data.resource, indexingPolicy: completeIndexingPolicy(body.indexingPolicy ?? data.resource.indexingPolicy), _etag: newEtag(), _ts: nowSeconds() };
+    const next: JsonObject = {
+      ...data.resource,
+      indexingPolicy: completeIndexingPolicy(body.indexingPolicy ?? data.resource.indexingPolicy),
+      _etag: newEtag(),
+      _ts: nowSeconds(),
+    };
     if (body.defaultTtl === undefined) delete next.defaultTtl;
     else next.defaultTtl = body.defaultTtl;
     data.resource = next;
@@ -196,7 +201,10 @@ export class Account {
             this.database(db).containers.delete(record.id as string);
             break;
           case "script":
-            this.container(db, record.container as string).scripts[record.kind as ScriptKind].set((record.resource as JsonObject).id as string, record.resource as JsonObject);
+            this.container(db, record.container as string).scripts[record.kind as ScriptKind].set(
+              (record.resource as JsonObject).id as string,
+              record.resource as JsonObject,
+            );
             break;
           case "dropScript":
             this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
@@ -226,8 +234,12 @@ export class Account {
       yield { op: "database", resource: db.resource };
       for (const [id, state] of db.containers) {
         yield { op: "container", db: dbId, resource: state.data.resource, partitions: state.data.ranges.length };
-        for (const kind of ["sprocs", "triggers"] as const) for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
-        for (const part of state.data.snapshot()) yield "counters" in part ? { op: "counters", db: dbId, container: id, counters: part.counters } : { op: "items", db: dbId, container: id, puts: part.puts };
+        for (const kind of ["sprocs", "triggers"] as const)
+          for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
+        for (const part of state.data.snapshot())
+          yield "counters" in part
+            ? { op: "counters", db: dbId, container: id, counters: part.counters }
+            : { op: "items", db: dbId, container: id, puts: part.puts };
       }
     }
   }

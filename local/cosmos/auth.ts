@@ -45,11 +45,16 @@ export function verifyMasterKey(key: string, verb: string, segments: readonly st
   if (!authorization) throw unauthorized("Required Header authorization is missing. Ensure a valid Authorization token is passed.");
   const date = header("x-ms-date") ?? header("date");
   if (!date || Number.isNaN(Date.parse(date))) throw unauthorized("The input date header is invalid format. Please pass in RFC 1123 style date format.");
-  if (Math.abs(now - Date.parse(date)) > MAX_CLOCK_SKEW_MS) throw unauthorized("The authorization token is not valid at the current time. Please provide a valid token with a current date.");
+  if (Math.abs(now - Date.parse(date)) > MAX_CLOCK_SKEW_MS)
+    throw unauthorized("The authorization token is not valid at the current time. Please provide a valid token with a current date.");
   let fields: Map<string, string>;
   try {
     // Not URLSearchParams: a base64 signature's '+' is not a space.
-    fields = new Map(decodeURIComponent(authorization).split("&").map((field) => [field.slice(0, field.indexOf("=")), field.slice(field.indexOf("=") + 1)]));
+    fields = new Map(
+      decodeURIComponent(authorization)
+        .split("&")
+        .map((field) => [field.slice(0, field.indexOf("=")), field.slice(field.indexOf("=") + 1)]),
+    );
   } catch {
     throw unauthorized("The authorization header is malformed.");
   }
@@ -59,5 +64,8 @@ export function verifyMasterKey(key: string, verb: string, segments: readonly st
     const expected = Buffer.from(masterKeySignature(key, verb, type, link, date), "base64");
     return expected.length === given.length && timingSafeEqual(expected, given);
   });
-  if (!valid) throw unauthorized(`The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '${verb.toLowerCase()}\\n${signedResources(segments)[0].join("\\n")}\\n${date.toLowerCase()}\\n\\n'`);
+  if (!valid)
+    throw unauthorized(
+      `The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. Server used the following payload to sign: '${verb.toLowerCase()}\\n${signedResources(segments)[0].join("\\n")}\\n${date.toLowerCase()}\\n\\n'`,
+    );
 }

@@ -12,7 +12,10 @@ interface BatchResult {
 
 /** Signals the first failing operation so the transaction unwinds with its status. */
 class BatchAbort extends Error {
-  constructor(readonly index: number, readonly status: number) {
+  constructor(
+    readonly index: number,
+    readonly status: number,
+  ) {
     super("batch operation failed");
   }
 }
@@ -50,7 +53,15 @@ export function batch(container: Container, transactions: ScriptedTransactions, 
  * partition key, each run and committed on its own. Every operation reports its own status; with
  * continueOnError false, the first failure stops the rest (424). 207 when any failed.
  */
-export function bulk(container: Container, transactions: ScriptedTransactions, dbId: string, collId: string, range: number, body: unknown, continueOnError: boolean) {
+export function bulk(
+  container: Container,
+  transactions: ScriptedTransactions,
+  dbId: string,
+  collId: string,
+  range: number,
+  body: unknown,
+  continueOnError: boolean,
+) {
   if (!Array.isArray(body) || body.length === 0) throw badRequest("A bulk request needs a non-empty array of operations.");
   if (body.length > 100) throw badRequest("A bulk request may contain at most 100 operations.");
   const results: BatchResult[] = [];
@@ -83,21 +94,37 @@ function runOperation(container: Container, transactions: ScriptedTransactions, 
   const id = operation.id as string;
   const ifMatch = typeof operation.ifMatch === "string" ? operation.ifMatch : undefined;
   const resourceBody = operation.resourceBody;
-  const done = (statusCode: number, doc?: JsonObject): BatchResult => ({ statusCode, requestCharge: 0, eTag: doc?._etag as string | undefined, resourceBody: doc });
+  const done = (statusCode: number, doc?: JsonObject): BatchResult => ({
+    statusCode,
+    requestCharge: 0,
+    eTag: doc?._etag as string | undefined,
+    resourceBody: doc,
+  });
   const bodyObject = () => {
     if (!isObject(resourceBody)) throw badRequest("The operation's resourceBody must be an object.");
     return resourceBody;
   };
   switch (operation.operationType) {
     case "Create":
-      return done(201, transactions.write(dbId, collId, pk, "Create", {}, (input) => ({ doc: container.create(pk, input as JsonObject), status: 201 }), bodyObject()).doc);
+      return done(
+        201,
+        transactions.write(dbId, collId, pk, "Create", {}, (input) => ({ doc: container.create(pk, input as JsonObject), status: 201 }), bodyObject()).doc,
+      );
     case "Upsert": {
       let status = 200;
-      const { doc } = transactions.write(dbId, collId, pk, "Upsert", {}, (input) => {
-        const result = container.upsert(pk, input as JsonObject, ifMatch);
-        status = result.created ? 201 : 200;
-        return { doc: result.doc, status };
-      }, bodyObject());
+      const { doc } = transactions.write(
+        dbId,
+        collId,
+        pk,
+        "Upsert",
+        {},
+        (input) => {
+          const result = container.upsert(pk, input as JsonObject, ifMatch);
+          status = result.created ? 201 : 200;
+          return { doc: result.doc, status };
+        },
+        bodyObject(),
+      );
       return done(status, doc);
     }
     case "Replace":

@@ -64,7 +64,10 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
       if (alternatives.every((conjunction) => conjunction.length > 0)) out.push({ kind: "any", alternatives });
       return;
     }
-    for (const [member, other, mirrored] of [[condition.left, condition.right, false], [condition.right, condition.left, true]] as const) {
+    for (const [member, other, mirrored] of [
+      [condition.left, condition.right, false],
+      [condition.right, condition.left, true],
+    ] as const) {
       const path = memberPath(member, alias);
       const value = path && constant(other, parameters);
       if (!path || !value) continue;

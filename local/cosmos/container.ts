@@ -131,9 +131,15 @@ export class Container {
     this.logs = this.ranges.map(() => []);
     this.lsns = this.ranges.map(() => 0);
     this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
-    const ridPrefix = Buffer.from(definition._rid as string, "base64").subarray(0, 4).toString("hex").toUpperCase();
+    const ridPrefix = Buffer.from(definition._rid as string, "base64")
+      .subarray(0, 4)
+      .toString("hex")
+      .toUpperCase();
     // A document `_rid`: the container's resource id, then the ordinal in fixed-width hex, so `_rid` order is insertion order.
-    this.links = { rid: (seq) => `${ridPrefix}${seq.toString(16).toUpperCase().padStart(12, "0")}`, docsSelf: `dbs/${dbRid}/colls/${definition._rid as string}/docs/` };
+    this.links = {
+      rid: (seq) => `${ridPrefix}${seq.toString(16).toUpperCase().padStart(12, "0")}`,
+      docsSelf: `dbs/${dbRid}/colls/${definition._rid as string}/docs/`,
+    };
   }
 
   get resource(): JsonObject {
@@ -299,7 +305,11 @@ export class Container {
     const partition = "pk" in scope ? this.partitions.get(scope.pk) : undefined;
     const size = "pk" in scope ? (partition?.items.size ?? 0) : this.liveCount;
     const view = { items: () => this.liveItems(scope), size, contains: (item: StoredItem) => inScope(item) && this.isLive(item) };
-    const indexes = partition ? (partition.indexes ??= new ContainerIndexes(this.definition.indexingPolicy as JsonObject, () => partition.items.values())) : "pk" in scope ? undefined : this.indexes;
+    const indexes = partition
+      ? (partition.indexes ??= new ContainerIndexes(this.definition.indexingPolicy as JsonObject, () => partition.items.values()))
+      : "pk" in scope
+        ? undefined
+        : this.indexes;
     return runQuery(view, indexes, spec, continuation, maxItemCount, scanPageItems);
   }
 
@@ -309,7 +319,12 @@ export class Container {
     if ("all" in scope) return () => true;
     return (item) => {
       const partition = this.partitions.get(item.pk);
-      return partition !== undefined && partition.range === scope.range && (scope.minEpk === undefined || partition.epk >= scope.minEpk) && (scope.maxEpk === undefined || partition.epk < scope.maxEpk);
+      return (
+        partition !== undefined &&
+        partition.range === scope.range &&
+        (scope.minEpk === undefined || partition.epk >= scope.minEpk) &&
+        (scope.maxEpk === undefined || partition.epk < scope.maxEpk)
+      );
     };
   }
 
@@ -459,7 +474,7 @@ export class Container {
 
   private trackExpiry(item: StoredItem): void {
     const defaultTtl = this.definition.defaultTtl;
-    const ttl = typeof defaultTtl !== "number" ? -1 : item.ttl ?? defaultTtl;
+    const ttl = typeof defaultTtl !== "number" ? -1 : (item.ttl ?? defaultTtl);
     if (ttl > 0) {
       item.expiresAt = item.ts + ttl;
       this.expiring.add(item);

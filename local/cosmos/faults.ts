@@ -50,7 +50,15 @@ export function parseFaultSpec(text: string): FaultSpec {
   const trimmed = text.trim();
   if (trimmed.endsWith(".json")) return parseJson(readFileSync(trimmed, "utf8"), trimmed);
   if (trimmed.startsWith("{") || trimmed.startsWith("[")) return parseJson(trimmed, "--faults");
-  return checked({ rules: trimmed.split(",").filter((part) => part.trim()).map(compactRule) }, "--faults");
+  return checked(
+    {
+      rules: trimmed
+        .split(",")
+        .filter((part) => part.trim())
+        .map(compactRule),
+    },
+    "--faults",
+  );
 }
 
 function parseJson(text: string, source: string): FaultSpec {
@@ -58,7 +66,7 @@ function parseJson(text: string, source: string): FaultSpec {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${source}: not valid JSON (${(error as Error).message})`);
+    throw new Error(`${source}: not valid JSON (${(error as Error).message})`, { cause: error });
   }
   return checked(Array.isArray(value) ? { rules: value } : value, source);
 }

@@ -122,7 +122,10 @@ function lowerBound(keys: string[], key: string): number {
 
 /** One pattern of an indexing policy, e.g. `/*`, `/name/?`, `/tags/[]/?`, `/"_etag"/?`. */
 function patternParts(pattern: string): { parts: string[]; subtree: boolean } {
-  const parts = pattern.split("/").filter(Boolean).map((p) => p.replace(/^"(.*)"$/, "$1"));
+  const parts = pattern
+    .split("/")
+    .filter(Boolean)
+    .map((p) => p.replace(/^"(.*)"$/, "$1"));
   const last = parts[parts.length - 1];
   if (last === "*") return { parts: parts.slice(0, -1), subtree: true };
   if (last === "?") return { parts: parts.slice(0, -1), subtree: false };
@@ -155,7 +158,9 @@ export class ContainerIndexes<T extends Indexed> {
       for (const entry of Array.isArray(patterns) ? patterns : []) {
         if (!isObject(entry) || typeof entry.path !== "string") continue;
         const { parts, subtree } = patternParts(entry.path);
-        const matches = subtree ? parts.every((p, i) => path[i] === p) && path.length >= parts.length : parts.length === path.length && parts.every((p, i) => path[i] === p);
+        const matches = subtree
+          ? parts.every((p, i) => path[i] === p) && path.length >= parts.length
+          : parts.length === path.length && parts.every((p, i) => path[i] === p);
         const specificity = parts.length * 2 + (subtree ? 0 : 1);
         if (matches && (specificity > best || (specificity === best && !include))) {
           best = specificity;

@@ -11,7 +11,8 @@ import type { Json } from "./json";
 const PREFIX = { undefined: 0x00, null: 0x01, false: 0x02, true: 0x03, number: 0x05, string: 0x08, end: 0xff } as const;
 
 function encodeComponent(value: Json | undefined | Record<string, never>): Buffer {
-  if (value === undefined || (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)) return Buffer.from([PREFIX.undefined]);
+  if (value === undefined || (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0))
+    return Buffer.from([PREFIX.undefined]);
   if (value === null) return Buffer.from([PREFIX.null]);
   if (typeof value === "boolean") return Buffer.from([value ? PREFIX.true : PREFIX.false]);
   if (typeof value === "number") {
@@ -48,7 +49,15 @@ export interface KeyRange {
  * partitions has. Version-2 EPKs begin with a byte below 0x40, so the splits fall in [00, 40).
  */
 export function keyRanges(count: number): KeyRange[] {
-  const bound = (i: number) => (i === 0 ? "" : i === count ? "FF" : Math.floor((i * 0x4000) / count).toString(16).toUpperCase().padStart(4, "0"));
+  const bound = (i: number) =>
+    i === 0
+      ? ""
+      : i === count
+        ? "FF"
+        : Math.floor((i * 0x4000) / count)
+            .toString(16)
+            .toUpperCase()
+            .padStart(4, "0");
   return Array.from({ length: count }, (_, i) => ({ id: String(i), minInclusive: bound(i), maxExclusive: bound(i + 1) }));
 }
 

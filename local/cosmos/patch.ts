@@ -10,7 +10,10 @@ export interface PatchOperation {
 
 function segments(path: unknown): string[] {
   if (typeof path !== "string" || !path.startsWith("/") || path === "/") throw badRequest(`Invalid patch path '${String(path)}'.`);
-  return path.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return path
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 /** The container (object or array) holding the last segment, which must exist. */

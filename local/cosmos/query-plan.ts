@@ -59,7 +59,9 @@ export function planOf(spec: QuerySpec): QueryPlan {
   const body = compiled(shaped.spec.query).ast.body as Node;
   const select = body.select as Node;
   const from = body.from as Node | null;
-  const alias = from ? ((((from.source as Node).alias as Node | null)?.name ?? ((from.source as Node).expression as Node & { expression?: Node }).expression?.name) as string) : "r";
+  const alias = from
+    ? ((((from.source as Node).alias as Node | null)?.name ?? ((from.source as Node).expression as Node & { expression?: Node }).expression?.name) as string)
+    : "r";
   const top = resolveTop(body.top as Node | null, spec.parameters);
   const orderBy = ((body.orderBy as Node | null)?.expressions as Node[] | undefined) ?? [];
   const aggregate = valueAggregate(select);
@@ -117,7 +119,11 @@ export function needsPipeline(plan: QueryPlan): boolean {
  * with the plan attached, which makes the SDK build its pipeline and query each range.
  */
 export function pipelineRequired(plan: QueryPlan): CosmosError {
-  const error = new CosmosError(400, "BadRequest", "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates; this query needs the client's query pipeline.");
+  const error = new CosmosError(
+    400,
+    "BadRequest",
+    "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates; this query needs the client's query pipeline.",
+  );
   error.additionalErrorInfo = JSON.stringify(plan);
   return error;
 }

@@ -88,7 +88,10 @@ function evaluateAggregates(parsed: Parsed, aggregates: Node[], docs: JsonObject
     return Object.fromEntries(Object.entries(n).map(([key, child]) => [key, replace(child)]));
   };
   const outer = query("SELECT VALUE 1");
-  outer.ast = { ...(outer.ast as object), body: { ...((outer.ast as Node).body as Node), select: { type: "select_specification", value: replace(expression) as Node } } } as typeof outer.ast;
+  outer.ast = {
+    ...(outer.ast as object),
+    body: { ...((outer.ast as Node).body as Node), select: { type: "select_specification", value: replace(expression) as Node } },
+  } as typeof outer.ast;
   return outer.exec([]).result[0] as Json;
 }
 
@@ -187,7 +190,11 @@ export interface QueryScope<T> {
 /** A value's identity for DISTINCT: equal JSON, whatever the order of object keys. */
 function distinctKey(value: Json): string {
   if (Array.isArray(value)) return `[${value.map(distinctKey).join(",")}]`;
-  if (value !== null && typeof value === "object") return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${distinctKey((value as JsonObject)[key])}`).join(",")}}`;
+  if (value !== null && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${distinctKey((value as JsonObject)[key])}`)
+      .join(",")}}`;
   return JSON.stringify(value) ?? "undefined";
 }
 
@@ -195,7 +202,13 @@ function distinctKey(value: Json): string {
  * DISTINCT and OFFSET ... LIMIT, which the engine cannot parse: the rest of the query runs to
  * the end, the server applies them in order, and pages the result (`SHAPED:<position>`).
  */
-function shapedPage<T extends Queryable>(scope: QueryScope<T>, indexes: ContainerIndexes<T> | undefined, shaped: ShapedQuery, continuation: string | undefined, maxItemCount: number): QueryPage {
+function shapedPage<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  shaped: ShapedQuery,
+  continuation: string | undefined,
+  maxItemCount: number,
+): QueryPage {
   const resume = continuation === undefined ? undefined : /^SHAPED:(\d+)$/.exec(continuation);
   if (continuation !== undefined && !resume) throw invalidContinuation();
   const position = resume ? Number(resume[1]) : 0;
@@ -211,7 +224,11 @@ function shapedPage<T extends Queryable>(scope: QueryScope<T>, indexes: Containe
   let results = shaped.distinct ? [...new Map(all.map((value) => [distinctKey(value), value] as const)).values()] : all;
   if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
   const size = maxItemCount > 0 ? maxItemCount : 100;
-  return { items: results.slice(position, position + size), retrieved, continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined };
+  return {
+    items: results.slice(position, position + size),
+    retrieved,
+    continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined,
+  };
 }
 
 function engineQuery<T extends Queryable>(
@@ -225,14 +242,17 @@ function engineQuery<T extends Queryable>(
   if (continuation !== undefined && !CONTINUATION.test(continuation)) throw invalidContinuation();
   const parsed = compiled(spec.query);
   const selected = intersect(
-    (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : []).map((predicate) => select(indexes!, predicate)).filter((set): set is Set<T> => set !== undefined),
+    (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : [])
+      .map((predicate) => select(indexes!, predicate))
+      .filter((set): set is Set<T> => set !== undefined),
   );
   const indexed = selected && selected.size <= scope.size;
   const nested = nestedAggregates(parsed.ast);
   const candidates = indexed ? [...selected].filter((item) => scope.contains(item)) : scope.items();
   // Whatever can be paged is evaluated slice by slice (the engine's time grows faster than its
   // input); an unindexed scan also ends its page at the budget of items read.
-  if (nested.length === 0 && pageable(parsed.ast)) return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
+  if (nested.length === 0 && pageable(parsed.ast))
+    return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
   candidates.sort((a, b) => a.seq - b.seq);
   const docs: JsonObject[] = candidates.map((item) => item.doc());
   if (nested.length > 0) return engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length }));
@@ -287,13 +307,20 @@ const SCAN_SLICE_ITEMS = 512;
  * `SCAN:<ordinal>:<inner>` names the last item before the slice it stopped in (and the engine's
  * own token within that slice), so writes between pages neither repeat nor skip what was read.
  */
-function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySpec, continuation: string | undefined, maxItemCount: number, pageItems: number): QueryPage {
+function scanPage<T extends Queryable>(
+  items: T[],
+  parsed: Parsed,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+  pageItems: number,
+): QueryPage {
   const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
   if (continuation && !match) throw invalidContinuation();
   const after = match ? Number(match[1]) : 0; // ordinals start at 1
   const sorted = items.sort((a, b) => a.seq - b.seq);
   let position = 0;
-  for (let high = sorted.length; position < high; ) {
+  for (let high = sorted.length; position < high;) {
     const middle = (position + high) >> 1;
     if (sorted[middle].seq <= after) position = middle + 1;
     else high = middle;
@@ -305,7 +332,13 @@ function scanPage<T extends Queryable>(items: T[], parsed: Parsed, spec: QuerySp
   let retrieved = 0;
   while (position < end && found.length < limit) {
     const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, end));
-    const page = execute(parsed, spec, slice.map((item) => item.doc()), limit - found.length, inner);
+    const page = execute(
+      parsed,
+      spec,
+      slice.map((item) => item.doc()),
+      limit - found.length,
+      inner,
+    );
     found.push(...page.items);
     retrieved += slice.length;
     inner = undefined;

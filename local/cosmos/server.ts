@@ -36,7 +36,8 @@ interface Call {
 const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
 
 /** A query of a container's documents, as the SDK marks one (header, or the query content type). */
-const isQueryRequest = (call: Call) => isTrue(call.header("x-ms-documentdb-isquery")) || Boolean(call.header("content-type")?.startsWith("application/query+json"));
+const isQueryRequest = (call: Call) =>
+  isTrue(call.header("x-ms-documentdb-isquery")) || Boolean(call.header("content-type")?.startsWith("application/query+json"));
 
 /** The kind of a data-plane request (items, queries, batches, sprocs, change feed); undefined for metadata. */
 function operationKind(call: Call): OperationKind | undefined {
@@ -141,7 +142,10 @@ export class CosmosServer {
       }
     }
     const url = new URL(req.url ?? "/", "http://localhost");
-    const segments = url.pathname.split("/").filter(Boolean).map((s) => decodeURIComponent(s));
+    const segments = url.pathname
+      .split("/")
+      .filter(Boolean)
+      .map((s) => decodeURIComponent(s));
     return { method: req.method ?? "GET", segments, header: (name) => req.headers[name] as string | undefined, body };
   }
 
@@ -150,12 +154,14 @@ export class CosmosServer {
     const n = call.segments.length;
     if (n === 0 && call.method === "GET") return { status: 200, body: this.accountResource(call) };
     // Not part of Azure's protocol: what the fault injector has injected, for runs that restart the process.
-    if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET") return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
+    if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET")
+      return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
     if (dbs !== "dbs") throw notFound("Unknown resource path.");
     if (n <= 2) return this.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
     if (n <= 4) return this.containers(call, dbId, collId);
-    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST"))) call.budgetPartition = this.spendBudget(call, dbId, collId);
+    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST")))
+      call.budgetPartition = this.spendBudget(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documentFeed(call, dbId, collId) : this.document(call, dbId, collId, resourceId);
     if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST") return this.deletePartitionKey(call, dbId, collId);
@@ -219,7 +225,8 @@ export class CosmosServer {
 
   private containers(call: Call, dbId: string, collId: string | undefined): Reply {
     if (collId === undefined) {
-      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.createContainer(dbId, call.body) };
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
+        return { status: 201, body: this.account.createContainer(dbId, call.body) };
       const list = [...this.account.database(dbId).containers.values()].map((c) => c.data.resource);
       return { status: 200, body: { _rid: this.account.database(dbId).resource._rid, DocumentCollections: list, _count: list.length } };
     }
@@ -280,7 +287,12 @@ export class CosmosServer {
   }
 
   private writeOptions(call: Call) {
-    const list = (name: string) => call.header(name)?.split(",").map((s) => s.trim()).filter(Boolean);
+    const list = (name: string) =>
+      call
+        .header(name)
+        ?.split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     return {
       ifMatch: call.header("if-match"),
       preTriggers: list("x-ms-documentdb-pre-trigger-include"),
@@ -308,7 +320,15 @@ export class CosmosServer {
       if (call.header("x-ms-cosmos-batch-atomic")?.toLowerCase() === "false") {
         const scope = this.scopeOf(call, data);
         if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
-        return bulk(data, this.transactions, dbId, collId, scope.range, call.body, call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false");
+        return bulk(
+          data,
+          this.transactions,
+          dbId,
+          collId,
+          scope.range,
+          call.body,
+          call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false",
+        );
       }
       return batch(data, this.transactions, dbId, collId, this.fullPartitionKey(call, data), call.body);
     }
@@ -316,13 +336,29 @@ export class CosmosServer {
     const pk = this.partitionKey(call, data.partitionKey.paths.length > 0) ?? data.partitionKeyOf(body);
     const options = this.writeOptions(call);
     if (isTrue(call.header("x-ms-documentdb-is-upsert"))) {
-      const { doc, status } = this.transactions.write(dbId, collId, pk, "Upsert", options, (input) => {
-        const result = data.upsert(pk, input as JsonObject, options.ifMatch);
-        return { doc: result.doc, status: result.created ? 201 : 200 };
-      }, body);
+      const { doc, status } = this.transactions.write(
+        dbId,
+        collId,
+        pk,
+        "Upsert",
+        options,
+        (input) => {
+          const result = data.upsert(pk, input as JsonObject, options.ifMatch);
+          return { doc: result.doc, status: result.created ? 201 : 200 };
+        },
+        body,
+      );
       return this.docReply(status, doc);
     }
-    const { doc, status } = this.transactions.write(dbId, collId, pk, "Create", options, (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }), body);
+    const { doc, status } = this.transactions.write(
+      dbId,
+      collId,
+      pk,
+      "Create",
+      options,
+      (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }),
+      body,
+    );
     return this.docReply(status, doc);
   }
 
@@ -338,7 +374,9 @@ export class CosmosServer {
   private fullPartitionKey(call: Call, data: { partitionKey: { paths: string[] } }): string {
     const pk = this.partitionKey(call, true) as string;
     if ((JSON.parse(pk) as unknown[]).length !== data.partitionKey.paths.length) {
-      throw badRequest("Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document.");
+      throw badRequest(
+        "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document.",
+      );
     }
     return pk;
   }
@@ -356,7 +394,15 @@ export class CosmosServer {
       }
       case "PUT": {
         const body = this.requireObject(call.body);
-        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }), body);
+        const { doc } = this.transactions.write(
+          dbId,
+          collId,
+          pk,
+          "Replace",
+          options,
+          (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }),
+          body,
+        );
         return this.docReply(200, doc);
       }
       case "DELETE":
@@ -366,7 +412,10 @@ export class CosmosServer {
         // The SDK sends either a bare list of operations or {operations, condition}.
         const body = Array.isArray(call.body) ? { operations: call.body as Json } : this.requireObject(call.body);
         const condition = typeof body.condition === "string" ? body.condition : undefined;
-        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, () => ({ doc: data.patch(pk, id, body.operations, condition, options.ifMatch), status: 200 }));
+        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, () => ({
+          doc: data.patch(pk, id, body.operations, condition, options.ifMatch),
+          status: 200,
+        }));
         return this.docReply(200, doc);
       }
       default:
@@ -441,7 +490,8 @@ export class CosmosServer {
 
   private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {
     if (id === undefined) {
-      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
+        return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
       const list = [...this.account.container(dbId, collId).scripts[kind].values()];
       const key = kind === "sprocs" ? "StoredProcedures" : "Triggers";
       return { status: 200, body: { _rid: "", [key]: list, _count: list.length } };
@@ -458,7 +508,15 @@ export class CosmosServer {
         if (kind !== "sprocs") break;
         const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
         const pk = this.partitionKey(call, true) as string;
-        const result = this.transactions.executeProcedure(dbId, collId, id, pk, params, isTrue(call.header("x-ms-documentdb-script-enable-logging")), call.failAfterWork);
+        const result = this.transactions.executeProcedure(
+          dbId,
+          collId,
+          id,
+          pk,
+          params,
+          isTrue(call.header("x-ms-documentdb-script-enable-logging")),
+          call.failAfterWork,
+        );
         // Admission spent one operation; the script's own collection calls are its real cost.
         if (call.budgetPartition) this.budget?.charge(call.budgetPartition, result.operations - 1);
         const headers: Record<string, string> = {};

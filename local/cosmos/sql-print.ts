@@ -111,9 +111,13 @@ export function printQuery(sql: Node): string {
     select.value !== undefined
       ? `VALUE ${printExpression(select.value as Node)}`
       : select.properties
-        ? ((select.properties as Node).properties as { property: Node; alias: Node | null }[]).map((p) => `${printExpression(p.property)}${p.alias ? ` AS ${p.alias.name as string}` : ""}`).join(", ")
+        ? ((select.properties as Node).properties as { property: Node; alias: Node | null }[])
+            .map((p) => `${printExpression(p.property)}${p.alias ? ` AS ${p.alias.name as string}` : ""}`)
+            .join(", ")
         : "*";
   const orderBy = body.orderBy as Node | null;
-  const order = orderBy ? ` ORDER BY ${(orderBy.expressions as Node[]).map((e) => `${printExpression(e.expression as Node)} ${(e.order as string) ?? "ASC"}`).join(", ")}` : "";
+  const order = orderBy
+    ? ` ORDER BY ${(orderBy.expressions as Node[]).map((e) => `${printExpression(e.expression as Node)} ${(e.order as string) ?? "ASC"}`).join(", ")}`
+    : "";
   return `SELECT ${top ? `TOP ${printExpression(top.value as Node)} ` : ""}${projection} ${printFromWhere(body)}${order}`.trim();
 }

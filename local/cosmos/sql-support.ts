@@ -21,13 +21,32 @@ const withoutStrings = (sql: string) => sql.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\
 export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegExp }[] = [
   { construct: "GROUP BY", pattern: /\bGROUP\s+BY\b/i },
   { construct: "LIKE", pattern: /\bLIKE\b/i },
-  { construct: "DISTINCT with ORDER BY, TOP or an aggregate", pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i },
+  {
+    construct: "DISTINCT with ORDER BY, TOP or an aggregate",
+    pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
+  },
   { construct: "OFFSET ... LIMIT with ORDER BY or TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b))/i },
   { construct: "three-argument CONTAINS", pattern: /\bCONTAINS\s*\((?:[^(),]|\([^()]*\))*,(?:[^(),]|\([^()]*\))*,/i },
-  ...["IIF", "StringEquals", "DateTimeAdd", "DateTimeDiff", "DateTimePart", "GetCurrentDateTime", "GetCurrentTimestamp", "GetCurrentTicks", "ARRAY_CONTAINS_ANY", "ARRAY_CONTAINS_ALL", "StringToArray", "StringToObject", "RegexMatch", "DocumentId"].map((name) => ({ construct: name, pattern: new RegExp(`\\b${name}\\s*\\(`, "i") })),
+  ...[
+    "IIF",
+    "StringEquals",
+    "DateTimeAdd",
+    "DateTimeDiff",
+    "DateTimePart",
+    "GetCurrentDateTime",
+    "GetCurrentTimestamp",
+    "GetCurrentTicks",
+    "ARRAY_CONTAINS_ANY",
+    "ARRAY_CONTAINS_ALL",
+    "StringToArray",
+    "StringToObject",
+    "RegexMatch",
+    "DocumentId",
+  ].map((name) => ({ construct: name, pattern: new RegExp(`\\b${name}\\s*\\(`, "i") })),
 ];
 
-const notSupported = (construct: string): CosmosError => badRequest(`${construct} is valid Cosmos DB SQL, but not supported by the embedded server (see docs/embedded-sql.md).`);
+const notSupported = (construct: string): CosmosError =>
+  badRequest(`${construct} is valid Cosmos DB SQL, but not supported by the embedded server (see docs/embedded-sql.md).`);
 
 /** Throws a 400 naming the first construct of `sql` the embedded server cannot run. */
 export function refuseUnsupported(sql: string): void {

@@ -31,6 +31,7 @@ export function systemProperties(self: string): SystemProperties {
 export function checkId(id: unknown): string | undefined {
   if (typeof id !== "string" || id.length === 0) return "The input content is invalid because the required property, id, is missing.";
   if (id.length > 255) return "Resource id exceeds the maximum allowed length of 255.";
-  if (/[/\\?#]/.test(id)) return "The input name is invalid. Ensure to provide a unique non-empty string less than '255' characters without '/', '\\\\', '?' or '#'.";
+  if (/[/\\?#]/.test(id))
+    return "The input name is invalid. Ensure to provide a unique non-empty string less than '255' characters without '/', '\\\\', '?' or '#'.";
   return undefined;
 }

@@ -47,7 +47,12 @@ export class ThroughputBudget {
 }
 
 export function tooManyRequests(retryAfterMs: number): CosmosError {
-  const error = new CosmosError(429, "TooManyRequests", "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.", 3200);
+  const error = new CosmosError(
+    429,
+    "TooManyRequests",
+    "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
+    3200,
+  );
   error.headers = { "x-ms-retry-after-ms": String(retryAfterMs) };
   return error;
 }

@@ -50,14 +50,28 @@ export class ScriptedTransactions {
       }
       const written = perform(input);
       for (const trigger of post) {
-        runScript(state.data, pk, this.links(state, dbId, collId), { body: trigger.body as string, requestBody: input, responseBody: written.doc }, this.limits);
+        runScript(
+          state.data,
+          pk,
+          this.links(state, dbId, collId),
+          { body: trigger.body as string, requestBody: input, responseBody: written.doc },
+          this.limits,
+        );
       }
       return written;
     });
   }
 
   /** Runs a stored procedure in one transaction; `failAfterWork` rolls its finished work back and is thrown (an injected timeout). */
-  executeProcedure(dbId: string, collId: string, sprocId: string, pk: string, params: Json[], logging: boolean, failAfterWork?: CosmosError): { body: Json | undefined; logs: string[]; operations: number } {
+  executeProcedure(
+    dbId: string,
+    collId: string,
+    sprocId: string,
+    pk: string,
+    params: Json[],
+    logging: boolean,
+    failAfterWork?: CosmosError,
+  ): { body: Json | undefined; logs: string[]; operations: number } {
     const state = this.account.container(dbId, collId);
     const sproc = this.account.script(dbId, collId, "sprocs", sprocId);
     const result = state.data.transaction(() => {

@@ -5,7 +5,12 @@ export { LOCAL_DEV_SECRET };
 
 /** A development token for `userId` (claims `sub`, `iat`, `exp`), as `npm run token` prints. */
 export function devToken(userId: string, secret: string, expiresIn = "12h"): Promise<string> {
-  return new SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject(userId).setIssuedAt().setExpirationTime(expiresIn).sign(new TextEncoder().encode(secret));
+  return new SignJWT({})
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(userId)
+    .setIssuedAt()
+    .setExpirationTime(expiresIn)
+    .sign(new TextEncoder().encode(secret));
 }
 
 /** The dev secret in effect locally: AUTH_DEV_SECRET when set (and not empty), else the local default. */

@@ -27,9 +27,16 @@ export async function serveLocalRoute(req: IncomingMessage, res: ServerResponse,
   if (url.pathname !== "/local/dev-token") return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
   if (req.method !== "POST") return problem(res, 405, "Method Not Allowed", `Use POST on ${url.pathname}.`, { allow: "POST" });
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== url.origin) return problem(res, 403, "Forbidden", `Dev sign-in answers pages of ${url.origin} only, not of ${origin}.`);
+  if (origin !== undefined && origin !== url.origin)
+    return problem(res, 403, "Forbidden", `Dev sign-in answers pages of ${url.origin} only, not of ${origin}.`);
   const userId = ((await readJson(req)) as { userId?: unknown } | undefined)?.userId;
-  if (!signer) return problem(res, 404, "Not Found", "Dev sign-in is off: AUTH_DEV_SECRET is not set, or the store is a real account (LOCAL_DEV_SIGN_IN=true turns it on).");
+  if (!signer)
+    return problem(
+      res,
+      404,
+      "Not Found",
+      "Dev sign-in is off: AUTH_DEV_SECRET is not set, or the store is a real account (LOCAL_DEV_SIGN_IN=true turns it on).",
+    );
   if (typeof userId !== "string" || !LIMITS.idPattern.test(userId)) {
     return problem(res, 400, "Bad Request", "userId must be 1-128 of A-Z, a-z, 0-9, '_', '.', '@', '|', '-'.");
   }

@@ -11,7 +11,6 @@ import { isAllowedHost, requestUrl } from "./request-target";
 import { Router } from "./router";
 import { serveWeb, type WebOptions } from "./web";
 
-
 function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
   const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>));
   // CORS headers set earlier on `res` stay: writeHead merges them with these.
@@ -90,7 +89,12 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (!isAllowedHost(url.hostname, allowedHosts)) {
-      return problem(res, 403, "Forbidden", `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
+      return problem(
+        res,
+        403,
+        "Forbidden",
+        `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`,
+      );
     }
     if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, web?.devToken);
     const durableBase = durable && durableApiBase(url.pathname);
@@ -103,14 +107,25 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
     if (web && !url.pathname.startsWith("/api/") && (await serveWeb(req, res, url.pathname, web))) return;
     const match = router.match(req.method ?? "GET", url.pathname);
     if (!("route" in match)) {
-      if (match.status === 405) return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });
+      if (match.status === 405)
+        return problem(res, 405, "Method Not Allowed", `Use ${match.allow!.join(", ")} on ${url.pathname}.`, { allow: match.allow!.join(", ") });
       return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
     }
     const body = await readBody(req);
     if (body === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
     const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
-    const request = new HttpRequest({ method: req.method, url: url.toString(), headers, params: match.params, body: body.length > 0 ? { bytes: body } : undefined });
-    const context = new InvocationContext({ functionName: match.route.name, invocationId: randomUUID(), logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`) });
+    const request = new HttpRequest({
+      method: req.method,
+      url: url.toString(),
+      headers,
+      params: match.params,
+      body: body.length > 0 ? { bytes: body } : undefined,
+    });
+    const context = new InvocationContext({
+      functionName: match.route.name,
+      invocationId: randomUUID(),
+      logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`),
+    });
     writeResponse(res, await match.route.handler(request, context));
   }
 

@@ -12,7 +12,10 @@ interface CompiledRoute {
 export class Router {
   private readonly compiled: CompiledRoute[];
 
-  constructor(routes: readonly Route[], private readonly prefix = "/api") {
+  constructor(
+    routes: readonly Route[],
+    private readonly prefix = "/api",
+  ) {
     this.compiled = routes.map((route) => {
       const names: string[] = [];
       const source = route.route

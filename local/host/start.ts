@@ -6,7 +6,11 @@ import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
 /** CORS_ALLOWED_ORIGINS and LOCAL_ALLOWED_HOSTS: comma-separated values, or `*`. */
-const commaList = (value: string | undefined) => (value ?? "").split(",").map((origin) => origin.trim()).filter(Boolean);
+const commaList = (value: string | undefined) =>
+  (value ?? "")
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter(Boolean);
 
 /** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
 function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string } | undefined {
@@ -30,7 +34,15 @@ async function main(): Promise<void> {
     );
   }
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
-  const { values: flags } = parseArgs({ options: { "in-memory": { type: "boolean", default: false }, "data-dir": { type: "string", default: ".data" }, faults: { type: "string" }, "source-maps": { type: "boolean", default: false }, "recover-data": { type: "boolean", default: false } } });
+  const { values: flags } = parseArgs({
+    options: {
+      "in-memory": { type: "boolean", default: false },
+      "data-dir": { type: "string", default: ".data" },
+      faults: { type: "string" },
+      "source-maps": { type: "boolean", default: false },
+      "recover-data": { type: "boolean", default: false },
+    },
+  });
   if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
   const faults = flags.faults === undefined ? undefined : parseFaultSpec(flags.faults);
   // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.
@@ -69,7 +81,7 @@ async function main(): Promise<void> {
   } catch (error) {
     const { code, port: busy } = error as { code?: string; port?: number };
     if (code !== "EADDRINUSE") throw error;
-    if (busy !== cosmosPort || external) throw new Error(`port ${busy} is in use: set PORT to another port`);
+    if (busy !== cosmosPort || external) throw new Error(`port ${busy} is in use: set PORT to another port`, { cause: error });
     // The embedded server only needs some port; the banner prints the one it got.
     console.log(`  port ${cosmosPort} is in use (an emulator?): the embedded Cosmos DB server takes a free port instead`);
     system = await start(0);
@@ -102,7 +114,11 @@ const DRAIN_DEADLINE_MS = 5000;
  */
 function stopOnSignals(system: { stop(): Promise<void> }): void {
   let stopping = false;
-  let watch: NodeJS.Timeout | undefined;
+  // If the parent (npm) goes away, so does the host.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent) shutdown("parent exited");
+  }, 500).unref();
   const shutdown = (signal: string) => {
     clearInterval(watch);
     if (stopping) {
@@ -131,14 +147,9 @@ function stopOnSignals(system: { stop(): Promise<void> }): void {
   process.on("SIGHUP", () => shutdown("SIGHUP"));
   // With the parent gone, stdout may be a closed pipe: losing log lines must not crash the drain.
   process.stdout.on("error", () => {});
-  const parent = process.ppid;
-  watch = setInterval(() => {
-    if (process.ppid !== parent) shutdown("parent exited");
-  }, 500).unref();
 }
 
 main().catch((error: unknown) => {
   console.error(`npm start failed: ${(error as Error).message}`);
   process.exit(1);
 });
-

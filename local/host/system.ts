@@ -93,7 +93,7 @@ async function checkReachable(store: BlogStore, endpoint: string): Promise<void>
     await store.client.getDatabaseAccount({ abortSignal: AbortSignal.timeout(REACHABLE_TIMEOUT_MS) });
   } catch (error) {
     const reason = (error as { name?: string }).name === "AbortError" ? `no answer within ${REACHABLE_TIMEOUT_MS / 1000} s` : (error as Error).message;
-    throw new Error(`Cosmos DB at ${endpoint} is unreachable: ${reason}`);
+    throw new Error(`Cosmos DB at ${endpoint} is unreachable: ${reason}`, { cause: error });
   }
 }
 
@@ -105,7 +105,14 @@ async function checkReachable(store: BlogStore, endpoint: string): Promise<void>
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const log = options.log ?? (() => {});
   let embedded: RunningCosmos | undefined;
-  const cosmos = options.cosmos ?? (embedded = await startCosmos({ port: options.cosmosPort ?? 0, dataDir: options.dataDir && join(options.dataDir, "cosmos"), faults: options.faults, recoverDamagedData: options.recoverDamagedData }));
+  const cosmos =
+    options.cosmos ??
+    (embedded = await startCosmos({
+      port: options.cosmosPort ?? 0,
+      dataDir: options.dataDir && join(options.dataDir, "cosmos"),
+      faults: options.faults,
+      recoverDamagedData: options.recoverDamagedData,
+    }));
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
     auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
@@ -124,17 +131,31 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
-  const durable = new DurableHost({ orchestrations, activities, entities, store: options.dataDir ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) => log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`)) : undefined, log });
+  const durable = new DurableHost({
+    orchestrations,
+    activities,
+    entities,
+    store: options.dataDir
+      ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) =>
+          log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`),
+        )
+      : undefined,
+    log,
+  });
   durable.resume();
   // Each change feed invocation gets a durable client binding for this host's Durable Functions
   // HTTP API (once it listens), so df.getClient(context) gives the package's client, as in Azure.
   let origin: string | undefined;
   const invocation = (functionName: string) => {
     if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
-    return invocationServices(durableInvocation(functionName, origin, (_level, ...args) => log(args.join(" "))), options.policy);
+    return invocationServices(
+      durableInvocation(functionName, origin, (_level, ...args) => log(args.join(" "))),
+      options.policy,
+    );
   };
   const pumps = changeFeedTriggers.map(
-    (trigger) => new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, () => invocation(trigger.name), {
+    (trigger) =>
+      new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, () => invocation(trigger.name), {
         pollMs: options.pollMs ?? 100,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
@@ -145,9 +166,21 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
 
   const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
   const web = options.webDir
-    ? { dir: options.webDir, sourceMapsDir: options.sourceMapsDir, config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } }, devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined }
+    ? {
+        dir: options.webDir,
+        sourceMapsDir: options.sourceMapsDir,
+        config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } },
+        devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined,
+      }
     : undefined;
-  const server: Server = createHttpServer(routes, { log, corsAllowedOrigins: options.corsAllowedOrigins, web, allowedHosts: options.allowedHosts, logRequests: options.logRequests, durable });
+  const server: Server = createHttpServer(routes, {
+    log,
+    corsAllowedOrigins: options.corsAllowedOrigins,
+    web,
+    allowedHosts: options.allowedHosts,
+    logRequests: options.logRequests,
+    durable,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 7071, "127.0.0.1", resolve);

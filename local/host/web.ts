@@ -14,7 +14,13 @@ export interface WebOptions {
   sourceMapsDir?: string;
 }
 
-const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".map": "application/json", ".json": "application/json" };
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json",
+  ".json": "application/json",
+};
 
 /**
  * The front end may load and call only its own origin (the API is `/api` locally), and no
@@ -22,7 +28,8 @@ const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".j
  * in connect-src (web/write-config.mjs writes it into staticwebapp.config.json).
  */
 export const WEB_SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "referrer-policy": "strict-origin-when-cross-origin",
@@ -32,7 +39,9 @@ export const WEB_SECURITY_HEADERS = {
 function securityHeaders(web: WebOptions): Record<string, string> {
   if (web.config.auth.mode !== "entra") return WEB_SECURITY_HEADERS;
   const authority = new URL(web.config.auth.authority).origin;
-  const policy = WEB_SECURITY_HEADERS["content-security-policy"].replace("connect-src 'self'", `connect-src 'self' ${authority}`).replace("frame-src 'none'", `frame-src ${authority}`);
+  const policy = WEB_SECURITY_HEADERS["content-security-policy"]
+    .replace("connect-src 'self'", `connect-src 'self' ${authority}`)
+    .replace("frame-src 'none'", `frame-src ${authority}`);
   return { ...WEB_SECURITY_HEADERS, "content-security-policy": policy };
 }
 
@@ -56,7 +65,7 @@ function filePath(pathname: string): string | undefined {
  */
 export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathname: string, web: WebOptions): Promise<boolean> {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
-  if (pathname === "/config.json") return send(res, web, 200, "application/json", JSON.stringify(web.config)), true;
+  if (pathname === "/config.json") return (send(res, web, 200, "application/json", JSON.stringify(web.config)), true);
   const relative = filePath(pathname);
   if (relative === undefined || relative.split(sep).includes("..") || !TYPES[extname(relative)]) return false;
   const isMap = extname(relative) === ".map";

@@ -38,7 +38,11 @@ async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
       return payload;
     }
     if (auth.issuer && auth.audience && algorithm !== "HS256") {
-      const { payload } = await jwtVerify(token, await issuerKeys(auth), { issuer: acceptedIssuers(auth.issuer), audience: acceptedAudiences(auth.audience), requiredClaims: ["sub", "exp"] });
+      const { payload } = await jwtVerify(token, await issuerKeys(auth), {
+        issuer: acceptedIssuers(auth.issuer),
+        audience: acceptedAudiences(auth.audience),
+        requiredClaims: ["sub", "exp"],
+      });
       checkPermission(payload, auth);
       return payload;
     }
@@ -61,7 +65,10 @@ function acceptedIssuers(issuer: string): string[] {
 
 /** The configured audiences; `api://<client id>` also admits the bare client ID, which v2.0 access tokens carry as `aud`. */
 function acceptedAudiences(audience: string): string[] {
-  const audiences = audience.split(",").map((value) => value.trim()).filter(Boolean);
+  const audiences = audience
+    .split(",")
+    .map((value) => value.trim())
+    .filter(Boolean);
   const clientIds = audiences.flatMap((value) => /^api:\/\/([0-9a-f-]{36})$/i.exec(value)?.[1] ?? []);
   return [...new Set([...audiences, ...clientIds])];
 }

@@ -46,7 +46,11 @@ export class ApiCall {
   /** The query parameters, validated by `schema`; a parameter given twice is a 400, not "the last one wins". */
   query<S extends ZodTypeAny>(schema: S): z.infer<S> {
     const repeated = [...new Set(this.request.query.keys())].filter((name) => this.request.query.getAll(name).length > 1);
-    if (repeated.length > 0) throw invalid(`Query parameters may be given once: ${repeated.join(", ")}.`, repeated.map((name) => ({ path: name, message: "is given more than once" })));
+    if (repeated.length > 0)
+      throw invalid(
+        `Query parameters may be given once: ${repeated.join(", ")}.`,
+        repeated.map((name) => ({ path: name, message: "is given more than once" })),
+      );
     const parsed = schema.safeParse(Object.fromEntries(this.request.query.entries()));
     if (!parsed.success) throw validationError("query", parsed.error);
     return parsed.data;
@@ -134,7 +138,8 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   const headers: Record<string, string> = { ...result.headers };
   if (result.etag) headers.etag = result.etag;
   if (result.location) headers.location = result.location;
-  if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag)) return { status: 304, headers };
+  if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag))
+    return { status: 304, headers };
   if (result.body === undefined) return { status: result.status, headers };
   return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
 }

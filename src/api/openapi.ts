@@ -34,7 +34,9 @@ const RESPONSE_HEADERS = {
 const REQUEST_HEADERS = {
   "If-Match": z.string().optional().openapi({ description: "Only apply the change if the current ETag matches (412 otherwise)" }),
   "If-None-Match": z.string().optional().openapi({ description: "ETags (or `*`) the client holds: 304 when one still matches (weak comparison)" }),
-  "Idempotency-Key": idempotencyKey.optional().openapi({ description: "A repeat by the same caller with the same key returns the first result and creates nothing" }),
+  "Idempotency-Key": idempotencyKey
+    .optional()
+    .openapi({ description: "A repeat by the same caller with the same key returns the first result and creates nothing" }),
 };
 
 /** `users/{userId}` → the path parameters as a zod object. */
@@ -61,8 +63,16 @@ function problem(status: number) {
 const problemRef = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
 
 function success(route: Route, answer: { status: number; description: string; schema?: ZodTypeAny }): ResponseConfig {
-  const names: HeaderName[] = ["Server-Timing", ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []), ...(route.doc.responseHeaders ?? [])];
-  return { description: answer.description, headers: headerRefs(names), ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}) };
+  const names: HeaderName[] = [
+    "Server-Timing",
+    ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []),
+    ...(route.doc.responseHeaders ?? []),
+  ];
+  return {
+    description: answer.description,
+    headers: headerRefs(names),
+    ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}),
+  };
 }
 
 function operation(route: Route): RouteConfig {
@@ -99,7 +109,8 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "A token of the configured OIDC issuer (Entra ID in Azure), or locally an HS256 dev token (`npm run token -- <userId>`); the caller is its `sub`.",
+    description:
+      "A token of the configured OIDC issuer (Entra ID in Azure), or locally an HS256 dev token (`npm run token -- <userId>`); the caller is its `sub`.",
   });
   registry.register("Problem", problemResponse);
   for (const [name, header] of Object.entries(RESPONSE_HEADERS)) registry.registerComponent("headers", name, header);
@@ -110,7 +121,8 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     info: {
       title: "Blog API",
       version: API_VERSION,
-      description: "Users, posts, comments and likes over Azure Cosmos DB (the V3 model of 'How to model and partition data on Azure Cosmos DB using a real-world example'). Reads are anonymous; writes need a bearer token.",
+      description:
+        "Users, posts, comments and likes over Azure Cosmos DB (the V3 model of 'How to model and partition data on Azure Cosmos DB using a real-world example'). Reads are anonymous; writes need a bearer token.",
     },
   });
 }

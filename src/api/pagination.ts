@@ -15,8 +15,15 @@ import { servedItems } from "./served";
  */
 const position = z.object({
   l: z.string(),
-  d: z.string().max(64).regex(/^[0-9TZ:.+-]*$/),
-  i: z.string().min(1).max(300).regex(/^[\x21-\x7e]+$/),
+  d: z
+    .string()
+    .max(64)
+    .regex(/^[0-9TZ:.+-]*$/),
+  i: z
+    .string()
+    .min(1)
+    .max(300)
+    .regex(/^[\x21-\x7e]+$/),
 });
 
 function encodeContinuation(list: string, next: ListPosition | undefined): string | null {

@@ -18,7 +18,12 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
 const STORE_RETRY_AFTER_SECONDS = 2;
 
 /** One RFC 9457 problem answer: the shape every error of the API, and of the local host itself, takes. */
-export function problemAnswer(status: number, title: string, detail: string, extra: { headers?: Record<string, string>; errors?: unknown[] } = {}): HttpResponseInit & { status: number; headers: Record<string, string> } {
+export function problemAnswer(
+  status: number,
+  title: string,
+  detail: string,
+  extra: { headers?: Record<string, string>; errors?: unknown[] } = {},
+): HttpResponseInit & { status: number; headers: Record<string, string> } {
   return {
     status,
     headers: { "content-type": "application/problem+json", ...extra.headers },
@@ -42,12 +47,21 @@ export function problemResponse(error: unknown, log: (message: string, error: un
   if (isStoreUnavailable(error)) {
     // Cosmos DB timed out, was unavailable or unreachable: nothing the client did; it may retry.
     log("store unavailable", error);
-    return retryLater(503, "Service Unavailable", STORE_RETRY_AFTER_SECONDS, `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.`);
+    return retryLater(
+      503,
+      "Service Unavailable",
+      STORE_RETRY_AFTER_SECONDS,
+      `The data store is unavailable right now; retry after ${STORE_RETRY_AFTER_SECONDS} s.`,
+    );
   }
   if (error instanceof MalformedItemError) {
     // Data written behind the API's back: ours to fix, so a 500, but one that says what it is.
     log("malformed item", error);
-    return problemAnswer(500, "Internal Server Error", `The stored ${error.container} item '${error.itemId}' is malformed and cannot be served; the reason is logged for the operator.`);
+    return problemAnswer(
+      500,
+      "Internal Server Error",
+      `The stored ${error.container} item '${error.itemId}' is malformed and cannot be served; the reason is logged for the operator.`,
+    );
   }
   // Anything else is our fault, never the client's: log it, reveal nothing.
   log("unhandled error", error);

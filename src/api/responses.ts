@@ -32,10 +32,21 @@ const postFields = {
 export const postResponse = z.object(postFields).strict().openapi("Post");
 
 /** A post in short form (Q3, Q6): content cut to 200 UTF-16 units. */
-export const shortPostResponse = z.object({ ...postFields, content: z.string().max(LIMITS.shortContentLength) }).strict().openapi("ShortPost");
+export const shortPostResponse = z
+  .object({ ...postFields, content: z.string().max(LIMITS.shortContentLength) })
+  .strict()
+  .openapi("ShortPost");
 
 export const commentResponse = z
-  .object({ id: z.string(), type: z.literal("comment"), postId: z.string(), userId: z.string(), userUsername: z.string(), content: z.string(), creationDate: date })
+  .object({
+    id: z.string(),
+    type: z.literal("comment"),
+    postId: z.string(),
+    userId: z.string(),
+    userUsername: z.string(),
+    content: z.string(),
+    creationDate: date,
+  })
   .strict()
   .openapi("Comment");
 

@@ -4,6 +4,7 @@ import { LIMITS } from "../model/limits";
 /** What a text field refuses, each with the reason a client is told. */
 const REFUSED: { pattern: RegExp; what: string }[] = [
   // C0 and C1 controls and DEL: never text; content may still hold tabs and line breaks (below).
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   { pattern: /[\u0000-\u001f\u007f-\u009f]/u, what: "a control character" },
   // Half of a surrogate pair is not a character: it cannot be stored or shown faithfully.
   { pattern: /\p{Cs}/u, what: "half of a surrogate pair" },
@@ -59,12 +60,10 @@ export const emptyBody = z.object({}).strict();
 export const id = z.string().regex(LIMITS.idPattern, "is not a valid id");
 
 // `limit=` (empty) is no limit given: the default applies.
-const limit = z.preprocess((value) => (value === "" ? undefined : value), z.coerce
-  .number({ error: "must be a number" })
-  .int("must be an integer")
-  .min(LIMITS.pageSize.min)
-  .max(LIMITS.pageSize.max)
-  .default(LIMITS.pageSize.default));
+const limit = z.preprocess(
+  (value) => (value === "" ? undefined : value),
+  z.coerce.number({ error: "must be a number" }).int("must be an integer").min(LIMITS.pageSize.min).max(LIMITS.pageSize.max).default(LIMITS.pageSize.default),
+);
 
 export const listQuery = z.object({ limit, continuationToken: z.string().min(1).max(2048).optional() });
 

@@ -1,5 +1,6 @@
 /** Outcomes the API reports as client errors; mapped to problem+json in one place (api/problems.ts). */
-export type ProblemKind = "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType" | "unprocessable";
+export type ProblemKind =
+  "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType" | "unprocessable";
 
 /** One thing that was wrong with a request: where (a field, a header, a parameter) and what. */
 export interface FieldError {

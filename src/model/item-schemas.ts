@@ -47,11 +47,22 @@ export const postItemSchema = z
 /** A short-form copy of a post (Q3 in `users`, Q6 in `feed`), or the tombstone a deleted post leaves. */
 export const postCopySchema = z.union([
   z.object({ ...postFields, content: z.string().max(LIMITS.shortContentLength), sourceLsn: z.number() }).passthrough(),
-  z.object({ id, type: z.literal("post"), postId: id, userId: id, creationDate: isoDate, sourceLsn: z.number(), ...softDeleted, deleted: z.literal(true) }).passthrough(),
+  z
+    .object({ id, type: z.literal("post"), postId: id, userId: id, creationDate: isoDate, sourceLsn: z.number(), ...softDeleted, deleted: z.literal(true) })
+    .passthrough(),
 ]);
 
 export const commentItemSchema = z
-  .object({ id: z.string().min(1), type: z.literal("comment"), postId: id, userId: id, userUsername: username, content: z.string(), creationDate: isoDate, ...softDeleted })
+  .object({
+    id: z.string().min(1),
+    type: z.literal("comment"),
+    postId: id,
+    userId: id,
+    userUsername: username,
+    content: z.string(),
+    creationDate: isoDate,
+    ...softDeleted,
+  })
   .passthrough();
 
 export const likeItemSchema = z

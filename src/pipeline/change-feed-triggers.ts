@@ -39,6 +39,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) => setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
+    handler: (documents, services) =>
+      setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
   },
 ];

@@ -1,6 +1,5 @@
 import type { OrchestrationContext, Task } from "durable-functions";
 import { FEED_PARTITION, type FeedEntry } from "../store/feed";
-import { store } from "../store/client";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
 import { copyOf, feed, type PostChange } from "../store/views";
@@ -56,7 +55,9 @@ export async function copyPostToFeed(input: { postId: string; sourceLsn: number 
     if (!post || post.deleted) return "gone";
     const copy = copyOf({ ...post, _lsn: Math.max(entry.sourceLsn, input.sourceLsn) });
     try {
-      await target.container.item(input.postId, FEED_PARTITION).replace(copy, { postTriggerInclude: target.triggers, accessCondition: { type: "IfMatch", condition: entry._etag } });
+      await target.container
+        .item(input.postId, FEED_PARTITION)
+        .replace(copy, { postTriggerInclude: target.triggers, accessCondition: { type: "IfMatch", condition: entry._etag } });
       written = true;
     } catch (error) {
       if (cosmosStatus(error) === 404) return "gone";
@@ -75,7 +76,10 @@ export function* refreshFeedCopy(context: OrchestrationContext): Generator<Task,
   const dueAt = new Date(input.dueAt);
   if (dueAt > context.df.currentUtcDateTime) yield context.df.createTimer(dueAt);
   try {
-    return (yield context.df.callActivityWithRetry(FEED_REFRESH_ACTIVITIES.copyPostToFeed, activityRetry(policy), { postId: input.postId, sourceLsn: input.sourceLsn })) as string;
+    return (yield context.df.callActivityWithRetry(FEED_REFRESH_ACTIVITIES.copyPostToFeed, activityRetry(policy), {
+      postId: input.postId,
+      sourceLsn: input.sourceLsn,
+    })) as string;
   } catch {
     const failures = (input.failures ?? 0) + 1;
     yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + failureBackoff(policy, failures)));

@@ -4,7 +4,8 @@ import type { FeedEntry } from "../store/feed";
 type SortKey = { creationDate: string; id: string };
 
 /** Feed order: newest first, ties broken by id (as Q6 sorts). Positive when `a` comes first. */
-const newer = (a: SortKey, b: SortKey) => (a.creationDate === b.creationDate ? (a.id === b.id ? 0 : a.id > b.id ? 1 : -1) : a.creationDate > b.creationDate ? 1 : -1);
+const newer = (a: SortKey, b: SortKey) =>
+  a.creationDate === b.creationDate ? (a.id === b.id ? 0 : a.id > b.id ? 1 : -1) : a.creationDate > b.creationDate ? 1 : -1;
 
 /**
  * The feed as the pipeline sees it: which posts it holds and where its window ends. The feed

@@ -7,7 +7,12 @@ import { setAside, type DeadLetterSource } from "../store/dead-letters";
  * for good. So it is set aside as a dead letter with its reason (logged once) and the rest goes
  * on. A failure of `handle` itself (throttling, a timeout) still fails the batch: it is retried.
  */
-export async function setAsideMalformed(source: DeadLetterSource, documents: unknown[], log: (message: string) => void, handle: (wellFormed: unknown[]) => Promise<void>): Promise<void> {
+export async function setAsideMalformed(
+  source: DeadLetterSource,
+  documents: unknown[],
+  log: (message: string) => void,
+  handle: (wellFormed: unknown[]) => Promise<void>,
+): Promise<void> {
   const wellFormed: unknown[] = [];
   for (const document of documents) {
     const reason = itemProblem(source, document);

@@ -26,7 +26,10 @@ export function* releaseOrphanedUsernames(context: OrchestrationContext): Genera
   const policy = withDefaults(input.policy);
   const later = (ms: number) => context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + ms));
   try {
-    const result = (yield context.df.callActivityWithRetry(CLAIMS_ACTIVITIES.releaseOrphanedClaims, activityRetry(policy), { userId: input.userId, unbornGraceSeconds: policy.unbornClaimGraceSeconds })) as { released: number; pending: number };
+    const result = (yield context.df.callActivityWithRetry(CLAIMS_ACTIVITIES.releaseOrphanedClaims, activityRetry(policy), {
+      userId: input.userId,
+      unbornGraceSeconds: policy.unbornClaimGraceSeconds,
+    })) as { released: number; pending: number };
     context.df.setCustomStatus(result);
     if (result.pending === 0) return { released: result.released };
     yield later(policy.claimRecheckMs);

@@ -79,17 +79,33 @@ const initialStatus = (): PropagationStatus => ({ username: null, sweep: 0, page
 export function* propagateUsername(context: OrchestrationContext): Generator<Task, PropagationStatus | undefined, unknown> {
   const input = context.df.getInput<PropagationInput>();
   // Inputs no activity could ever act on fail the instance at once, with the reason.
-  if (typeof input?.userId !== "string" || !LIMITS.idPattern.test(input.userId)) throw new Error(`propagateUsername needs a valid userId, got ${JSON.stringify(input?.userId)}`);
+  if (typeof input?.userId !== "string" || !LIMITS.idPattern.test(input.userId))
+    throw new Error(`propagateUsername needs a valid userId, got ${JSON.stringify(input?.userId)}`);
   const policy = withDefaults(input.policy);
   const status = input.status ?? initialStatus();
   const continueWith = (next: Partial<PropagationInput>) => context.df.continueAsNew({ ...input, status, ...next });
   try {
     const retry = activityRetry(policy);
-    const page = (yield context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.findStalePartitions, retry, { userId: input.userId, continuation: input.continuation ?? null, pageSize: policy.pageSize })) as StalePage;
+    const page = (yield context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.findStalePartitions, retry, {
+      userId: input.userId,
+      continuation: input.continuation ?? null,
+      pageSize: policy.pageSize,
+    })) as StalePage;
     if (page.permanentFailure) throw new PermanentFailure(page.permanentFailure);
-    const renamed = page.postIds.length === 0 ? [] : ((yield context.df.Task.all(page.postIds.map((postId) => context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.renameInPartition, retry, { userId: input.userId, postId })))) as { updated: number }[]);
+    const renamed =
+      page.postIds.length === 0
+        ? []
+        : ((yield context.df.Task.all(
+            page.postIds.map((postId) => context.df.callActivityWithRetry(PROPAGATION_ACTIVITIES.renameInPartition, retry, { userId: input.userId, postId })),
+          )) as { updated: number }[]);
     const updated = renamed.reduce((sum, r) => sum + r.updated, 0);
-    Object.assign(status, { username: page.username, pages: status.pages + 1, partitions: status.partitions + page.postIds.length, updated: status.updated + updated, failures: 0 });
+    Object.assign(status, {
+      username: page.username,
+      pages: status.pages + 1,
+      partitions: status.partitions + page.postIds.length,
+      updated: status.updated + updated,
+      failures: 0,
+    });
     context.df.setCustomStatus(status);
     const renamedThisSweep = (input.renamedThisSweep ?? 0) + page.postIds.length;
     if (page.continuation) {

@@ -42,7 +42,11 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
     // A plain-HTTP endpoint is a local server: there are no regions to discover.
     connectionPolicy: {
       enableEndpointDiscovery: !local,
-      retryOptions: { maxRetryAttemptCount: 9, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? TUNING_DEFAULTS.maxRetryWaitSeconds },
+      retryOptions: {
+        maxRetryAttemptCount: 9,
+        fixedRetryIntervalInMilliseconds: 0,
+        maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? TUNING_DEFAULTS.maxRetryWaitSeconds,
+      },
     },
     httpClient: meteredHttpClient(),
     userAgentSuffix: "blog-cosmos-functions",

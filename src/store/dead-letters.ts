@@ -70,9 +70,12 @@ export async function replayDeadLetter(letter: DeadLetter): Promise<ReplayOutcom
     if (reason) return { status: "stillMalformed", reason };
     await container.item(letter.documentId, partitionKey).replace(current, { accessCondition: { type: "IfMatch", condition: current._etag } });
   }
-  await store().deadLetters.item(letter.id, letter.id).delete().catch((error: unknown) => {
-    if (cosmosStatus(error) !== 404) throw error;
-  });
+  await store()
+    .deadLetters.item(letter.id, letter.id)
+    .delete()
+    .catch((error: unknown) => {
+      if (cosmosStatus(error) !== 404) throw error;
+    });
   return current ? { status: "replayed" } : { status: "gone" };
 }
 

@@ -52,7 +52,12 @@ async function drain(postId: string, queue: Waiting[]): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.splice(0, batchMax);
       try {
-        const outcomes = await batch[0].inCaller(() => send(postId, batch.map((w) => w.change)));
+        const outcomes = await batch[0].inCaller(() =>
+          send(
+            postId,
+            batch.map((w) => w.change),
+          ),
+        );
         batch.forEach((w, i) => w.settle(outcomes[i]));
       } catch (error) {
         if (notAccepted(error) && batch.length > 1) {

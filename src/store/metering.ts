@@ -37,7 +37,15 @@ const current = new AsyncLocalStorage<CosmosUsage>();
  */
 export async function measureCosmos<T>(work: () => Promise<T>, options: { queryMetrics?: boolean } = {}): Promise<{ result: T; usage: CosmosUsage }> {
   const parent = current.getStore();
-  const usage: CosmosUsage = { requests: [], requestCharge: 0, durationMs: 0, inFlight: 0, busySince: 0, parent, queryMetrics: options.queryMetrics ?? parent?.queryMetrics };
+  const usage: CosmosUsage = {
+    requests: [],
+    requestCharge: 0,
+    durationMs: 0,
+    inFlight: 0,
+    busySince: 0,
+    parent,
+    queryMetrics: options.queryMetrics ?? parent?.queryMetrics,
+  };
   const result = await current.run(usage, work);
   return { result, usage };
 }

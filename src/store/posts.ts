@@ -32,7 +32,12 @@ const keyReused = () => unprocessable("This Idempotency-Key was used with anothe
  * then finds the post it created the first time (`created: false`) and writes nothing. The
  * post keeps the first body's fingerprint, since an edit may have changed its fields since.
  */
-export async function createPost(postId: string, author: UserItem, fields: { title: string; content: string }, idempotent = false): Promise<{ post: StoredPost; created: boolean }> {
+export async function createPost(
+  postId: string,
+  author: UserItem,
+  fields: { title: string; content: string },
+  idempotent = false,
+): Promise<{ post: StoredPost; created: boolean }> {
   const post: PostItem = {
     id: postId,
     type: "post",
@@ -69,7 +74,12 @@ async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
  * C2 (edit): a patch of title and content only, so it can never undo a concurrent
  * comment or like count change made by the stored procedures.
  */
-export async function updatePost(postId: string, callerId: string, fields: { title: string; content: string }, preconditions: (etag: string) => boolean | undefined): Promise<StoredPost> {
+export async function updatePost(
+  postId: string,
+  callerId: string,
+  fields: { title: string; content: string },
+  preconditions: (etag: string) => boolean | undefined,
+): Promise<StoredPost> {
   const post = await ownPost(postId, callerId);
   const condition = preconditions(post._etag);
   if (condition === false) throw preconditionFailed();

@@ -17,7 +17,10 @@ export async function provision(client: CosmosClient, databaseName = containerDe
     });
     for (const name of definition.storedProcedures) {
       const sproc = { id: name, body: scriptBody(name) };
-      await createOrReplace(() => container.scripts.storedProcedures.create(sproc), () => container.scripts.storedProcedure(name).replace(sproc));
+      await createOrReplace(
+        () => container.scripts.storedProcedures.create(sproc),
+        () => container.scripts.storedProcedure(name).replace(sproc),
+      );
     }
     for (const definitionOfTrigger of definition.triggers) {
       const trigger = {
@@ -26,7 +29,10 @@ export async function provision(client: CosmosClient, databaseName = containerDe
         triggerType: definitionOfTrigger.triggerType.toLowerCase() as TriggerType,
         triggerOperation: definitionOfTrigger.triggerOperation.toLowerCase() as TriggerOperation,
       };
-      await createOrReplace(() => container.scripts.triggers.create(trigger), () => container.scripts.trigger(trigger.id).replace(trigger));
+      await createOrReplace(
+        () => container.scripts.triggers.create(trigger),
+        () => container.scripts.trigger(trigger.id).replace(trigger),
+      );
     }
     log(`container ${definition.name} (${definition.partitionKeyPath}) ready`);
   }

@@ -9,7 +9,12 @@ import { executeUntilDone } from "./procedures";
  * background propagation, never on a request path, and is paged so no call is unbounded. A
  * continuation the service no longer accepts starts the lookup over (the rewrite is idempotent).
  */
-export async function stalePartitionsPage(userId: string, username: string, pageSize: number, continuation: string | null): Promise<{ postIds: string[]; continuation: string | null }> {
+export async function stalePartitionsPage(
+  userId: string,
+  username: string,
+  pageSize: number,
+  continuation: string | null,
+): Promise<{ postIds: string[]; continuation: string | null }> {
   const query = {
     query: "SELECT c.postId FROM c WHERE c.userId = @userId AND c.userUsername != @username AND NOT IS_DEFINED(c.deleted)",
     parameters: [
@@ -17,7 +22,8 @@ export async function stalePartitionsPage(userId: string, username: string, page
       { name: "@username", value: username },
     ],
   };
-  const fetch = (token: string | undefined) => store().posts.items.query<{ postId: string }>(query, { maxItemCount: pageSize, continuationToken: token }).fetchNext();
+  const fetch = (token: string | undefined) =>
+    store().posts.items.query<{ postId: string }>(query, { maxItemCount: pageSize, continuationToken: token }).fetchNext();
   let page;
   try {
     page = await fetch(continuation ?? undefined);

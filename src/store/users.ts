@@ -115,8 +115,23 @@ export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBO
     if (usesClaim(owner, claimId)) return false;
     if (!owner && claim._ts > Date.now() / 1000 - unbornGraceSeconds) return false;
     // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
-    if (owner && !(await conditionally(() => store().users.item(claim.ownerId, claim.ownerId).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } })))) continue;
-    if (await conditionally(() => store().users.item(claimId, claimId).delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }))) return true;
+    if (
+      owner &&
+      !(await conditionally(() =>
+        store()
+          .users.item(claim.ownerId, claim.ownerId)
+          .replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } }),
+      ))
+    )
+      continue;
+    if (
+      await conditionally(() =>
+        store()
+          .users.item(claimId, claimId)
+          .delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }),
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -140,7 +155,11 @@ async function acquireClaim(ownerId: string, username: string): Promise<{ create
     const existing = await readClaim(id);
     if (!existing) continue;
     if (existing.ownerId === ownerId) {
-      const touched = await conditionally(() => store().users.item(id, id).replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }));
+      const touched = await conditionally(() =>
+        store()
+          .users.item(id, id)
+          .replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }),
+      );
       if (touched) return { created: false };
       continue;
     }
@@ -174,7 +193,11 @@ export async function createUser(userId: string, username: string): Promise<Stor
   }
   // The claim was taken over only if this call stalled beyond the grace period: undo the profile.
   if ((await readClaim(usernameClaimId(username)))?.ownerId !== userId) {
-    await conditionally(() => store().users.item(userId, userId).delete({ accessCondition: { type: "IfMatch", condition: stored._etag } }));
+    await conditionally(() =>
+      store()
+        .users.item(userId, userId)
+        .delete({ accessCondition: { type: "IfMatch", condition: stored._etag } }),
+    );
     throw conflict(`The username '${username}' is already taken.`);
   }
   return stored;
@@ -185,7 +208,12 @@ export async function createUser(userId: string, username: string): Promise<Stor
  * Without If-Match the last writer wins: a lost race re-reads and tries again. With If-Match,
  * a profile changed since the client read it is the client's 412.
  */
-export function renameUser(userId: string, username: string, preconditions: (etag: string) => boolean | undefined, log: (message: string) => void = () => {}): Promise<StoredUser> {
+export function renameUser(
+  userId: string,
+  username: string,
+  preconditions: (etag: string) => boolean | undefined,
+  log: (message: string) => void = () => {},
+): Promise<StoredUser> {
   return oneRenameAtATime(userId, () => renameOnce(userId, username, preconditions, log));
 }
 
@@ -204,7 +232,12 @@ function renamedProfile(current: ProfileDocument, userId: string, username: stri
 }
 
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
-async function renameOnce(userId: string, username: string, preconditions: (etag: string) => boolean | undefined, log: (message: string) => void): Promise<StoredUser> {
+async function renameOnce(
+  userId: string,
+  username: string,
+  preconditions: (etag: string) => boolean | undefined,
+  log: (message: string) => void,
+): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
     const current = await readProfileDocument(userId);

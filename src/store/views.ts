@@ -13,7 +13,12 @@ export type PostCopy = ShortPost & { sourceLsn: number };
  * What a deleted post leaves in place of its copy: the version it was deleted at, so a late
  * or redelivered older version can never bring the copy back, and a TTL. Q3 and Q6 skip it.
  */
-export type Tombstone = Pick<PostItem, "id" | "type" | "postId" | "userId" | "creationDate"> & { deleted: true; deletedDate: string; ttl: number; sourceLsn: number };
+export type Tombstone = Pick<PostItem, "id" | "type" | "postId" | "userId" | "creationDate"> & {
+  deleted: true;
+  deletedDate: string;
+  ttl: number;
+  sourceLsn: number;
+};
 
 /** A post as the change feed delivers it: with its log sequence number. */
 export type PostChange = PostItem & { _lsn: number };
@@ -34,7 +39,17 @@ export const copyOf = (post: PostChange): PostCopy => ({ ...toShortForm(post), s
 
 export function tombstoneOf(post: PostChange, ttl: number): Tombstone {
   const { id, postId, userId, creationDate } = post;
-  return { id, type: "post", postId, userId, creationDate, deleted: true, deletedDate: post.deletedDate ?? new Date().toISOString(), ttl, sourceLsn: post._lsn };
+  return {
+    id,
+    type: "post",
+    postId,
+    userId,
+    creationDate,
+    deleted: true,
+    deletedDate: post.deletedDate ?? new Date().toISOString(),
+    ttl,
+    sourceLsn: post._lsn,
+  };
 }
 
 /**
@@ -50,7 +65,10 @@ export async function writeIfNewer(target: CopyTarget, item: PostCopy | Tombston
     if (existing && existing.sourceLsn >= item.sourceLsn) return false;
     try {
       if (!existing) await target.container.items.create(item, options);
-      else await target.container.item(item.id, target.partitionKey).replace(item, { ...options, accessCondition: { type: "IfMatch", condition: existing._etag as string } });
+      else
+        await target.container
+          .item(item.id, target.partitionKey)
+          .replace(item, { ...options, accessCondition: { type: "IfMatch", condition: existing._etag as string } });
       return true;
     } catch (error) {
       if (cosmosStatus(error) !== 409 && cosmosStatus(error) !== 412) throw error;

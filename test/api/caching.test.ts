@@ -30,7 +30,9 @@ afterAll(() => api.stop());
 describe("the feed micro-cache", () => {
   it("answers 50 concurrent readers with one Cosmos DB request (single flight), and reads again after its TTL", async () => {
     await new Promise((resolve) => setTimeout(resolve, 2100)); // whatever an earlier read cached has expired
-    const { result, usage } = await measureCosmos(() => Promise.all(Array.from({ length: 50 }, (_, i) => api.request("GET", `/api/feed?limit=${1 + (i % 20)}`))));
+    const { result, usage } = await measureCosmos(() =>
+      Promise.all(Array.from({ length: 50 }, (_, i) => api.request("GET", `/api/feed?limit=${1 + (i % 20)}`))),
+    );
     expect(result.every((r) => r.status === 200)).toBe(true);
     expect(feedRequests(usage.requests)).toBe(1);
     expect(result[0].body.items.map((p: { postId: string }) => p.postId)).toEqual([postId]);

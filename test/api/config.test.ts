@@ -3,7 +3,11 @@ import { loadSettings, loadTuning } from "../../src/config";
 
 describe("settings", () => {
   it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
-    const settings = loadSettings({ COSMOS__accountEndpoint: "https://acct.documents.azure.com:443/", AUTH_ISSUER: "https://issuer", AUTH_AUDIENCE: "api://x" });
+    const settings = loadSettings({
+      COSMOS__accountEndpoint: "https://acct.documents.azure.com:443/",
+      AUTH_ISSUER: "https://issuer",
+      AUTH_AUDIENCE: "api://x",
+    });
     expect(settings.cosmos).toEqual({ endpoint: "https://acct.documents.azure.com:443/", key: undefined, databaseName: "blog", maxRetryWaitSeconds: 10 });
     expect(loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "2" }).cosmos.maxRetryWaitSeconds).toBe(2);
     expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "-1" })).toThrow(/COSMOS_MAX_RETRY_WAIT_SECONDS/);

@@ -17,7 +17,11 @@ afterAll(() => api.stop());
 
 describe("a conditional write", () => {
   it("with If-None-Match: * on an existing post is 412 and writes nothing", async () => {
-    const response = await api.request("PUT", `/api/posts/${postId}`, { as: "writer", body: { title: "changed", content: "changed" }, headers: { "if-none-match": "*" } });
+    const response = await api.request("PUT", `/api/posts/${postId}`, {
+      as: "writer",
+      body: { title: "changed", content: "changed" },
+      headers: { "if-none-match": "*" },
+    });
     expect(response.status).toBe(412);
     expect((await api.request("GET", `/api/posts/${postId}`)).body.title).toBe("t");
   });
@@ -30,7 +34,11 @@ describe("a conditional write", () => {
   });
 
   it("with If-None-Match naming another ETag writes and answers 200 with the body", async () => {
-    const response = await api.request("PUT", `/api/posts/${postId}`, { as: "writer", body: { title: "t", content: "c2" }, headers: { "if-none-match": '"not-the-current-one"' } });
+    const response = await api.request("PUT", `/api/posts/${postId}`, {
+      as: "writer",
+      body: { title: "t", content: "c2" },
+      headers: { "if-none-match": '"not-the-current-one"' },
+    });
     expect(response.status).toBe(200);
     expect(response.body.content).toBe("c2");
   });
@@ -39,14 +47,18 @@ describe("a conditional write", () => {
 describe("a body in another encoding than UTF-8", () => {
   it("declared with another charset is 415, and nothing is stored", async () => {
     const bytes = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from('","content":"x"}')]);
-    const response = await api.request("POST", "/api/posts", { as: "writer", rawBytes: bytes, headers: { "content-type": "application/json; charset=iso-8859-1" } });
+    const response = await api.request("POST", "/api/posts", {
+      as: "writer",
+      rawBytes: bytes,
+      headers: { "content-type": "application/json; charset=iso-8859-1" },
+    });
     expect(response.status).toBe(415);
     expect(response.body.detail).toMatch(/UTF-8/);
   });
 
   it("with bytes that are not UTF-8 is a 400 naming the encoding", async () => {
     const bytes = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from('","content":"x"}')]);
-    for (const type of ["application/json", "application/json; charset=utf-8", "application/json; charset=\"UTF-8\""]) {
+    for (const type of ["application/json", "application/json; charset=utf-8", 'application/json; charset="UTF-8"']) {
       const response = await api.request("POST", "/api/posts", { as: "writer", rawBytes: bytes, headers: { "content-type": type } });
       expect(response.status, type).toBe(400);
       expect(response.body.errors[0]).toMatchObject({ path: "body" });
@@ -55,7 +67,11 @@ describe("a body in another encoding than UTF-8", () => {
   });
 
   it("in UTF-8, declared or not, is read as it is", async () => {
-    const response = await api.request("POST", "/api/posts", { as: "writer", rawBytes: Buffer.from('{"title":"café","content":"x"}'), headers: { "content-type": "application/json; charset=UTF-8" } });
+    const response = await api.request("POST", "/api/posts", {
+      as: "writer",
+      rawBytes: Buffer.from('{"title":"café","content":"x"}'),
+      headers: { "content-type": "application/json; charset=UTF-8" },
+    });
     expect(response.status).toBe(201);
     expect(response.body.title).toBe("café");
   });
@@ -93,7 +109,9 @@ describe("an Idempotency-Key reused", () => {
     const headers = { "idempotency-key": "post-key-1" };
     const first = await api.request("POST", "/api/posts", { as: "writer", body: { title: "first", content: "x" }, headers });
     expect(first.status).toBe(201);
-    expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "first", content: "x" }, headers })).headers["idempotent-replayed"]).toBe("true");
+    expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "first", content: "x" }, headers })).headers["idempotent-replayed"]).toBe(
+      "true",
+    );
     const other = await api.request("POST", "/api/posts", { as: "writer", body: { title: "second", content: "x" }, headers });
     expect(other.status).toBe(422);
     expect(other.body.detail).toMatch(/Idempotency-Key/);
@@ -122,7 +140,15 @@ describe("an Idempotency-Key reused", () => {
 
 describe("HEAD and query parameters", () => {
   it("HEAD answers wherever GET does, with GET's status and headers and no body", async () => {
-    for (const path of [`/api/posts/${postId}`, "/api/users/writer", "/api/users/writer/posts", `/api/posts/${postId}/comments`, `/api/posts/${postId}/likes`, "/api/feed", "/api/openapi.json"]) {
+    for (const path of [
+      `/api/posts/${postId}`,
+      "/api/users/writer",
+      "/api/users/writer/posts",
+      `/api/posts/${postId}/comments`,
+      `/api/posts/${postId}/likes`,
+      "/api/feed",
+      "/api/openapi.json",
+    ]) {
       const get = await api.request("GET", path);
       const head = await api.request("HEAD", path);
       expect(head.status, path).toBe(200);

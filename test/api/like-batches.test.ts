@@ -93,7 +93,9 @@ describe("likes of one post sent together (group commit)", () => {
       likePost(postId, profile("fan3")),
       unlikePost(postId, "fan3"),
     ]);
-    const summary = outcomes.map((o) => (o.status === "rejected" ? (o.reason as DomainError).kind : o.value === undefined ? "unliked" : o.value.created ? "created" : "exists"));
+    const summary = outcomes.map((o) =>
+      o.status === "rejected" ? (o.reason as DomainError).kind : o.value === undefined ? "unliked" : o.value.created ? "created" : "exists",
+    );
     expect(summary).toEqual(["created", "created", "unliked", "notFound", "created", "created", "unliked"]);
     expect((await api.request("GET", `/api/posts/${postId}`)).body.likeCount).toBe(2);
     expect(await likeItems(api, postId)).toEqual(["fan1", "fan2"]);
@@ -124,7 +126,9 @@ describe("a batch the procedure bounds (isAccepted false)", () => {
 
 describe("a batch whose call fails", () => {
   // The first two changeLikes calls run and are then rolled back (a timeout): the lone first like, then the batch behind it.
-  const fixture = withFans(10, { cosmos: { faults: { rules: [{ effect: "sproc-timeout", rate: 1, operations: ["sproc"], containers: ["posts"], limit: 2 }] } } });
+  const fixture = withFans(10, {
+    cosmos: { faults: { rules: [{ effect: "sproc-timeout", rate: 1, operations: ["sproc"], containers: ["posts"], limit: 2 }] } },
+  });
 
   it("fails every change in it and commits none of them; the retries count once", async () => {
     const { api, fans } = fixture;
@@ -149,7 +153,9 @@ describe("LIKE_BATCH_MAX = 1", () => {
   it("sends each like in its own call", async () => {
     const { api, fans } = fixture;
     const postId = await newPost(api, "one by one");
-    const { result: responses, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan }))));
+    const { result: responses, usage } = await measureCosmos(() =>
+      Promise.all(fans.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan }))),
+    );
     expect(responses.map((r) => r.status)).toEqual(fans.map(() => 201));
     expect(changeLikesCalls(usage)).toBe(8);
     expect((await api.request("GET", `/api/posts/${postId}`)).body.likeCount).toBe(8);

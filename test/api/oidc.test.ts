@@ -34,7 +34,11 @@ afterAll(async () => {
 });
 
 const token = (claims: { sub?: string; iss?: string; aud?: string; expSeconds?: number }) => {
-  const jwt = new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer(claims.iss ?? issuer).setAudience(claims.aud ?? "api://blog").setExpirationTime(claims.expSeconds ?? "1h");
+  const jwt = new SignJWT({})
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setIssuer(claims.iss ?? issuer)
+    .setAudience(claims.aud ?? "api://blog")
+    .setExpirationTime(claims.expSeconds ?? "1h");
   if (claims.sub !== undefined) jwt.setSubject(claims.sub);
   return jwt.sign(signingKey);
 };
@@ -47,14 +51,23 @@ describe("OIDC bearer tokens (production path)", () => {
   });
 
   it("rejects another audience, another issuer, an expired token and a missing subject", async () => {
-    for (const claims of [{ sub: "u1", aud: "api://other" }, { sub: "u1", iss: "https://evil.example" }, { sub: "u1", expSeconds: Math.floor(Date.now() / 1000) - 10 }, {}]) {
+    for (const claims of [
+      { sub: "u1", aud: "api://other" },
+      { sub: "u1", iss: "https://evil.example" },
+      { sub: "u1", expSeconds: Math.floor(Date.now() / 1000) - 10 },
+      {},
+    ]) {
       const response = await api.request("POST", "/api/users", { authorization: `Bearer ${await token(claims)}`, body: { username: "nope" } });
       expect(response.status, JSON.stringify(claims)).toBe(401);
     }
   });
 
   it("rejects HS256 tokens when no AUTH_DEV_SECRET is configured", async () => {
-    const hs = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u2").setExpirationTime("1h").sign(new TextEncoder().encode("x".repeat(32)));
+    const hs = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("u2")
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode("x".repeat(32)));
     expect((await api.request("POST", "/api/users", { authorization: `Bearer ${hs}`, body: { username: "hs" } })).status).toBe(401);
   });
 });
@@ -74,7 +87,17 @@ describe("Entra ID access tokens, v1 and v2, as Entra shapes them", () => {
     await new Promise<void>((resolve) => keys.listen(0, "127.0.0.1", resolve));
     const jwksUri = `http://127.0.0.1:${(keys.address() as { port: number }).port}/discovery/v2.0/keys`;
     // As the README says to configure it: the v2 issuer, the App ID URI, the bare scope.
-    entra = await apiFixture({ settings: { auth: { issuer: `https://login.microsoftonline.com/${tenant}/v2.0`, audience: `api://${clientId}`, jwksUri, scope: "access_as_user", appRoles: ["Blog.Write"] } } });
+    entra = await apiFixture({
+      settings: {
+        auth: {
+          issuer: `https://login.microsoftonline.com/${tenant}/v2.0`,
+          audience: `api://${clientId}`,
+          jwksUri,
+          scope: "access_as_user",
+          appRoles: ["Blog.Write"],
+        },
+      },
+    });
   });
   afterAll(async () => {
     await entra.stop();
@@ -82,12 +105,35 @@ describe("Entra ID access tokens, v1 and v2, as Entra shapes them", () => {
   });
 
   const sign = (claims: Record<string, unknown>) =>
-    new SignJWT({ tid: tenant, oid: "c3f1e5d2-0000-4000-8000-000000000001", ...claims }).setProtectedHeader({ alg: "RS256", kid: "entra-1", typ: "JWT" }).setIssuedAt().setExpirationTime("1h").sign(key);
+    new SignJWT({ tid: tenant, oid: "c3f1e5d2-0000-4000-8000-000000000001", ...claims })
+      .setProtectedHeader({ alg: "RS256", kid: "entra-1", typ: "JWT" })
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(key);
   /** A v2.0 access token: the v2 issuer, `aud` the API's client ID (a GUID). */
-  const v2 = (claims: Record<string, unknown> = {}) => sign({ ver: "2.0", iss: `https://login.microsoftonline.com/${tenant}/v2.0`, aud: clientId, azp: "web-client", scp: "access_as_user", sub: "v2-user", ...claims });
+  const v2 = (claims: Record<string, unknown> = {}) =>
+    sign({
+      ver: "2.0",
+      iss: `https://login.microsoftonline.com/${tenant}/v2.0`,
+      aud: clientId,
+      azp: "web-client",
+      scp: "access_as_user",
+      sub: "v2-user",
+      ...claims,
+    });
   /** A v1.0 access token: the tenant's sts.windows.net issuer, `aud` the App ID URI. */
-  const v1 = (claims: Record<string, unknown> = {}) => sign({ ver: "1.0", iss: `https://sts.windows.net/${tenant}/`, aud: `api://${clientId}`, appid: "web-client", scp: "access_as_user", sub: "v1-user", ...claims });
-  const create = async (token: string, username: string) => (await entra.request("POST", "/api/users", { authorization: `Bearer ${token}`, body: { username } })).status;
+  const v1 = (claims: Record<string, unknown> = {}) =>
+    sign({
+      ver: "1.0",
+      iss: `https://sts.windows.net/${tenant}/`,
+      aud: `api://${clientId}`,
+      appid: "web-client",
+      scp: "access_as_user",
+      sub: "v1-user",
+      ...claims,
+    });
+  const create = async (token: string, username: string) =>
+    (await entra.request("POST", "/api/users", { authorization: `Bearer ${token}`, body: { username } })).status;
 
   it("accepts a v2 token whose audience is the client ID, and a v1 token from the tenant's v1 issuer", async () => {
     expect(await create(await v2(), "entra-v2")).toBe(201);
@@ -151,12 +197,22 @@ describe("npm start with an OIDC issuer and the embedded server", () => {
         .setSubject("entra-local")
         .setExpirationTime("1h")
         .sign(privateKey);
-      const created = await fetch(`${url}/users`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ username: "entra-local" }) });
+      const created = await fetch(`${url}/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "entra-local" }),
+      });
       expect(created.status).toBe(201);
-      const dev = await fetch(`${url}/users`, { method: "POST", headers: { authorization: `Bearer ${await devToken("dev-local", LOCAL_DEV_SECRET)}`, "content-type": "application/json" }, body: JSON.stringify({ username: "dev-local" }) });
+      const dev = await fetch(`${url}/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${await devToken("dev-local", LOCAL_DEV_SECRET)}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "dev-local" }),
+      });
       expect(dev.status).toBe(201);
       const site = url.replace(/\/api$/, "");
-      expect(await (await fetch(`${site}/config.json`)).json()).toMatchObject({ auth: { mode: "entra", clientId: "web-client", authority: `https://login.microsoftonline.com/${tenant}` } });
+      expect(await (await fetch(`${site}/config.json`)).json()).toMatchObject({
+        auth: { mode: "entra", clientId: "web-client", authority: `https://login.microsoftonline.com/${tenant}` },
+      });
       expect((await fetch(`${site}/config.json`)).headers.get("content-security-policy")).toContain("connect-src 'self' https://login.microsoftonline.com");
     } finally {
       child.kill("SIGKILL");

@@ -13,7 +13,9 @@ beforeAll(async () => {
   postId = (await api.request("POST", "/api/posts", { as: "reader", body: { title: "t", content: "c" } })).body.postId;
   await api.request("POST", `/api/posts/${postId}/comments`, { as: "reader", body: { content: "c" } });
   await api.request("POST", `/api/posts/${postId}/likes`, { as: "reader" });
-  const { result: resources } = await api.blog.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) }).readNext();
+  const { result: resources } = await api.blog.posts.items
+    .getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) })
+    .readNext();
   await handlePostsChanges([resources.find((r) => r.type === "post")!]);
 });
 afterAll(() => api.stop());

@@ -56,9 +56,19 @@ async function send(method: string, path: string, options: { as?: string; body?:
   const headers: Record<string, string> = { ...options.headers };
   if (options.as) headers.authorization = `Bearer ${await token(options.as)}`;
   if (options.body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${app.system.url}${path}`, { method, headers, body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)) });
+  const response = await fetch(`${app.system.url}${path}`, {
+    method,
+    headers,
+    body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+  });
   const text = await response.text();
-  const record = { method, path: `/api${path}`, status: response.status, contentType: response.headers.get("content-type"), body: text ? JSON.parse(text) : undefined };
+  const record = {
+    method,
+    path: `/api${path}`,
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    body: text ? JSON.parse(text) : undefined,
+  };
   seen.push(record);
   return { ...record, etag: response.headers.get("etag") };
 }
@@ -75,13 +85,19 @@ describe("the OpenAPI document", () => {
   it("is OpenAPI 3.1 with the bearer scheme, and lists exactly the route table's operations", () => {
     expect(document.openapi).toBe("3.1.0");
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
-    const documented = Object.entries(document.paths).flatMap(([path, operations]) => Object.entries(operations as Record<string, { operationId: string }>).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations as Record<string, { operationId: string }>).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+    );
     const table = routes.map((route) => `${route.method} /api/${route.route} ${route.name}`);
     expect(documented.sort()).toEqual(table.sort());
     for (const route of routes) {
       const operation = document.paths[`/api/${route.route}`][route.method.toLowerCase()];
       expect(Boolean(operation.security), route.name).toBe(route.doc.auth);
-      for (const name of route.doc.headers ?? []) expect(operation.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === name), `${route.name} ${name}`).toBe(true);
+      for (const name of route.doc.headers ?? [])
+        expect(
+          operation.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === name),
+          `${route.name} ${name}`,
+        ).toBe(true);
     }
   });
 
@@ -140,12 +156,26 @@ describe("the OpenAPI document", () => {
   });
 
   it("allows the 429 and 503 problems of a store in trouble", async () => {
-    const troubled = await localSystem({ feedCacheMs: 0, faults: { rules: [{ effect: "429", ms: 1, rate: 1, operations: ["query"], containers: ["feed"] }, { effect: "503", rate: 1, operations: ["read"], containers: ["posts"] }] } });
+    const troubled = await localSystem({
+      feedCacheMs: 0,
+      faults: {
+        rules: [
+          { effect: "429", ms: 1, rate: 1, operations: ["query"], containers: ["feed"] },
+          { effect: "503", rate: 1, operations: ["read"], containers: ["posts"] },
+        ],
+      },
+    });
     try {
       const answers: Seen[] = [];
       for (const path of ["/feed", "/posts/p1"]) {
         const response = await fetch(`${troubled.system.url}${path}`);
-        answers.push({ method: "GET", path: `/api${path}`, status: response.status, contentType: response.headers.get("content-type"), body: await response.json() });
+        answers.push({
+          method: "GET",
+          path: `/api${path}`,
+          status: response.status,
+          contentType: response.headers.get("content-type"),
+          body: await response.json(),
+        });
       }
       expect(answers.map((a) => a.status)).toEqual([429, 503]);
       expect(answers.flatMap((a) => violations(document, a))).toEqual([]);

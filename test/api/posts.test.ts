@@ -18,7 +18,15 @@ const newPost = async (title = "Hello", content = "World") => {
 describe("posts (C2, Q2, delete)", () => {
   it("creates a post with the author's username and zero counts", async () => {
     const response = await newPost("First", "Body text");
-    expect(response.body).toMatchObject({ type: "post", userId: "author", userUsername: "Author", title: "First", content: "Body text", commentCount: 0, likeCount: 0 });
+    expect(response.body).toMatchObject({
+      type: "post",
+      userId: "author",
+      userUsername: "Author",
+      title: "First",
+      content: "Body text",
+      commentCount: 0,
+      likeCount: 0,
+    });
     expect(response.body.id).toBe(response.body.postId);
     expect(new Date(response.body.creationDate).toISOString()).toBe(response.body.creationDate);
     expect(response.body).not.toHaveProperty("_rid");
@@ -43,10 +51,18 @@ describe("posts (C2, Q2, delete)", () => {
     const { body } = await newPost();
     await api.request("POST", `/api/posts/${body.postId}/likes`, { as: "reader" });
     expect((await api.request("PUT", `/api/posts/${body.postId}`, { as: "reader", body: { title: "x", content: "y" } })).status).toBe(403);
-    const stale = await api.request("PUT", `/api/posts/${body.postId}`, { as: "author", body: { title: "x", content: "y" }, headers: { "if-match": '"stale"' } });
+    const stale = await api.request("PUT", `/api/posts/${body.postId}`, {
+      as: "author",
+      body: { title: "x", content: "y" },
+      headers: { "if-match": '"stale"' },
+    });
     expect(stale.status).toBe(412);
     const current = await api.request("GET", `/api/posts/${body.postId}`);
-    const edited = await api.request("PUT", `/api/posts/${body.postId}`, { as: "author", body: { title: "Edited", content: "New" }, headers: { "if-match": current.headers.etag } });
+    const edited = await api.request("PUT", `/api/posts/${body.postId}`, {
+      as: "author",
+      body: { title: "Edited", content: "New" },
+      headers: { "if-match": current.headers.etag },
+    });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ title: "Edited", content: "New", likeCount: 1, commentCount: 0, updatedDate: expect.any(String) });
     expect((await api.request("PUT", "/api/posts/missing", { as: "author", body: { title: "x", content: "y" } })).status).toBe(404);

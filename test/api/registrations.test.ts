@@ -27,11 +27,21 @@ describe("functions/ registrations", () => {
     const table = routes.map((r) => `${r.method} /api/${r.route}`).sort();
     expect(table).toEqual(
       [
-        "POST /api/users", "PUT /api/users/{userId}", "GET /api/users/{userId}", "GET /api/users/{userId}/posts",
-        "POST /api/posts", "PUT /api/posts/{postId}", "GET /api/posts/{postId}", "DELETE /api/posts/{postId}",
-        "POST /api/posts/{postId}/comments", "GET /api/posts/{postId}/comments",
-        "POST /api/posts/{postId}/likes", "DELETE /api/posts/{postId}/likes", "GET /api/posts/{postId}/likes",
-        "GET /api/feed", "GET /api/openapi.json",
+        "POST /api/users",
+        "PUT /api/users/{userId}",
+        "GET /api/users/{userId}",
+        "GET /api/users/{userId}/posts",
+        "POST /api/posts",
+        "PUT /api/posts/{postId}",
+        "GET /api/posts/{postId}",
+        "DELETE /api/posts/{postId}",
+        "POST /api/posts/{postId}/comments",
+        "GET /api/posts/{postId}/comments",
+        "POST /api/posts/{postId}/likes",
+        "DELETE /api/posts/{postId}/likes",
+        "GET /api/posts/{postId}/likes",
+        "GET /api/feed",
+        "GET /api/openapi.json",
       ].sort(),
     );
   });

@@ -35,8 +35,18 @@ describe("short form", () => {
 
   it("makes a post's short form with its id and truncated content", () => {
     const post: PostItem = {
-      id: "p1", type: "post", postId: "p1", userId: "u", userUsername: "U", title: "T",
-      content: "😀".repeat(150), commentCount: 2, likeCount: 3, creationDate: "2026-01-01T00:00:00.000Z", ttl: 5, deleted: false,
+      id: "p1",
+      type: "post",
+      postId: "p1",
+      userId: "u",
+      userUsername: "U",
+      title: "T",
+      content: "😀".repeat(150),
+      commentCount: 2,
+      likeCount: 3,
+      creationDate: "2026-01-01T00:00:00.000Z",
+      ttl: 5,
+      deleted: false,
     };
     const short = toShortForm(post);
     expect(short).toEqual({ ...post, content: "😀".repeat(99) + "…", ttl: undefined, deleted: undefined });

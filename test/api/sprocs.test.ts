@@ -16,9 +16,28 @@ beforeAll(async () => {
 afterAll(() => cosmos.stop());
 
 async function seedPartition(postId: string, items: number) {
-  await posts.items.create({ id: postId, type: "post", postId, userId: "u1", userUsername: "old", title: "t", content: "c", commentCount: 0, likeCount: 0, creationDate: "2026-01-01T00:00:00.000Z" });
+  await posts.items.create({
+    id: postId,
+    type: "post",
+    postId,
+    userId: "u1",
+    userUsername: "old",
+    title: "t",
+    content: "c",
+    commentCount: 0,
+    likeCount: 0,
+    creationDate: "2026-01-01T00:00:00.000Z",
+  });
   for (let i = 0; i < items; i++) {
-    await posts.items.create({ id: `c${i}`, type: "comment", postId, userId: i % 5 === 0 ? "someone-else" : "u1", userUsername: "old", content: "x", creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z` });
+    await posts.items.create({
+      id: `c${i}`,
+      type: "comment",
+      postId,
+      userId: i % 5 === 0 ? "someone-else" : "u1",
+      userUsername: "old",
+      content: "x",
+      creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z`,
+    });
   }
 }
 
@@ -29,7 +48,9 @@ describe("bounded stored procedures resume from their continuation", () => {
     let calls = 0;
     let updated = 0;
     do {
-      const { resource } = await posts.scripts.storedProcedure("updateUsernames").execute<{ updated: number; continuation: string | null }>("big", ["u1", "new", continuation]);
+      const { resource } = await posts.scripts
+        .storedProcedure("updateUsernames")
+        .execute<{ updated: number; continuation: string | null }>("big", ["u1", "new", continuation]);
       continuation = resource!.continuation;
       updated += resource!.updated;
       calls++;
@@ -69,14 +90,19 @@ describe("bounded stored procedures resume from their continuation", () => {
     await seedPartition("liked", 0);
     const like = (userId: string) => ({ userId, like: true, userUsername: userId, creationDate: "2026-01-01T00:00:00.000Z" });
     const tricky = ["x' OR 1=1 --", 'y") OR true', "like:z"];
-    const { resource } = await posts.scripts.storedProcedure("changeLikes").execute<{ status: string; results: { status: string }[] }>("liked", ["liked", tricky.map(like), 60]);
+    const { resource } = await posts.scripts
+      .storedProcedure("changeLikes")
+      .execute<{ status: string; results: { status: string }[] }>("liked", ["liked", tricky.map(like), 60]);
     expect(resource!.results.map((r) => r.status)).toEqual(["created", "created", "created"]);
     const ids = async () => (await posts.items.query("SELECT VALUE c.id FROM c WHERE c.type = 'like'", { partitionKey: "liked" }).fetchAll()).resources.sort();
     expect(await ids()).toEqual(tricky.map((u) => `like:${u}`).sort());
 
     // A query, 9 writes and the count are more than the 10 calls this server accepts.
     const tooMany = Array.from({ length: 9 }, (_, i) => like(`fan${i}`));
-    await expect(posts.scripts.storedProcedure("changeLikes").execute("liked", ["liked", tooMany, 60])).rejects.toMatchObject({ code: 400, message: expect.stringContaining("changeLikes was not accepted") });
+    await expect(posts.scripts.storedProcedure("changeLikes").execute("liked", ["liked", tooMany, 60])).rejects.toMatchObject({
+      code: 400,
+      message: expect.stringContaining("changeLikes was not accepted"),
+    });
     expect(await ids()).toHaveLength(3);
     expect((await posts.item("liked", "liked").read()).resource.likeCount).toBe(3);
   });
@@ -84,7 +110,10 @@ describe("bounded stored procedures resume from their continuation", () => {
   it("truncateFeed keeps the feed at 100 through the trigger", async () => {
     const feed = clientFor(cosmos).database("blog").container("feed");
     for (let i = 0; i < 104; i++) {
-      await feed.items.create({ id: `f${i}`, type: "post", creationDate: `2026-01-01T00:${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.000Z` }, { postTriggerInclude: ["truncateFeed"] });
+      await feed.items.create(
+        { id: `f${i}`, type: "post", creationDate: `2026-01-01T00:${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.000Z` },
+        { postTriggerInclude: ["truncateFeed"] },
+      );
     }
     const { resources } = await feed.items.query("SELECT VALUE c.id FROM c", { partitionKey: "post" }).fetchAll();
     expect(resources).toHaveLength(100);

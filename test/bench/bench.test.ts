@@ -37,7 +37,20 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
   });
 
   it("runs every request for V1 and V3 and reports consistent figures", async () => {
-    const report = await runAll({ users: 4, seed: 3, iterations: 3, feedSize: 20, database: "benchtest", progress: false, pipeline: { posts: 3, renameItems: 30, renamePosts: 6 }, serverCommentSeconds: 1, coldStartSamples: 2, scaleSeconds: 1, stormLikers: 60, scanItems: 2000 });
+    const report = await runAll({
+      users: 4,
+      seed: 3,
+      iterations: 3,
+      feedSize: 20,
+      database: "benchtest",
+      progress: false,
+      pipeline: { posts: 3, renameItems: 30, renamePosts: 6 },
+      serverCommentSeconds: 1,
+      coldStartSamples: 2,
+      scaleSeconds: 1,
+      stormLikers: 60,
+      scanItems: 2000,
+    });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
     for (const r of report.rows) {
@@ -69,7 +82,11 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     const table = formatTable(report);
     expect(table).toContain("| Q6 the 20 most recent posts |");
     // The scan figures: every matching item comes back, at each size.
-    expect(report.scans!.map((s) => [s.items, s.results])).toEqual([[500, 250], [1000, 500], [2000, 1000]]);
+    expect(report.scans!.map((s) => [s.items, s.results])).toEqual([
+      [500, 250],
+      [1000, 500],
+      [2000, 1000],
+    ]);
     expect(table).toMatch(/\| 2000 items, 1000 results \| [\d.]+ s \|/);
     expect(table).toContain("n/a");
     expect(report.apiOverhead.map((o) => o.request)).toEqual(["Q2 get post", "Q6 feed (20)"]);
@@ -112,7 +129,8 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(scale.load.map((l) => l.request).sort()).toEqual(["Q2 get post", "Q2 get post", "Q6 feed", "Q6 feed"]);
     expect(table).toContain("feed writes per 1,000 likes");
     // The like storm: throttled, never failed, and counted exactly.
-    const storm = (likeBatchMax: number, sdkRetryWaitSeconds: number) => scale.likeStorms.find((s) => s.likeBatchMax === likeBatchMax && s.sdkRetryWaitSeconds === sdkRetryWaitSeconds)!;
+    const storm = (likeBatchMax: number, sdkRetryWaitSeconds: number) =>
+      scale.likeStorms.find((s) => s.likeBatchMax === likeBatchMax && s.sdkRetryWaitSeconds === sdkRetryWaitSeconds)!;
     expect(scale.likeStorms).toHaveLength(4);
     for (const s of scale.likeStorms) {
       expect(s).toMatchObject({ likers: 60, failed: 0, likeCount: 60, likeItems: 60 });

@@ -120,7 +120,11 @@ describe("the blog in a browser", () => {
     await saveProfile("alice_renamed");
     await page.getByRole("heading", { name: "@alice_renamed" }).waitFor();
     await page.goto(postUrl);
-    await eventually(async () => (await page.locator("article .meta a", { hasText: "@alice_renamed" }).count()) > 0 && (await page.locator(".comment a", { hasText: "@alice_renamed" }).count()) > 0);
+    await eventually(
+      async () =>
+        (await page.locator("article .meta a", { hasText: "@alice_renamed" }).count()) > 0 &&
+        (await page.locator(".comment a", { hasText: "@alice_renamed" }).count()) > 0,
+    );
     await page.goto(site);
     await eventually(async () => (await page.locator("[data-post] .meta a", { hasText: "@alice_renamed" }).count()) === 1);
     await page.screenshot({ path: join(SCREENSHOTS, "feed.png"), fullPage: true });

@@ -44,7 +44,8 @@ describe("the chaos checker", () => {
       state.likes.set(`${post.postId}|ben`, true);
       const other = (await api.definite("POST", "/posts", { as: "ben", body: { title: "still here", content: "c" } }))!.body;
       state.posts.set(other.postId, { authorId: "ben", title: "still here", deleted: false, uncertain: false });
-      for (let settled = false, tries = 0; !settled && tries < 100; tries++) settled = (await check(state)).length === 0 || (await new Promise((r) => setTimeout(r, 100)), false);
+      for (let settled = false, tries = 0; !settled && tries < 100; tries++)
+        settled = (await check(state)).length === 0 || (await new Promise((r) => setTimeout(r, 100)), false);
       expect(await check(state)).toEqual([]);
 
       // What the clients were told, and the data, disagree in every way the guarantees forbid.
@@ -68,7 +69,9 @@ describe("the chaos checker", () => {
       expect(violations).toMatch(/like of ann on .*: acknowledged liked, stored not liked/);
       expect(violations).toMatch(/deleted post .*: GET \/posts\/\S+ answered 200/);
       expect(violations).toMatch(/acknowledged comment lost-comment on .* is missing/);
-      expect((await checkGuarantees(client, containerDefinitions.databaseName, api, state, [{ source: "posts", id: "never-set-aside" }])).join("\n")).toMatch(/malformed posts document never-set-aside was not set aside/);
+      expect((await checkGuarantees(client, containerDefinitions.databaseName, api, state, [{ source: "posts", id: "never-set-aside" }])).join("\n")).toMatch(
+        /malformed posts document never-set-aside was not set aside/,
+      );
     } finally {
       client.dispose();
       await app.stop();

@@ -14,7 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => f.stop());
 
-const statusOf = async (promise: Promise<unknown>) => promise.then(() => 200, (error: { code?: number }) => error.code);
+const statusOf = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: { code?: number }) => error.code,
+  );
 
 describe("the embedded server's authorization", () => {
   it("answers a request with no Authorization header 401, revealing nothing", async () => {
@@ -26,7 +30,11 @@ describe("the embedded server's authorization", () => {
   });
 
   it("answers a client with another key 401", async () => {
-    const stranger = new CosmosClient({ endpoint: f.cosmos.endpoint, key: Buffer.from("not-the-key").toString("base64"), connectionPolicy: { enableEndpointDiscovery: false } });
+    const stranger = new CosmosClient({
+      endpoint: f.cosmos.endpoint,
+      key: Buffer.from("not-the-key").toString("base64"),
+      connectionPolicy: { enableEndpointDiscovery: false },
+    });
     expect(await statusOf(stranger.database("test").containers.readAll().fetchAll())).toBe(401);
   });
 

@@ -58,7 +58,11 @@ describe("bulk (non-atomic batches the SDK routes by partition key range)", () =
       const c = await fixture.container();
       await c.items.create({ id: "exists", pk: "p3" });
       const operations = [
-        ...Array.from({ length: 150 }, (_, i) => ({ operationType: "Create" as const, partitionKey: `p${i % 20}`, resourceBody: { id: `b${i}`, pk: `p${i % 20}`, n: i } })),
+        ...Array.from({ length: 150 }, (_, i) => ({
+          operationType: "Create" as const,
+          partitionKey: `p${i % 20}`,
+          resourceBody: { id: `b${i}`, pk: `p${i % 20}`, n: i },
+        })),
         { operationType: "Create" as const, partitionKey: "p3", resourceBody: { id: "exists", pk: "p3" } },
         { operationType: "Upsert" as const, partitionKey: "p4", resourceBody: { id: "up", pk: "p4" } },
         { operationType: "Read" as const, partitionKey: "p9", id: "missing" },

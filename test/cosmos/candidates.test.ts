@@ -11,7 +11,11 @@ describe("what an index can answer (the conjuncts of WHERE)", () => {
       { kind: "equal", path: ["type"], value: "post" },
       { kind: "equal", path: ["userId"], value: "u1" },
     ]);
-    expect(predicates("SELECT * FROM root r WHERE 3 < r.a.b AND r['c'] IN ('x', @y) AND ARRAY_CONTAINS(r.tags, 'blue') AND IS_DEFINED(r.d)", [{ name: "@y", value: "z" }])).toEqual([
+    expect(
+      predicates("SELECT * FROM root r WHERE 3 < r.a.b AND r['c'] IN ('x', @y) AND ARRAY_CONTAINS(r.tags, 'blue') AND IS_DEFINED(r.d)", [
+        { name: "@y", value: "z" },
+      ]),
+    ).toEqual([
       { kind: "range", path: ["a", "b"], operator: ">", value: 3 },
       { kind: "in", path: ["c"], values: ["x", "z"] },
       { kind: "contains", path: ["tags"], value: "blue" },
@@ -44,7 +48,10 @@ beforeAll(async () => (f = await cosmosFixture()));
 afterAll(() => f.stop());
 
 /** retrievedDocumentCount of one query page, as the SDK reports query metrics. */
-async function retrieved(container: Awaited<ReturnType<CosmosFixture["container"]>>, spec: { query: string; parameters?: { name: string; value: string | number }[] }): Promise<{ count: number; ids: string[] }> {
+async function retrieved(
+  container: Awaited<ReturnType<CosmosFixture["container"]>>,
+  spec: { query: string; parameters?: { name: string; value: string | number }[] },
+): Promise<{ count: number; ids: string[] }> {
   const response = await container.items.query<{ id: string }>(spec, { populateQueryMetrics: true, maxItemCount: 1000 }).fetchAll();
   const metrics = Object.values(response.queryMetrics ?? {}).map((m) => m.retrievedDocumentCount);
   return { count: metrics.reduce((a, b) => a + b, 0), ids: response.resources.map((r) => r.id) };
@@ -54,7 +61,15 @@ describe("indexes on a large container (through the SDK)", () => {
   let c: Awaited<ReturnType<CosmosFixture["container"]>>;
   beforeAll(async () => {
     c = await f.container({ indexingPolicy: { includedPaths: [{ path: "/*" }], excludedPaths: [{ path: "/note/?" }] } });
-    const items = Array.from({ length: 3000 }, (_, i) => ({ id: `i${i}`, pk: `p${i % 300}`, user: `u${i % 60}`, n: i, tags: i % 10 === 0 ? ["ten"] : [], note: `n${i % 2}`, ...(i % 100 === 0 ? { flag: true } : {}) }));
+    const items = Array.from({ length: 3000 }, (_, i) => ({
+      id: `i${i}`,
+      pk: `p${i % 300}`,
+      user: `u${i % 60}`,
+      n: i,
+      tags: i % 10 === 0 ? ["ten"] : [],
+      note: `n${i % 2}`,
+      ...(i % 100 === 0 ? { flag: true } : {}),
+    }));
     for (let i = 0; i < items.length; i += 100) await Promise.all(items.slice(i, i + 100).map((item) => c.items.create(item)));
   }, 60_000);
 
@@ -89,10 +104,14 @@ describe("indexes of one logical partition", () => {
   it("read only what a list query selects in its partition (the post and its comments, not its likes)", async () => {
     const c = await f.container({ partitionKey: { paths: ["/postId"] } });
     await c.items.create({ id: "p", postId: "p", type: "post" });
-    for (let i = 0; i < 30; i++) await c.items.create({ id: `c${i}`, postId: "p", type: "comment", creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z` });
+    for (let i = 0; i < 30; i++)
+      await c.items.create({ id: `c${i}`, postId: "p", type: "comment", creationDate: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z` });
     for (let i = 0; i < 50; i++) await c.items.create({ id: `l${i}`, postId: "p", type: "like" });
     const response = await c.items
-      .query("SELECT TOP 12 * FROM c WHERE c.type = 'post' OR (c.type = 'comment' AND NOT IS_DEFINED(c.deleted)) ORDER BY c.type DESC, c.creationDate ASC, c.id ASC", { partitionKey: "p", populateQueryMetrics: true })
+      .query(
+        "SELECT TOP 12 * FROM c WHERE c.type = 'post' OR (c.type = 'comment' AND NOT IS_DEFINED(c.deleted)) ORDER BY c.type DESC, c.creationDate ASC, c.id ASC",
+        { partitionKey: "p", populateQueryMetrics: true },
+      )
       .fetchAll();
     expect(response.resources.map((r) => r.id)).toEqual(["p", ...Array.from({ length: 11 }, (_, i) => `c${i}`)]);
     const read = Object.values(response.queryMetrics ?? {}).reduce((n, m) => n + m.retrievedDocumentCount, 0);

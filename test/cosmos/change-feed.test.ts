@@ -67,7 +67,10 @@ describe("change feed (latest version)", () => {
 
   it("pages with maxItemCount without dropping items", async () => {
     const c = await f.container();
-    await write(c, Array.from({ length: 25 }, (_, i) => `i${i}`));
+    await write(
+      c,
+      Array.from({ length: 25 }, (_, i) => `i${i}`),
+    );
     const { items, pages } = await drain(c.items.getChangeFeedIterator<Doc>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 10 }));
     expect(pages).toEqual([10, 10, 5]);
     expect(items.map((d) => d.id)).toEqual(Array.from({ length: 25 }, (_, i) => `i${i}`));

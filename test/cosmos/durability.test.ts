@@ -30,11 +30,12 @@ function serve(dataDir: string): Promise<{ child: ChildProcess; endpoint: string
   });
 }
 
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  child.removeAllListeners("exit");
-  child.once("exit", () => resolve());
-  child.kill("SIGKILL");
-});
+const killed = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.removeAllListeners("exit");
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
 
 async function containerOf(endpoint: string, key: string): Promise<Container> {
   const client = clientFor({ endpoint, key });
@@ -49,7 +50,12 @@ describe("data that survives a restart", () => {
     const first = await serve(dir);
     let things = await containerOf(first.endpoint, first.key);
     await things.scripts.storedProcedures.create({ id: "hello", body: "function () { getContext().getResponse().setBody('hi'); }" });
-    await things.scripts.triggers.create({ id: "stamp", body: "function () { var r = getContext().getRequest(); var d = r.getBody(); d.stamped = true; r.setBody(d); }", triggerType: TriggerType.Pre, triggerOperation: TriggerOperation.All });
+    await things.scripts.triggers.create({
+      id: "stamp",
+      body: "function () { var r = getContext().getRequest(); var d = r.getBody(); d.stamped = true; r.setBody(d); }",
+      triggerType: TriggerType.Pre,
+      triggerOperation: TriggerOperation.All,
+    });
     await Promise.all(Array.from({ length: 200 }, (_, i) => things.items.create({ id: `t${i}`, pk: `p${i % 7}`, n: i })));
     await things.item("t1", "p1").patch([{ op: "incr", path: "/n", value: 100 }]);
     await things.item("t2", "p2").delete();
@@ -137,7 +143,10 @@ describe("data that survives a restart", () => {
       return damaged;
     }
 
-    it.each([["journal.jsonl", false], ["snapshot.jsonl", true]])("in %s stops the start naming the file and offset, and changes nothing", async (name, snapshot) => {
+    it.each([
+      ["journal.jsonl", false],
+      ["snapshot.jsonl", true],
+    ])("in %s stops the start naming the file and offset, and changes nothing", async (name, snapshot) => {
       const dir = await dataDir(snapshot as boolean);
       const file = join(dir, name as string);
       const damaged = damage(file);

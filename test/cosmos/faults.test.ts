@@ -10,7 +10,10 @@ async function faultyServer(rules: FaultRule[], throttleRetries = 9) {
   const client = new CosmosClient({
     endpoint: cosmos.endpoint,
     key: cosmos.key,
-    connectionPolicy: { enableEndpointDiscovery: false, retryOptions: { maxRetryAttemptCount: throttleRetries, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 30 } },
+    connectionPolicy: {
+      enableEndpointDiscovery: false,
+      retryOptions: { maxRetryAttemptCount: throttleRetries, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 30 },
+    },
   });
   const { database } = await client.databases.createIfNotExists({ id: "faults" });
   const { container: a } = await database.containers.create({ id: "a", partitionKey: { paths: ["/pk"] } });
@@ -29,7 +32,10 @@ describe("fault specs", () => {
         { effect: "sproc-timeout", rate: 0.02 },
       ],
     });
-    expect(parseFaultSpec('{"seed":3,"rules":[{"effect":"503","rate":1,"operations":["changefeed"]}]}')).toEqual({ seed: 3, rules: [{ effect: "503", rate: 1, operations: ["changefeed"] }] });
+    expect(parseFaultSpec('{"seed":3,"rules":[{"effect":"503","rate":1,"operations":["changefeed"]}]}')).toEqual({
+      seed: 3,
+      rules: [{ effect: "503", rate: 1, operations: ["changefeed"] }],
+    });
     expect(parseFaultSpec('[{"effect":"408","rate":0.5}]')).toEqual({ rules: [{ effect: "408", rate: 0.5 }] });
     expect(() => parseFaultSpec("500:0.1")).toThrow(/effect/);
     expect(() => parseFaultSpec("429:2")).toThrow(/rate/);

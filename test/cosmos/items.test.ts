@@ -68,7 +68,9 @@ describe("items", () => {
 
     const conditional = await c.item("pt", "x").patch({ condition: "FROM c WHERE c.count = 3", operations: [{ op: "incr", path: "/count", value: 1 }] });
     expect(conditional.resource?.count).toBe(4);
-    expect(await statusOf(c.item("pt", "x").patch({ condition: "FROM c WHERE c.count = 3", operations: [{ op: "incr", path: "/count", value: 1 }] }))).toBe(412);
+    expect(await statusOf(c.item("pt", "x").patch({ condition: "FROM c WHERE c.count = 3", operations: [{ op: "incr", path: "/count", value: 1 }] }))).toBe(
+      412,
+    );
     expect(await statusOf(c.item("pt", "x").patch([{ op: "replace", path: "/missing", value: 1 }]))).toBe(400);
     expect(await statusOf(c.item("pt", "x").patch([{ op: "set", path: "/pk", value: "y" }]))).toBe(400);
     expect(await statusOf(c.item("nope", "x").patch([{ op: "set", path: "/a", value: 1 }]))).toBe(404);

@@ -10,7 +10,20 @@ const { hashPartitionKey } = createRequire(__filename)(join(sdkRoot, "utils/hash
 };
 
 describe("effective partition keys, as the SDK computes them", () => {
-  const keys: unknown[][] = [["post"], ["user0001"], [""], ["é漢字😀"], [42], [-0.5], [1e21], [true], [false], [null], ["a".repeat(300)], ...Array.from({ length: 200 }, (_, i) => [`pk-${i}-${(i * 7919) % 1000}`])];
+  const keys: unknown[][] = [
+    ["post"],
+    ["user0001"],
+    [""],
+    ["é漢字😀"],
+    [42],
+    [-0.5],
+    [1e21],
+    [true],
+    [false],
+    [null],
+    ["a".repeat(300)],
+    ...Array.from({ length: 200 }, (_, i) => [`pk-${i}-${(i * 7919) % 1000}`]),
+  ];
 
   it("hashes single keys (version 2) exactly as the SDK does", () => {
     for (const key of keys) {
@@ -25,12 +38,17 @@ describe("effective partition keys, as the SDK computes them", () => {
 
   it("splits the key space into contiguous ranges and places every key in exactly one", () => {
     const ranges = keyRanges(4);
-    expect(ranges.map((r) => [r.minInclusive, r.maxExclusive])).toEqual([["", "1000"], ["1000", "2000"], ["2000", "3000"], ["3000", "FF"]]);
+    expect(ranges.map((r) => [r.minInclusive, r.maxExclusive])).toEqual([
+      ["", "1000"],
+      ["1000", "2000"],
+      ["2000", "3000"],
+      ["3000", "FF"],
+    ]);
     const counts = [0, 0, 0, 0];
     for (const key of keys) {
       const epk = effectivePartitionKey(key as never, "Hash");
       const range = ranges[rangeOf(ranges, epk)];
-      expect(epk >= range.minInclusive && (epk < range.maxExclusive)).toBe(true);
+      expect(epk >= range.minInclusive && epk < range.maxExclusive).toBe(true);
       counts[Number(range.id)]++;
     }
     expect(counts.every((c) => c > 20)).toBe(true); // roughly even

@@ -26,20 +26,31 @@ async function drain(iterator: ReturnType<Container["items"]["getChangeFeedItera
 describe("several physical partitions", () => {
   it("show the SDK four key ranges covering the whole key space, each holding part of the data", async () => {
     const { resources } = await c.readPartitionKeyRanges().fetchAll();
-    expect(resources.map((r) => [r.minInclusive, r.maxExclusive])).toEqual([["", "1000"], ["1000", "2000"], ["2000", "3000"], ["3000", "FF"]]);
+    expect(resources.map((r) => [r.minInclusive, r.maxExclusive])).toEqual([
+      ["", "1000"],
+      ["1000", "2000"],
+      ["2000", "3000"],
+      ["3000", "FF"],
+    ]);
     const ranges = await c.getFeedRanges();
     expect(ranges).toHaveLength(4);
-    const perRange = await Promise.all(ranges.map((range) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) }))));
+    const perRange = await Promise.all(
+      ranges.map((range) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) }))),
+    );
     expect(perRange.every((r) => r.ids.length > 0)).toBe(true);
     expect(perRange.flatMap((r) => r.ids).sort()).toEqual(ids);
   });
 
   it("give each range its own change feed and continuation: a write appears only in its own range, once", async () => {
     const ranges = await c.getFeedRanges();
-    const positions = await Promise.all(ranges.map((range) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) }))));
+    const positions = await Promise.all(
+      ranges.map((range) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) }))),
+    );
     await c.items.create({ id: "late", pk: "tenant-5" });
     await c.items.upsert({ id: ids[0], pk: "tenant-0", n: -1 });
-    const resumed = await Promise.all(positions.map((p) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(p.continuation) }))));
+    const resumed = await Promise.all(
+      positions.map((p) => drain(c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(p.continuation) }))),
+    );
     expect(resumed.flatMap((r) => r.ids).sort()).toEqual(["late", ids[0]].sort());
     expect(resumed.filter((r) => r.ids.length > 0).length).toBeLessThanOrEqual(2);
     // The whole-container iterator (as the rebuild uses) still sees every item once.

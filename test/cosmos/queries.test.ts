@@ -28,9 +28,16 @@ describe("queries", () => {
 
   it("binds parameters, orders by one field and applies TOP", async () => {
     const { resources } = await c.items
-      .query({ query: "SELECT TOP 3 c.id, c.n FROM c WHERE c.kind = @kind ORDER BY c.n DESC", parameters: [{ name: "@kind", value: "odd" }] }, { partitionKey: "a" })
+      .query(
+        { query: "SELECT TOP 3 c.id, c.n FROM c WHERE c.kind = @kind ORDER BY c.n DESC", parameters: [{ name: "@kind", value: "odd" }] },
+        { partitionKey: "a" },
+      )
       .fetchAll();
-    expect(resources).toEqual([{ id: "a29", n: 29 }, { id: "a27", n: 27 }, { id: "a25", n: 25 }]);
+    expect(resources).toEqual([
+      { id: "a29", n: 29 },
+      { id: "a27", n: 27 },
+      { id: "a25", n: 25 },
+    ]);
   });
 
   it("treats a parameter value as data, never as SQL", async () => {
@@ -54,7 +61,10 @@ describe("queries", () => {
   });
 
   it("answers a SQL syntax error with 400 and a message", async () => {
-    const error = await c.items.query("SELEC * FROM c", { partitionKey: "a" }).fetchAll().catch((e: unknown) => e as { code: number; message: string });
+    const error = await c.items
+      .query("SELEC * FROM c", { partitionKey: "a" })
+      .fetchAll()
+      .catch((e: unknown) => e as { code: number; message: string });
     expect(error).toMatchObject({ code: 400 });
     expect((error as { message: string }).message).toMatch(/syntax/i);
   });

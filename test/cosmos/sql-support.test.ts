@@ -12,7 +12,8 @@ beforeAll(async () => {
   fixture = await cosmosFixture();
   container = await fixture.container({ indexingPolicy: { compositeIndexes: [] } });
   const kinds = ["a", "b", "a", "c", "b", "a"];
-  for (const [i, kind] of kinds.entries()) await container.items.create({ id: `d${i}`, pk: i < 3 ? "p" : `q${i}`, n: i, kind, tags: i % 2 === 0 ? ["x", "y"] : ["z"] });
+  for (const [i, kind] of kinds.entries())
+    await container.items.create({ id: `d${i}`, pk: i < 3 ? "p" : `q${i}`, n: i, kind, tags: i % 2 === 0 ? ["x", "y"] : ["z"] });
 });
 afterAll(() => fixture.stop());
 
@@ -40,7 +41,10 @@ describe("SQL on the embedded server, as docs/embedded-sql.md says", () => {
         const { resources } = await run(row.query, partitionKey);
         expect(Array.isArray(resources), `${row.query} (${partitionKey ?? "all partitions"})`).toBe(true);
       } else {
-        const error = await run(row.query, partitionKey).then(() => undefined, (e: { code?: number; message?: string }) => e);
+        const error = await run(row.query, partitionKey).then(
+          () => undefined,
+          (e: { code?: number; message?: string }) => e,
+        );
         expect(error?.code, `${row.query} (${partitionKey ?? "all partitions"})`).toBe(400);
         expect(error?.message).toMatch(/not supported by the embedded server/);
       }
@@ -63,6 +67,8 @@ describe("DISTINCT and OFFSET ... LIMIT", () => {
 
   it("refuse a negative or non-numeric OFFSET or LIMIT, and a continuation they did not issue", async () => {
     expect(await statusOf(run("SELECT VALUE c.id FROM c OFFSET @missing LIMIT 1", "p"))).toBe(400);
-    expect(await statusOf(container.items.query("SELECT DISTINCT VALUE c.kind FROM c", { partitionKey: "p", continuationToken: "SHAPED:x" }).fetchNext())).toBe(400);
+    expect(await statusOf(container.items.query("SELECT DISTINCT VALUE c.kind FROM c", { partitionKey: "p", continuationToken: "SHAPED:x" }).fetchNext())).toBe(
+      400,
+    );
   });
 });

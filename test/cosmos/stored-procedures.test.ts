@@ -51,7 +51,9 @@ describe("stored procedures", () => {
           if (err) throw err;
           __.createDocument(__.getSelfLink(), { id: prefix + docs.length, pk: "api" }, function (err2, created) {
             if (err2) throw err2;
-            getContext().getResponse().setBody({ created: created.id, found: docs.length, sandbox: typeof require + typeof process });
+            getContext()
+              .getResponse()
+              .setBody({ created: created.id, found: docs.length, sandbox: typeof require + typeof process });
           });
         },
       );
@@ -133,7 +135,9 @@ describe("stored procedures", () => {
         if (!accepted) break;
         next += 1;
       }
-      getContext().getResponse().setBody({ next, done: next >= total });
+      getContext()
+        .getResponse()
+        .setBody({ next, done: next >= total });
     });
     let state = { next: 0, done: false };
     let calls = 0;
@@ -165,18 +169,27 @@ describe("stored procedures", () => {
       const seen: number[] = [];
       const pageSizes: number[] = [];
       function page(token?: string) {
-        collection.queryDocuments(collection.getSelfLink(), "SELECT * FROM c ORDER BY c.n", { pageSize: 3, continuation: token }, function (err, docs, options) {
-          if (err) throw err;
-          pageSizes.push(docs.length);
-          docs.forEach(function (d: { n: number }) { seen.push(d.n); });
-          if (options.continuation) page(options.continuation);
-          else {
-            const first = docs[0] as { _self: string };
-            collection.replaceDocument(first._self, { id: "pg6", pk: "paging", n: 6 }, { etag: '"stale"' }, function (replaceErr) {
-              getContext().getResponse().setBody({ seen: seen, pageSizes: pageSizes, status: replaceErr && replaceErr.number });
+        collection.queryDocuments(
+          collection.getSelfLink(),
+          "SELECT * FROM c ORDER BY c.n",
+          { pageSize: 3, continuation: token },
+          function (err, docs, options) {
+            if (err) throw err;
+            pageSizes.push(docs.length);
+            docs.forEach(function (d: { n: number }) {
+              seen.push(d.n);
             });
-          }
-        });
+            if (options.continuation) page(options.continuation);
+            else {
+              const first = docs[0] as { _self: string };
+              collection.replaceDocument(first._self, { id: "pg6", pk: "paging", n: 6 }, { etag: '"stale"' }, function (replaceErr) {
+                getContext()
+                  .getResponse()
+                  .setBody({ seen: seen, pageSizes: pageSizes, status: replaceErr && replaceErr.number });
+              });
+            }
+          },
+        );
       }
       page();
     });

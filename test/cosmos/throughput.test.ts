@@ -47,7 +47,14 @@ describe("a stored procedure call on a throttled server", () => {
         body: "function readMany(n) { var c = getContext().getCollection(); for (var i = 0; i < n; i++) c.readDocuments(c.getSelfLink(), {}, function () {}); getContext().getResponse().setBody(n); }",
       });
       await new Promise((resolve) => setTimeout(resolve, 1100)); // a full second's budget
-      const client = new CosmosClient({ endpoint: fixture.cosmos.endpoint, key: fixture.cosmos.key, connectionPolicy: { enableEndpointDiscovery: false, retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 } } });
+      const client = new CosmosClient({
+        endpoint: fixture.cosmos.endpoint,
+        key: fixture.cosmos.key,
+        connectionPolicy: {
+          enableEndpointDiscovery: false,
+          retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
+        },
+      });
       const same = client.database(fixture.database.id).container(container.id);
       await same.scripts.storedProcedure(sproc!.id).execute("a", [20]); // admitted with 10 left, charged 20: 10 in debt
       await expect(same.item("x", "a").read()).rejects.toMatchObject({ code: 429 });

@@ -44,7 +44,10 @@ describe("time to live", () => {
 describe("bad input", () => {
   const raw = (path: string, init: RequestInit) => {
     const url = new URL(path, f.cosmos.endpoint);
-    return fetch(url, { ...init, headers: { ...authorizationHeaders(f.cosmos.key, init.method ?? "GET", url.pathname), ...(init.headers as Record<string, string>) } });
+    return fetch(url, {
+      ...init,
+      headers: { ...authorizationHeaders(f.cosmos.key, init.method ?? "GET", url.pathname), ...(init.headers as Record<string, string>) },
+    });
   };
 
   it("answers malformed JSON with 400 and a message", async () => {
@@ -63,9 +66,17 @@ describe("bad input", () => {
 
   it("answers reserved characters in ids and a bad partition key header with 400", async () => {
     const c = await f.container();
-    const badId = await raw(`dbs/test/colls/${c.id}/docs`, { method: "POST", headers: { "x-ms-documentdb-partitionkey": '["a"]' }, body: JSON.stringify({ id: "a#b", pk: "a" }) });
+    const badId = await raw(`dbs/test/colls/${c.id}/docs`, {
+      method: "POST",
+      headers: { "x-ms-documentdb-partitionkey": '["a"]' },
+      body: JSON.stringify({ id: "a#b", pk: "a" }),
+    });
     expect(badId.status).toBe(400);
-    const badHeader = await raw(`dbs/test/colls/${c.id}/docs`, { method: "POST", headers: { "x-ms-documentdb-partitionkey": "a" }, body: JSON.stringify({ id: "x", pk: "a" }) });
+    const badHeader = await raw(`dbs/test/colls/${c.id}/docs`, {
+      method: "POST",
+      headers: { "x-ms-documentdb-partitionkey": "a" },
+      body: JSON.stringify({ id: "x", pk: "a" }),
+    });
     expect(badHeader.status).toBe(400);
   });
 

@@ -21,7 +21,8 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const inFeed = async (postId: string) => (await app.call("GET", "/feed?limit=100")).body.items.some((p: { id: string }) => p.id === postId);
-const inList = async (userId: string, postId: string) => (await app.call("GET", `/users/${userId}/posts?limit=100`)).body.items.some((p: { id: string }) => p.id === postId);
+const inList = async (userId: string, postId: string) =>
+  (await app.call("GET", `/users/${userId}/posts?limit=100`)).body.items.some((p: { id: string }) => p.id === postId);
 const deadLetterOf = async (documentId: string) => (await listDeadLetters()).find((letter) => letter.documentId === documentId);
 
 describe("a malformed post in `posts`", () => {
@@ -67,7 +68,16 @@ describe("npm run dead-letters", () => {
     expect(early.stdout).toMatch(/still malformed/);
 
     const { resource } = await app.system.store.posts.item("bad1", "bad1").read();
-    await app.system.store.posts.item("bad1", "bad1").replace({ ...resource, userId: "alice", userUsername: "alice", title: "fixed", content: "now well-formed", commentCount: 0, likeCount: 0, creationDate: new Date().toISOString() });
+    await app.system.store.posts.item("bad1", "bad1").replace({
+      ...resource,
+      userId: "alice",
+      userUsername: "alice",
+      title: "fixed",
+      content: "now well-formed",
+      commentCount: 0,
+      likeCount: 0,
+      creationDate: new Date().toISOString(),
+    });
     const replayed = await run("replay", letter.id);
     expect(replayed.status, replayed.stderr).toBe(0);
     expect(replayed.stdout).toMatch(/replayed/);

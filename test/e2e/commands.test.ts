@@ -11,7 +11,11 @@ import { clientFor } from "../support/cosmos";
 const dist = join(__dirname, "../../dist");
 
 /** Starts a command and resolves with the first match of `pattern` in its output. */
-function startAndWaitFor(args: string[], pattern: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
+function startAndWaitFor(
+  args: string[],
+  pattern: RegExp,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
@@ -53,7 +57,11 @@ describe("the commands", () => {
   });
 
   it("npm start serves the API, prints how to get a token, and shuts down on Ctrl-C", async () => {
-    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" });
+    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, {
+      PORT: "0",
+      EMBEDDED_COSMOS_PORT: "0",
+      LOG_REQUESTS: "false",
+    });
     const url = match[1];
     expect(output()).toContain("npm run token -- alice");
     expect(output()).toContain("curl -s -X POST");
@@ -71,9 +79,17 @@ describe("the commands", () => {
   it("npm start keeps its data in the data directory across restarts", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "blog-data-"));
     const env = { PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false", AUTH_DEV_SECRET: "" };
-    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("keeper").setExpirationTime("1h").sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("keeper")
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
     const first = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
-    const created = await fetch(`${first.match[1]}/users`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ username: "keeper" }) });
+    const created = await fetch(`${first.match[1]}/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ username: "keeper" }),
+    });
     expect(created.status).toBe(201);
     first.child.removeAllListeners("exit");
     first.child.kill("SIGKILL");

@@ -16,7 +16,10 @@ afterAll(() => app.stop());
 const claimsOf = async (userId: string) =>
   (
     await app.system.store.users.items
-      .query<string>({ query: "SELECT VALUE c.username FROM c WHERE c.type = 'username' AND c.ownerId = @owner", parameters: [{ name: "@owner", value: userId }] })
+      .query<string>({
+        query: "SELECT VALUE c.username FROM c WHERE c.type = 'username' AND c.ownerId = @owner",
+        parameters: [{ name: "@owner", value: userId }],
+      })
       .fetchAll()
   ).resources.sort();
 
@@ -25,7 +28,10 @@ describe("concurrent renames of one profile", () => {
     for (let round = 0; round < 5; round++) {
       const names = Array.from({ length: 8 }, (_, i) => `alice-${round}-${i}`);
       const responses = await Promise.all(names.map((username) => app.call("PUT", "/users/alice", { as: "alice", body: { username } })));
-      expect(responses.map((r) => r.status), `round ${round}`).toEqual(names.map(() => 200));
+      expect(
+        responses.map((r) => r.status),
+        `round ${round}`,
+      ).toEqual(names.map(() => 200));
       const winner = (await app.call("GET", "/users/alice")).body.username as string;
       expect(names).toContain(winner);
       // The losers' names are released: by the rename itself, or by the claim sweep soon after.

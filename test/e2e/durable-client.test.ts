@@ -54,7 +54,9 @@ describe("the package's DurableClient on the local host", () => {
   it("is what the pipeline starts its orchestrations through: a rename starts a propagation seen by the client", async () => {
     await app.call("POST", "/users", { as: "client-user", body: { username: "client-user" } });
     await app.call("PUT", "/users/client-user", { as: "client-user", body: { username: "client-user-2" } });
-    await within(10_000, async () => (await client.getStatusAll()).some((s) => s.name === "propagateUsername" && (s.input as { userId?: string }).userId === "client-user"));
+    await within(10_000, async () =>
+      (await client.getStatusAll()).some((s) => s.name === "propagateUsername" && (s.input as { userId?: string }).userId === "client-user"),
+    );
   });
 
   it("answers loopback callers only", async () => {
@@ -66,7 +68,9 @@ describe("the package's DurableClient on the local host", () => {
         request({ host: "127.0.0.1", port: url.port, path: url.pathname, headers: { host: "blog.example" } }, (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
-        }).on("error", reject).end(),
+        })
+          .on("error", reject)
+          .end(),
       );
       expect(status).toBe(403);
     } finally {
@@ -134,7 +138,12 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
   async function serve() {
     const durable = new DurableHost({
       orchestrations: { approval, flaky, tally },
-      activities: { sometimesDown: async (input: unknown) => { if (down) throw new Error("down"); return input; } },
+      activities: {
+        sometimesDown: async (input: unknown) => {
+          if (down) throw new Error("down");
+          return input;
+        },
+      },
       entities: { counter } as Record<string, EntityHandler>,
       clock,
       store: fileInstanceStore(dir),
@@ -166,7 +175,11 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
     const links = (await response.json()) as Record<string, string>;
     expect(response.status).toBe(202);
     expect((await fetch(links.statusQueryGetUri)).status).toBe(202); // running
-    const raised = await fetch(links.sendEventPostUri.replace("{eventName}", "answer"), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify("yes") });
+    const raised = await fetch(links.sendEventPostUri.replace("{eventName}", "answer"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify("yes"),
+    });
     expect(raised.status).toBe(202);
     await host.durable.settled();
     const done = await fetch(links.statusQueryGetUri);
@@ -182,7 +195,11 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
   it("starts and waits, as createAndWaitOnNewInstancePostUri asks: the output if it finishes in time, else the links", async () => {
     down = false;
     const start = (name: string, seconds: number) =>
-      fetch(`${host.origin}/runtime/webhooks/durabletask/orchestrators/${name}?timeout=${seconds}&pollingInterval=0.02`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ quick: true }) });
+      fetch(`${host.origin}/runtime/webhooks/durabletask/orchestrators/${name}?timeout=${seconds}&pollingInterval=0.02`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ quick: true }),
+      });
     const quick = await start("flaky", 30);
     expect(quick.status).toBe(200);
     expect(await quick.json()).toEqual({ quick: true });
@@ -202,17 +219,26 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
     const pages: string[][] = [];
     let token: string | null = null;
     do {
-      const page: Response = await fetch(`${host.origin}/runtime/webhooks/durabletask/instances/?runtimeStatus=Running&createdTimeFrom=${encodeURIComponent(new Date(from.getTime() + 1).toISOString())}&top=2`, { headers: token ? { "x-ms-continuation-token": token } : {} });
+      const page: Response = await fetch(
+        `${host.origin}/runtime/webhooks/durabletask/instances/?runtimeStatus=Running&createdTimeFrom=${encodeURIComponent(new Date(from.getTime() + 1).toISOString())}&top=2`,
+        { headers: token ? { "x-ms-continuation-token": token } : {} },
+      );
       pages.push(((await page.json()) as { instanceId: string }[]).map((s) => s.instanceId));
       token = page.headers.get("x-ms-continuation-token");
     } while (token);
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat()).toEqual(ids);
     for (const id of ids.slice(0, 3)) await host.client.terminate(id, "done");
-    const purged = await host.client.purgeInstanceHistoryBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated] });
+    const purged = await host.client.purgeInstanceHistoryBy({
+      createdTimeFrom: new Date(from.getTime() + 1),
+      runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated],
+    });
     expect(purged.instancesDeleted).toBe(3);
     expect((await host.client.getStatusBy({ createdTimeFrom: new Date(from.getTime() + 1) })).map((s) => s.instanceId)).toEqual(ids.slice(3));
-    expect((await host.client.purgeInstanceHistoryBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated] })).instancesDeleted).toBe(0);
+    expect(
+      (await host.client.purgeInstanceHistoryBy({ createdTimeFrom: new Date(from.getTime() + 1), runtimeStatus: [df.OrchestrationRuntimeStatus.Terminated] }))
+        .instancesDeleted,
+    ).toBe(0);
   });
 
   it("rewinds an instance a failed activity failed; refuses one that is running", async () => {
@@ -241,7 +267,10 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
     host = await serve();
     await host.client.raiseEvent(`${id}-child`, "answer", "after the restart");
     await host.durable.settled();
-    expect(await host.client.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { child: { input: "child input", answer: "after the restart" }, count: 16 } });
+    expect(await host.client.getStatus(id)).toMatchObject({
+      runtimeStatus: "Completed",
+      output: { child: { input: "child input", answer: "after the restart" }, count: 16 },
+    });
     const listed = await (await fetch(`${host.origin}/runtime/webhooks/durabletask/entities/counter?fetchState=true`)).json();
     expect(listed).toContainEqual({ entityId: { name: "counter", key }, lastOperationTime: expect.any(String), state: 16 });
   });

@@ -25,7 +25,10 @@ describe("the feed keeps the 100 newest posts", () => {
     const all = [];
     let token: string | null = null;
     do {
-      const page: { body: { items: unknown[]; continuationToken: string | null } } = await app.call("GET", `/users/prolific/posts?limit=100${token ? `&continuationToken=${encodeURIComponent(token)}` : ""}`);
+      const page: { body: { items: unknown[]; continuationToken: string | null } } = await app.call(
+        "GET",
+        `/users/prolific/posts?limit=100${token ? `&continuationToken=${encodeURIComponent(token)}` : ""}`,
+      );
       all.push(...page.body.items);
       token = page.body.continuationToken;
     } while (token);

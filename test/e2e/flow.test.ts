@@ -82,7 +82,10 @@ describe("the whole system over HTTP", () => {
       const other = await fetch(`${cors.system.url}/feed`, { headers: { origin: "https://evil.example" } });
       expect(other.status).toBe(200);
       expect(other.headers.get("access-control-allow-origin")).toBeNull();
-      expect((await fetch(`${cors.system.url}/posts`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } })).status).toBe(405);
+      expect(
+        (await fetch(`${cors.system.url}/posts`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }))
+          .status,
+      ).toBe(405);
     } finally {
       await cors.stop();
     }

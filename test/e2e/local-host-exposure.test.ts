@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCosmos } from "../../local/cosmos";
-import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { localSystem, type Client } from "../support/system";
 
 /**
@@ -71,9 +70,16 @@ describe("a hostile request to the local host", () => {
 
 describe("dev sign-in", () => {
   it("has no CORS, even with CORS_ALLOWED_ORIGINS '*', and refuses a page of another origin", async () => {
-    const preflight = await fetch(`${site}/local/dev-token`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const preflight = await fetch(`${site}/local/dev-token`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
-    const minted = await fetch(`${site}/local/dev-token`, { method: "POST", headers: { origin: "https://evil.example" }, body: JSON.stringify({ userId: "alice" }) });
+    const minted = await fetch(`${site}/local/dev-token`, {
+      method: "POST",
+      headers: { origin: "https://evil.example" },
+      body: JSON.stringify({ userId: "alice" }),
+    });
     expect(minted.status).toBe(403);
     expect(minted.headers.get("access-control-allow-origin")).toBeNull();
     // The API itself keeps the CORS it is configured with.
@@ -109,8 +115,16 @@ describe("dev sign-in", () => {
   it("is off against a real account unless LOCAL_DEV_SIGN_IN turns it on", async () => {
     const account = await startCosmos();
     try {
-      for (const [devSignIn, expected] of [[undefined, 404], [true, 200]] as const) {
-        const other = await localSystem({ webDir: webFolder(), cosmos: { endpoint: account.endpoint, key: account.key }, auth: { devSecret: "x".repeat(40) }, devSignIn });
+      for (const [devSignIn, expected] of [
+        [undefined, 404],
+        [true, 200],
+      ] as const) {
+        const other = await localSystem({
+          webDir: webFolder(),
+          cosmos: { endpoint: account.endpoint, key: account.key },
+          auth: { devSecret: "x".repeat(40) },
+          devSignIn,
+        });
         try {
           const url = other.system.url.replace(/\/api$/, "/local/dev-token");
           expect((await fetch(url, { method: "POST", body: JSON.stringify({ userId: "alice" }) })).status).toBe(expected);

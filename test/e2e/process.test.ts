@@ -23,7 +23,10 @@ describe("the local host as a process", () => {
     const signalled = Date.now();
     host.child.kill("SIGINT");
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const late = await fetch(`${url}/users/nobody`).then((r) => r.status, () => "refused");
+    const late = await fetch(`${url}/users/nobody`).then(
+      (r) => r.status,
+      () => "refused",
+    );
     expect([503, "refused"]).toContain(late);
     expect((await inFlight).status).toBe(404);
     expect(await exitWithin(host, 15_000)).toBe(0);
@@ -47,7 +50,11 @@ describe("the local host as a process", () => {
   it("npm start leaves no orphaned process when npm itself is killed", async () => {
     const npm = runHost("npm", ["start", "--silent", "--", "--in-memory"], {}, { detached: true });
     await npm.ready;
-    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(npm.child.pid)]).toString().trim().split(/\s+/).map(Number);
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(npm.child.pid)])
+      .toString()
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     expect(children.length).toBeGreaterThan(0);
     npm.child.kill("SIGKILL");
     const deadline = Date.now() + 15_000;

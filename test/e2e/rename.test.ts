@@ -3,7 +3,7 @@ import type { Container } from "@azure/cosmos";
 import { localSystem, within, type Client } from "../support/system";
 
 let app: Client;
-let postIds: string[] = [];
+const postIds: string[] = [];
 beforeAll(async () => {
   app = await localSystem();
   await app.call("POST", "/users", { as: "writer", body: { username: "old-name" } });
@@ -13,15 +13,18 @@ beforeAll(async () => {
     const id = (await app.call("POST", "/posts", { as: "writer", body: { title: `t${i}`, content: "c" } })).body.id;
     postIds.push(id);
   }
-  await Promise.all(postIds.flatMap((id) => [
-    app.call("POST", `/posts/${id}/comments`, { as: "writer", body: { content: "mine" } }),
-    app.call("POST", `/posts/${id}/likes`, { as: "writer" }),
-  ]));
+  await Promise.all(
+    postIds.flatMap((id) => [
+      app.call("POST", `/posts/${id}/comments`, { as: "writer", body: { content: "mine" } }),
+      app.call("POST", `/posts/${id}/likes`, { as: "writer" }),
+    ]),
+  );
 }, 60_000);
 afterAll(() => app.stop());
 
 const countWithName = async (container: Container, name: string) =>
-  (await container.items.query({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userUsername = @name", parameters: [{ name: "@name", value: name }] }).fetchAll()).resources[0] as number;
+  (await container.items.query({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.userUsername = @name", parameters: [{ name: "@name", value: name }] }).fetchAll())
+    .resources[0] as number;
 
 describe("username change propagation", () => {
   it("leaves no item anywhere with the old name within 10 s, including items written during the rename", async () => {
@@ -36,10 +39,14 @@ describe("username change propagation", () => {
     expect((await rename).status).toBe(200);
     expect((await Promise.all([...racing, ...later])).every((r) => r.status === 201)).toBe(true);
 
-    const { elapsedMs } = await within(40_000, async () => {
-      const stale = (await countWithName(posts, "old-name")) + (await countWithName(users, "old-name")) + (await countWithName(feed, "old-name"));
-      return stale === 0;
-    }, 100);
+    const { elapsedMs } = await within(
+      40_000,
+      async () => {
+        const stale = (await countWithName(posts, "old-name")) + (await countWithName(users, "old-name")) + (await countWithName(feed, "old-name"));
+        return stale === 0;
+      },
+      100,
+    );
     expect(await countWithName(posts, "new-name")).toBe(340);
     expect(elapsedMs).toBeLessThan(40_000);
     const comments = (await app.call("GET", `/posts/${postIds[0]}/comments`)).body.items;
@@ -50,7 +57,15 @@ describe("username change propagation", () => {
     const { posts } = app.system.store;
     await app.system.durable.waitForIdle();
     // What a comment request that read the profile before the rename and wrote after every sweep leaves behind.
-    const late = { id: "late-comment", type: "comment", postId: postIds[50], userId: "writer", userUsername: "old-name", content: "late", creationDate: new Date().toISOString() };
+    const late = {
+      id: "late-comment",
+      type: "comment",
+      postId: postIds[50],
+      userId: "writer",
+      userUsername: "old-name",
+      content: "late",
+      creationDate: new Date().toISOString(),
+    };
     await posts.items.create(late);
     await within(10_000, async () => (await posts.item("late-comment", postIds[50]).read()).resource?.userUsername === "new-name");
   }, 30_000);

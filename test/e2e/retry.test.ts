@@ -21,7 +21,12 @@ describe("a failing pipeline handler", () => {
     expect((await app.call("GET", "/feed")).body.items).toEqual([]);
 
     // Repair it: the same batch is delivered again and every post arrives.
-    await feed.scripts.triggers.create({ id: "truncateFeed", body: scriptBody("truncateFeed"), triggerType: TriggerType.Post, triggerOperation: TriggerOperation.All });
+    await feed.scripts.triggers.create({
+      id: "truncateFeed",
+      body: scriptBody("truncateFeed"),
+      triggerType: TriggerType.Post,
+      triggerOperation: TriggerOperation.All,
+    });
     await within(20_000, async () => (await app.call("GET", "/feed")).body.items.length === 5);
     const feedIds = (await app.call("GET", "/feed")).body.items.map((p: { id: string }) => p.id);
     expect(feedIds.sort()).toEqual([...ids].sort());

@@ -11,14 +11,17 @@ afterAll(() => app.stop());
 const run = (...args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     // Asynchronously: the host it checks runs in this very process.
-    execFile(process.execPath, [join(__dirname, "../../dist/scripts/smoke.js"), ...args], (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile(process.execPath, [join(__dirname, "../../dist/scripts/smoke.js"), ...args], (error, stdout, stderr) =>
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 
 describe("npm run smoke", () => {
   it("passes every step against npm start, prints a table with timings and request charges, and cleans up", async () => {
     const { code, stdout, stderr } = await run("--url", app.system.url);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
-    for (const step of ["C1 create", "Q1", "C2", "C3", "C4", "Q2", "Q4", "Q5", "Q3 the change feed", "Q6 the change feed", "C1 rename", "clean up"]) expect(stdout).toMatch(new RegExp(`pass  ${step}`));
+    for (const step of ["C1 create", "Q1", "C2", "C3", "C4", "Q2", "Q4", "Q5", "Q3 the change feed", "Q6 the change feed", "C1 rename", "clean up"])
+      expect(stdout).toMatch(new RegExp(`pass  ${step}`));
     expect(stdout).toMatch(/smoke: 12 passed, 0 failed/);
     expect(stdout).toMatch(/\d+ ms\s+\d+\.\d\d RU/);
     // The deleted post leaves the feed once the change feed has carried the delete.

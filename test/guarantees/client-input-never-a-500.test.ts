@@ -59,12 +59,24 @@ describe("nothing a client sends yields a 500", () => {
   });
 
   it("a body that is not JSON gets 415", async () => {
-    const response = await api.request("POST", "/api/posts", { as: "writer", rawBody: "title=t&content=c", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const response = await api.request("POST", "/api/posts", {
+      as: "writer",
+      rawBody: "title=t&content=c",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(response.status).toBe(415);
     expect(response.headers["content-type"]).toBe("application/problem+json");
-    const text = await api.request("POST", `/api/posts/${postId}/comments`, { as: "writer", rawBody: '{"content":"x"}', headers: { "content-type": "text/plain" } });
+    const text = await api.request("POST", `/api/posts/${postId}/comments`, {
+      as: "writer",
+      rawBody: '{"content":"x"}',
+      headers: { "content-type": "text/plain" },
+    });
     expect(text.status).toBe(415);
-    const charset = await api.request("POST", `/api/posts/${postId}/comments`, { as: "writer", rawBody: '{"content":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    const charset = await api.request("POST", `/api/posts/${postId}/comments`, {
+      as: "writer",
+      rawBody: '{"content":"x"}',
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
     expect(charset.status).toBe(201);
   });
 });
@@ -80,7 +92,7 @@ describe("conditional GETs compare ETags as RFC 9110 says (weak comparison)", ()
     }
   });
 
-  it('a non-matching If-None-Match still gives 200', async () => {
+  it("a non-matching If-None-Match still gives 200", async () => {
     expect((await api.request("GET", "/api/users/writer", { headers: { "if-none-match": '"nope", W/"other"' } })).status).toBe(200);
   });
 });
@@ -104,7 +116,9 @@ describe("retries with Idempotency-Key create nothing twice", () => {
   it("POST /comments with the same key returns the first comment and counts once", async () => {
     const headers = { "idempotency-key": "comment-key-1" };
     const target = (await api.request("POST", "/api/posts", { as: "writer", body: { title: "commented", content: "c" } })).body.postId;
-    const results = await Promise.all([0, 1, 2].map(() => api.request("POST", `/api/posts/${target}/comments`, { as: "writer", body: { content: "once" }, headers })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => api.request("POST", `/api/posts/${target}/comments`, { as: "writer", body: { content: "once" }, headers })),
+    );
     expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect((await api.request("GET", `/api/posts/${target}`)).body.commentCount).toBe(1);
@@ -112,7 +126,9 @@ describe("retries with Idempotency-Key create nothing twice", () => {
   });
 
   it("an Idempotency-Key that is empty or too long is a 400", async () => {
-    expectBadRequest(await api.request("POST", "/api/posts", { as: "writer", body: { title: "t", content: "c" }, headers: { "idempotency-key": "x".repeat(300) } }));
+    expectBadRequest(
+      await api.request("POST", "/api/posts", { as: "writer", body: { title: "t", content: "c" }, headers: { "idempotency-key": "x".repeat(300) } }),
+    );
   });
 });
 

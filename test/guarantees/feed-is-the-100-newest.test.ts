@@ -24,7 +24,11 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => api.stop());
 
-const newestLive = () => created.filter((id) => !deleted.has(id)).reverse().slice(0, 100);
+const newestLive = () =>
+  created
+    .filter((id) => !deleted.has(id))
+    .reverse()
+    .slice(0, 100);
 const feedIds = async () => (await api.request("GET", "/api/feed?limit=100")).body.items.map((p: { id: string }) => p.id) as string[];
 
 describe("the feed is the 100 newest live posts", () => {
@@ -71,7 +75,18 @@ describe("the feed with posts of one creationDate", () => {
       const creationDate = "2026-01-01T00:00:00.000Z";
       const ids = Array.from({ length: 130 }, (_, i) => `tie-${String((i * 7919) % 1009).padStart(4, "0")}`);
       for (const id of ids) {
-        await tied.blog.posts.items.create({ id, type: "post", postId: id, userId: "twin", userUsername: "twin", title: id, content: "c", commentCount: 0, likeCount: 0, creationDate });
+        await tied.blog.posts.items.create({
+          id,
+          type: "post",
+          postId: id,
+          userId: "twin",
+          userUsername: "twin",
+          title: id,
+          content: "c",
+          commentCount: 0,
+          likeCount: 0,
+          creationDate,
+        });
       }
       await tiedPump.drain();
       const order = [...ids].sort().reverse(); // newest first: the same date, then id descending

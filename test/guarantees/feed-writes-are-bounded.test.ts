@@ -15,8 +15,30 @@ import { localSystem, within, type Client } from "../support/system";
  * edited posts go in at once; posts outside the 100-newest window are never written.
  */
 describe("the feed write plan", () => {
-  const post = { id: "p", postId: "p", type: "post", userId: "u", userUsername: "ann", title: "t", content: "c", creationDate: "2026-01-01T00:00:00.000Z", commentCount: 0, likeCount: 1, _lsn: 10 } as PostChange;
-  const entry: FeedEntry = { id: "p", creationDate: post.creationDate, sourceLsn: 9, userUsername: "ann", title: "t", content: "c", commentCount: 0, likeCount: 0, _ts: 1000 };
+  const post = {
+    id: "p",
+    postId: "p",
+    type: "post",
+    userId: "u",
+    userUsername: "ann",
+    title: "t",
+    content: "c",
+    creationDate: "2026-01-01T00:00:00.000Z",
+    commentCount: 0,
+    likeCount: 1,
+    _lsn: 10,
+  } as PostChange;
+  const entry: FeedEntry = {
+    id: "p",
+    creationDate: post.creationDate,
+    sourceLsn: 9,
+    userUsername: "ann",
+    title: "t",
+    content: "c",
+    commentCount: 0,
+    likeCount: 0,
+    _ts: 1000,
+  };
   it("defers a counter-only change until FEED_REFRESH_SECONDS after the copy was written, and writes everything else at once", () => {
     expect(feedWritePlan(entry, post, 5, 1_002_000)).toEqual({ dueAtMs: 1_005_000 });
     expect(feedWritePlan(entry, post, 5, 1_005_000)).toBe("now");
@@ -39,7 +61,9 @@ describe("feed writes under a like storm", () => {
   it("1,000 counter changes to one post write the feed at most once and start one refresh, which lands the last value", async () => {
     const postId = (await api.request("POST", "/api/posts", { as: "author", body: { title: "viral", content: "c" } })).body.postId as string;
     const started: { name: string; instanceId: string; input: unknown }[] = [];
-    const services = { orchestrations: { ensureStarted: async (name: string, instanceId: string, input: unknown) => void started.push({ name, instanceId, input }) } };
+    const services = {
+      orchestrations: { ensureStarted: async (name: string, instanceId: string, input: unknown) => void started.push({ name, instanceId, input }) },
+    };
     const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
     const created = (await iterator.readNext()).result.find((c) => c.type === "post")!;
     await handlePostsChanges([created], services); // a new post: in the feed at once
@@ -73,7 +97,9 @@ describe("the author's list copy under a like storm", () => {
 
   it("is written once for 200 likes the change feed delivers together, not once per like", async () => {
     const postId = (await api.request("POST", "/api/posts", { as: "author", body: { title: "viral", content: "c" } })).body.postId as string;
-    const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange | { type: "comment" | "like" }>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
+    const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange | { type: "comment" | "like" }>({
+      changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId),
+    });
     await handlePostsChanges((await iterator.readNext()).result);
     const statuses = await Promise.all(fans.map(async (fan) => (await api.request("POST", `/api/posts/${postId}/likes`, { as: fan })).status));
     expect(statuses.every((s) => s === 201)).toBe(true);
@@ -107,7 +133,8 @@ describe("feed refresh in the running system", () => {
     const fans = Array.from({ length: 8 }, (_, i) => `fan${i}`);
     for (const user of ["author", ...fans]) await client.call("POST", "/users", { as: user, body: { username: user } });
     const postId = (await client.call("POST", "/posts", { as: "author", body: { title: "hot", content: "c" } })).body.postId as string;
-    const inFeed = async () => ((await client.call("GET", "/feed?limit=100")).body.items as { postId: string; likeCount: number }[]).find((p) => p.postId === postId);
+    const inFeed = async () =>
+      ((await client.call("GET", "/feed?limit=100")).body.items as { postId: string; likeCount: number }[]).find((p) => p.postId === postId);
     await within(20_000, inFeed);
     for (const fan of fans) expect((await client.call("POST", `/posts/${postId}/likes`, { as: fan })).status).toBe(201);
     const { value } = await within(40_000, async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
-import { apiFixture, type ApiFixture } from "../support/api";
+import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
 
 /**
  * Guarantee: when Cosmos DB throttles a request beyond the SDK's retries, the client gets 429
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.stop());
 
-async function retrying(call: () => Promise<{ status: number; headers: Record<string, string>; body: any }>) {
+async function retrying(call: () => Promise<ApiResponse>) {
   for (;;) {
     const response = await call();
     if (response.status !== 429) return response;
@@ -33,7 +33,10 @@ describe("a throttled request", () => {
     await new Promise((resolve) => setTimeout(resolve, 1100)); // a full budget for the storm
     const responses = await Promise.all(likers.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan })));
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s !== 201 && s !== 429), JSON.stringify(statuses)).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 201 && s !== 429),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     const throttled = responses.filter((r) => r.status === 429);
     expect(throttled.length).toBeGreaterThan(0);
     for (const r of throttled) {
@@ -49,8 +52,16 @@ describe("a throttled request", () => {
     expect(post.likeCount).toBe(accepted.length);
     const client = new CosmosClient({ endpoint: api.cosmos.endpoint, key: api.cosmos.key, connectionPolicy: { enableEndpointDiscovery: false } });
     await new Promise((resolve) => setTimeout(resolve, 1100)); // let the partition's budget refill
-    const { resources } = await client.database("blog").container("posts").items
-      .query({ query: "SELECT VALUE c.userId FROM c WHERE c.postId = @p AND c.type = 'like' AND NOT IS_DEFINED(c.deleted)", parameters: [{ name: "@p", value: postId }] }, { partitionKey: postId })
+    const { resources } = await client
+      .database("blog")
+      .container("posts")
+      .items.query(
+        {
+          query: "SELECT VALUE c.userId FROM c WHERE c.postId = @p AND c.type = 'like' AND NOT IS_DEFINED(c.deleted)",
+          parameters: [{ name: "@p", value: postId }],
+        },
+        { partitionKey: postId },
+      )
       .fetchAll();
     expect((resources as string[]).sort()).toEqual([...accepted].sort());
     client.dispose();

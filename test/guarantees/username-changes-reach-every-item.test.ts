@@ -83,7 +83,9 @@ describe("every username change reaches every item", () => {
     await posts.scripts.storedProcedure("updateUsernames").delete();
     await app.call("PUT", "/users/again", { as: "again", body: { username: "again-after" } });
     const [instance] = await within(20_000, async () => {
-      const found = (await app!.system.durable.queryInstances()).filter((i) => i.name === "propagateUsername" && (i.input as { userId?: string }).userId === "again");
+      const found = (await app!.system.durable.queryInstances()).filter(
+        (i) => i.name === "propagateUsername" && (i.input as { userId?: string }).userId === "again",
+      );
       return found.length > 0 ? found : undefined;
     }).then((r) => r.value);
     await app.system.durable.terminate(instance.instanceId, "stopped by an operator");
@@ -111,7 +113,9 @@ describe("every username change reaches every item", () => {
     const { posts } = app.system.store;
     await within(30_000, async () => (await stale(posts, "prolific", "prolific-before")) === 0);
     await app.system.durable.waitForIdle();
-    const [instance] = (await app.system.durable.queryInstances()).filter((i) => i.name === "propagateUsername" && (i.input as { userId?: string }).userId === "prolific");
+    const [instance] = (await app.system.durable.queryInstances()).filter(
+      (i) => i.name === "propagateUsername" && (i.input as { userId?: string }).userId === "prolific",
+    );
     const status = await app.system.durable.getStatus(instance.instanceId, { showHistory: true });
     expect(status?.runtimeStatus).toBe("Completed");
     // 12 partitions in pages of 3: several executions, each with a short history of its own.

@@ -43,7 +43,14 @@ describe("the compiled template", () => {
     // The names of createObject('name', value, 'name', value, ...) in the settings' union.
     const created = /createObject\((.*?)\), parameters\('appSettings'\)/.exec(String(config.properties))![1];
     const hostSettings = [...created.matchAll(/(?:^|\), |, )'([A-Za-z_]+)', /g)].map((m) => m[1]).filter((name) => /^[A-Z]/.test(name));
-    expect(hostSettings).toEqual(expect.arrayContaining(["AzureWebJobsStorage__credential", "AzureWebJobsStorage__blobServiceUri", "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__tableServiceUri"]));
+    expect(hostSettings).toEqual(
+      expect.arrayContaining([
+        "AzureWebJobsStorage__credential",
+        "AzureWebJobsStorage__blobServiceUri",
+        "AzureWebJobsStorage__queueServiceUri",
+        "AzureWebJobsStorage__tableServiceUri",
+      ]),
+    );
     const settings = [...given, ...hostSettings];
     // Without an endpoint loadSettings throws; without an issuer and audience nobody can write.
     expect(settings).toEqual(expect.arrayContaining(["COSMOS__accountEndpoint", "AUTH_ISSUER", "AUTH_AUDIENCE"]));
@@ -64,11 +71,22 @@ describe("the compiled template", () => {
     expect(text(forApp.properties)).toMatch(/"scope":"\[format\('\{0\}\/dbs\/\{1\}'/);
     const definition = cosmos.find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions")!;
     const actions = text(definition.properties);
-    for (const action of ["items/create", "items/read", "items/replace", "items/upsert", "items/delete", "executeQuery", "readChangeFeed", "executeStoredProcedure"]) expect(actions).toContain(action);
+    for (const action of [
+      "items/create",
+      "items/read",
+      "items/replace",
+      "items/upsert",
+      "items/delete",
+      "executeQuery",
+      "readChangeFeed",
+      "executeStoredProcedure",
+    ])
+      expect(actions).toContain(action);
     // AzureWebJobsStorage__* (host, Durable Functions, deployment package): blob, queue and table roles on the account.
     const rbac = resourcesOf(moduleNamed("rbac")).filter((r) => r.type === "Microsoft.Authorization/roleAssignments");
     const variables = text(moduleNamed("rbac").properties!.template!.variables);
-    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"]) expect(variables).toContain(role);
+    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"])
+      expect(variables).toContain(role);
     expect(rbac.some((r) => text(r).includes("Microsoft.Storage/storageAccounts") && text(r.properties).includes("parameters('appPrincipalId')"))).toBe(true);
   });
 
@@ -77,7 +95,12 @@ describe("the compiled template", () => {
     expect(variable(cosmos.properties!.template!, "definitions")).toEqual(containerDefinitions);
     const perContainer = resourcesOf(cosmos).find((r) => r.type === "Microsoft.Resources/deployments")!.properties!.template!;
     const bodies = variable(perContainer, "scriptBodies") as Record<string, string>;
-    const scripts = Object.fromEntries(Object.keys(bodies).map((name) => [name, variable({ ...perContainer, variables: { ...perContainer.variables, probe: bodies[name] } }, "probe") as string]));
+    const scripts = Object.fromEntries(
+      Object.keys(bodies).map((name) => [
+        name,
+        variable({ ...perContainer, variables: { ...perContainer.variables, probe: bodies[name] } }, "probe") as string,
+      ]),
+    );
     const declared = containerDefinitions.containers.flatMap((c) => [...c.storedProcedures, ...c.triggers.map((t) => t.name)]);
     expect(Object.keys(scripts).sort()).toEqual(declared.sort());
     for (const name of declared) expect(scripts[name], name).toBe(readFileSync(join(root, "sprocs", `${name}.js`), "utf8"));

@@ -39,7 +39,7 @@ function azdZipContents(folder: string): string[] {
 describe("the deployable function app", () => {
   it("is the folder azure.yaml names, built by npm run build, with no ignore-file patterns and nothing to install remotely", () => {
     const azure = readFileSync(join(root, "azure.yaml"), "utf8");
-    const api = /\n  api:\n([\s\S]*?)\n  web:/.exec(azure)![1];
+    const api = /\n {2}api:\n([\s\S]*?)\n {2}web:/.exec(azure)![1];
     expect(api).toMatch(/language: ts/);
     expect(api).toMatch(/host: function/);
     expect(api).toMatch(new RegExp(`dist: ${DEPLOY_FOLDER}`));
@@ -90,11 +90,17 @@ describe("the deployable function app", () => {
     for (const route of routes) {
       const trigger = Object.values(byName.get(route.name)!).find((b) => b.type === "httpTrigger")!;
       expect(trigger, route.name).toMatchObject({ direction: "in", route: route.route, authLevel: "anonymous", methods: [...route.methods] });
-      expect(Object.values(byName.get(route.name)!).some((b) => b.type === "http" && b.direction === "out"), route.name).toBe(true);
+      expect(
+        Object.values(byName.get(route.name)!).some((b) => b.type === "http" && b.direction === "out"),
+        route.name,
+      ).toBe(true);
     }
     for (const consumer of changeFeedTriggers) {
       const bindings = Object.values(byName.get(consumer.name)!);
-      expect(bindings.find((b) => b.type === "cosmosDBTrigger"), consumer.name).toMatchObject({
+      expect(
+        bindings.find((b) => b.type === "cosmosDBTrigger"),
+        consumer.name,
+      ).toMatchObject({
         direction: "in",
         connection: "COSMOS",
         databaseName: "%COSMOS_DATABASE%",
@@ -104,10 +110,21 @@ describe("the deployable function app", () => {
         createLeaseContainerIfNotExists: false,
         startFromBeginning: consumer.startFromBeginning,
       });
-      expect(bindings.some((b) => b.type === "durableClient" && b.direction === "in"), consumer.name).toBe(true);
+      expect(
+        bindings.some((b) => b.type === "durableClient" && b.direction === "in"),
+        consumer.name,
+      ).toBe(true);
     }
-    for (const name of Object.keys(orchestrations)) expect(Object.values(byName.get(name)!).map((b) => b.type), name).toContain("orchestrationTrigger");
-    for (const name of Object.keys(activities)) expect(Object.values(byName.get(name)!).map((b) => b.type), name).toContain("activityTrigger");
+    for (const name of Object.keys(orchestrations))
+      expect(
+        Object.values(byName.get(name)!).map((b) => b.type),
+        name,
+      ).toContain("orchestrationTrigger");
+    for (const name of Object.keys(activities))
+      expect(
+        Object.values(byName.get(name)!).map((b) => b.type),
+        name,
+      ).toContain("activityTrigger");
 
     // The bundle runs, not only registers: the worker's invocation path answers the OpenAPI document.
     expect(Number(response.status)).toBe(200);

@@ -8,7 +8,12 @@ import { CONTAINERS, containerDefinitions, SPROCS, POST_TRIGGERS } from "../../s
 
 const root = resolve(__dirname, "../..");
 const infra = join(root, "infra");
-const bicepFiles = [join(infra, "main.bicep"), ...readdirSync(join(infra, "app")).filter((f) => f.endsWith(".bicep")).map((f) => join(infra, "app", f))];
+const bicepFiles = [
+  join(infra, "main.bicep"),
+  ...readdirSync(join(infra, "app"))
+    .filter((f) => f.endsWith(".bicep"))
+    .map((f) => join(infra, "app", f)),
+];
 const source = (file: string) => readFileSync(file, "utf8");
 const all = bicepFiles.map(source).join("\n");
 /** Bicep text without comments and string contents (a small scanner): what structure checks look at. */
@@ -32,7 +37,11 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
   it("are well formed: balanced brackets, and every module and loaded file exists", () => {
     for (const file of bicepFiles) {
       const text = code(source(file));
-      for (const [open, close] of [["{", "}"], ["[", "]"], ["(", ")"]]) {
+      for (const [open, close] of [
+        ["{", "}"],
+        ["[", "]"],
+        ["(", ")"],
+      ]) {
         expect(text.split(open).length, `${file} ${open}${close}`).toBe(text.split(close).length);
       }
       for (const [, path] of source(file).matchAll(/(?:module\s+\w+\s+|load(?:Text|Json)Content\()'([^']+)'/g)) {
@@ -65,19 +74,31 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     }
     expect(container).toMatch(/for name in definition\.storedProcedures/);
     expect(container).toMatch(/for trigger in definition\.triggers/);
-    expect(containerDefinitions.containers.find((c) => c.name === "posts")?.storedProcedures).toEqual(expect.arrayContaining(["createComment", "changeLikes", "updateUsernames"]));
-    expect(containerDefinitions.containers.find((c) => c.name === "feed")?.triggers).toEqual([{ name: "truncateFeed", triggerType: "Post", triggerOperation: "All" }]);
+    expect(containerDefinitions.containers.find((c) => c.name === "posts")?.storedProcedures).toEqual(
+      expect.arrayContaining(["createComment", "changeLikes", "updateUsernames"]),
+    );
+    expect(containerDefinitions.containers.find((c) => c.name === "feed")?.triggers).toEqual([
+      { name: "truncateFeed", triggerType: "Post", triggerOperation: "All" },
+    ]);
   });
 
   it("fit indexing and TTL to the queries: content never indexed, soft deletes and tombstones expire", () => {
     for (const c of containerDefinitions.containers.filter((c) => c.name !== "leases" && c.name !== "deadLetters")) {
-      expect(c.indexingPolicy.excludedPaths.map((p) => p.path), c.name).toContain("/content/?");
-      expect(c.indexingPolicy.includedPaths.map((p) => p.path), c.name).toContain("/*");
+      expect(
+        c.indexingPolicy.excludedPaths.map((p) => p.path),
+        c.name,
+      ).toContain("/content/?");
+      expect(
+        c.indexingPolicy.includedPaths.map((p) => p.path),
+        c.name,
+      ).toContain("/*");
       // Per-item TTL works only where the container enables it: soft deletes (posts), tombstones (users, feed).
       expect(c, c.name).toMatchObject({ defaultTtl: -1 });
     }
     // Q3, Q4/Q5 and Q6 filter on type and order by (type, creationDate, id): a composite index serves each.
-    const composite = (name: string) => (containerDefinitions.containers.find((c) => c.name === name)!.indexingPolicy as { compositeIndexes?: { path: string; order: string }[][] }).compositeIndexes;
+    const composite = (name: string) =>
+      (containerDefinitions.containers.find((c) => c.name === name)!.indexingPolicy as { compositeIndexes?: { path: string; order: string }[][] })
+        .compositeIndexes;
     const index = (...orders: string[]) => [["/type", "/creationDate", "/id"].map((path, i) => ({ path, order: orders[i] }))];
     expect(composite("users")).toEqual(index("descending", "descending", "descending"));
     expect(composite("posts")).toEqual(index("descending", "ascending", "ascending"));
@@ -103,10 +124,26 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
   it("give the Function App identity-based settings for everything the app and its triggers read", () => {
     const main = source(join(infra, "main.bicep"));
     const api = source(join(infra, "app/api.bicep"));
-    for (const setting of ["COSMOS__accountEndpoint", "COSMOS__credential: 'managedidentity'", "COSMOS__clientId", "COSMOS_DATABASE", "AZURE_CLIENT_ID", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_SCOPE", "SOFT_DELETE_TTL_SECONDS"]) {
+    for (const setting of [
+      "COSMOS__accountEndpoint",
+      "COSMOS__credential: 'managedidentity'",
+      "COSMOS__clientId",
+      "COSMOS_DATABASE",
+      "AZURE_CLIENT_ID",
+      "AUTH_ISSUER",
+      "AUTH_AUDIENCE",
+      "AUTH_SCOPE",
+      "SOFT_DELETE_TTL_SECONDS",
+    ]) {
       expect(main, setting).toContain(setting);
     }
-    for (const setting of ["AzureWebJobsStorage__credential: 'managedidentity'", "AzureWebJobsStorage__clientId", "AzureWebJobsStorage__blobServiceUri", "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__tableServiceUri"]) {
+    for (const setting of [
+      "AzureWebJobsStorage__credential: 'managedidentity'",
+      "AzureWebJobsStorage__clientId",
+      "AzureWebJobsStorage__blobServiceUri",
+      "AzureWebJobsStorage__queueServiceUri",
+      "AzureWebJobsStorage__tableServiceUri",
+    ]) {
       expect(api, setting).toContain(setting);
     }
     expect(api).toMatch(/tier:\s*'FlexConsumption'/);
@@ -121,7 +158,17 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     const rbac = source(join(infra, "app/rbac.bicep"));
     expect(cosmos).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*?principalId: appPrincipalId/);
     expect(source(join(infra, "main.bicep"))).toMatch(/appPrincipalId: identity\.outputs\.principalId/);
-    for (const action of ["items/create", "items/read", "items/replace", "items/upsert", "items/delete", "executeQuery", "readChangeFeed", "executeStoredProcedure", "readMetadata"]) {
+    for (const action of [
+      "items/create",
+      "items/read",
+      "items/replace",
+      "items/upsert",
+      "items/delete",
+      "executeQuery",
+      "readChangeFeed",
+      "executeStoredProcedure",
+      "readMetadata",
+    ]) {
       expect(cosmos).toContain(action);
     }
     expect(cosmos).not.toMatch(/dataActions:[\s\S]*containers\/\*'/);
@@ -157,11 +204,15 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     // The second Cosmos DB role assignment waits for the first (concurrent writes get 412).
     expect(cosmos).toMatch(/resource userDataAccess[\s\S]*?dependsOn: \[appDataAccess\]/);
     // Basic publishing credentials are off for both FTP and SCM.
-    for (const name of ["ftp", "scm"]) expect(api).toMatch(new RegExp(`'basicPublishingCredentialsPolicies' = \\{\\s*name: '${name}'\\s*properties: \\{ allow: false \\}`));
+    for (const name of ["ftp", "scm"])
+      expect(api).toMatch(new RegExp(`'basicPublishingCredentialsPolicies' = \\{\\s*name: '${name}'\\s*properties: \\{ allow: false \\}`));
     // Only regions that offer Flex Consumption can be chosen.
     const allowed = /@allowed\(\[([^\]]*)\]\)\s*@metadata\(\{ azd: \{ type: 'location' \} \}\)\s*param location string/.exec(main);
     expect(allowed).not.toBeNull();
-    const regions = allowed![1].split("\n").map((r) => r.trim().replace(/'/g, "")).filter(Boolean);
+    const regions = allowed![1]
+      .split("\n")
+      .map((r) => r.trim().replace(/'/g, ""))
+      .filter(Boolean);
     expect(regions.length).toBeGreaterThan(20);
     expect(regions).toEqual(expect.arrayContaining(["eastus", "westeurope", "swedencentral", "japaneast"]));
     // azd substitutes every parameter from the environment, numbers and the principal's type included.
@@ -185,7 +236,9 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     const web = source(join(infra, "app/web.bicep"));
     expect(web).toMatch(/resource web 'Microsoft\.Web\/staticSites@[\d-]+' = \{[^}]*tags: union\(tags, \{ 'azd-service-name': 'web' \}\)/);
     const azure = source(join(root, "azure.yaml"));
-    expect(azure).toMatch(/web:\n\s+project: \.\n\s+language: js\n\s+host: staticwebapp\n[\s\S]*dist: dist\/web[\s\S]*prepackage:[\s\S]*run: node web\/write-config\.mjs/);
+    expect(azure).toMatch(
+      /web:\n\s+project: \.\n\s+language: js\n\s+host: staticwebapp\n[\s\S]*dist: dist\/web[\s\S]*prepackage:[\s\S]*run: node web\/write-config\.mjs/,
+    );
     // Every variable the hook reads is an output of main.bicep (azd puts outputs in the environment).
     const hook = source(join(root, "web/write-config.mjs"));
     for (const [, name] of hook.matchAll(/env\("(\w+)"\)/g)) expect(main).toMatch(new RegExp(`^output ${name} string`, "m"));
@@ -209,9 +262,15 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       return JSON.parse(readFileSync(join(root, "web/config.json"), "utf8"));
     };
     try {
-      expect(run({ API_BASE_URL: "https://func-x.azurewebsites.net/api" })).toEqual({ apiBase: "https://func-x.azurewebsites.net/api", auth: { mode: "none" } });
+      expect(run({ API_BASE_URL: "https://func-x.azurewebsites.net/api" })).toEqual({
+        apiBase: "https://func-x.azurewebsites.net/api",
+        auth: { mode: "none" },
+      });
       const entra = { WEB_AUTH_CLIENT_ID: "c1", WEB_AUTH_AUTHORITY: "https://login.microsoftonline.com/t1", WEB_API_SCOPE: "api://a1/access_as_user" };
-      expect(run({ API_BASE_URL: "https://a/api", ...entra })).toEqual({ apiBase: "https://a/api", auth: { mode: "entra", clientId: "c1", authority: "https://login.microsoftonline.com/t1", scope: "api://a1/access_as_user" } });
+      expect(run({ API_BASE_URL: "https://a/api", ...entra })).toEqual({
+        apiBase: "https://a/api",
+        auth: { mode: "entra", clientId: "c1", authority: "https://login.microsoftonline.com/t1", scope: "api://a1/access_as_user" },
+      });
       expect(() => run({})).toThrow();
     } finally {
       rmSync(join(root, "web/config.json"), { force: true });
@@ -224,7 +283,13 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       execFileSync("node", [join(root, "web/write-config.mjs")], { env: { PATH: process.env.PATH, ...env } });
       return (JSON.parse(readFileSync(join(root, "web/staticwebapp.config.json"), "utf8")) as { globalHeaders: Record<string, string> }).globalHeaders;
     };
-    const directives = (policy: string) => Object.fromEntries(policy.split(";").map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    const directives = (policy: string) =>
+      Object.fromEntries(
+        policy
+          .split(";")
+          .map((d) => d.trim().split(/\s+/))
+          .map(([name, ...values]) => [name, values]),
+      );
     try {
       const plain = run({ API_BASE_URL: "https://func-x.azurewebsites.net/api" });
       const local = directives(WEB_SECURITY_HEADERS["content-security-policy"]);
@@ -233,7 +298,12 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       // Everything else as npm start sends it: no framing, own scripts only.
       expect({ ...azure, "connect-src": local["connect-src"] }).toEqual(local);
       expect({ ...plain, "content-security-policy": "" }).toEqual({ ...WEB_SECURITY_HEADERS, "content-security-policy": "" });
-      const entra = run({ API_BASE_URL: "https://a.example/api", WEB_AUTH_CLIENT_ID: "c1", WEB_AUTH_AUTHORITY: "https://login.microsoftonline.com/t1", WEB_API_SCOPE: "api://a1/x" });
+      const entra = run({
+        API_BASE_URL: "https://a.example/api",
+        WEB_AUTH_CLIENT_ID: "c1",
+        WEB_AUTH_AUTHORITY: "https://login.microsoftonline.com/t1",
+        WEB_API_SCOPE: "api://a1/x",
+      });
       const signIn = directives(entra["content-security-policy"]);
       expect(signIn["connect-src"]).toEqual(["'self'", "https://a.example", "https://login.microsoftonline.com"]);
       expect(signIn["frame-src"]).toEqual(["https://login.microsoftonline.com"]);

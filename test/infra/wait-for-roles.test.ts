@@ -31,9 +31,21 @@ function hook(env: Record<string, string>): Promise<{ ms: number; stdout: string
   chmodSync(join(bin, "azd"), 0o755);
   const started = Date.now();
   return new Promise((resolve) =>
-    execFile(process.execPath, [join(__dirname, "../../scripts/wait-for-roles.mjs")], {
-      env: { PATH: `${bin}${delimiter}${process.env.PATH}`, AZURE_RESOURCE_MANAGER_ENDPOINT: endpoint, AZURE_SUBSCRIPTION_ID: "sub-1", AZURE_RESOURCE_GROUP: "rg-blog", API_PRINCIPAL_ID: "app-principal", ...env },
-    }, (_error, stdout, stderr) => resolve({ ms: Date.now() - started, stdout, stderr })),
+    execFile(
+      process.execPath,
+      [join(__dirname, "../../scripts/wait-for-roles.mjs")],
+      {
+        env: {
+          PATH: `${bin}${delimiter}${process.env.PATH}`,
+          AZURE_RESOURCE_MANAGER_ENDPOINT: endpoint,
+          AZURE_SUBSCRIPTION_ID: "sub-1",
+          AZURE_RESOURCE_GROUP: "rg-blog",
+          API_PRINCIPAL_ID: "app-principal",
+          ...env,
+        },
+      },
+      (_error, stdout, stderr) => resolve({ ms: Date.now() - started, stdout, stderr }),
+    ),
   );
 }
 
@@ -43,7 +55,9 @@ describe("the postprovision hook", () => {
     const { ms, stdout } = await hook({ ROLE_PROPAGATION_SECONDS: "2" });
     expect(stdout).toMatch(/waiting \d s for them to propagate/);
     expect(ms).toBeGreaterThanOrEqual(1500);
-    expect(seen.at(-1)).toBe("Bearer arm-token /subscriptions/sub-1/resourceGroups/rg-blog/providers/Microsoft.Authorization/roleAssignments?api-version=2022-04-01&$filter=assignedTo('app-principal')");
+    expect(seen.at(-1)).toBe(
+      "Bearer arm-token /subscriptions/sub-1/resourceGroups/rg-blog/providers/Microsoft.Authorization/roleAssignments?api-version=2022-04-01&$filter=assignedTo('app-principal')",
+    );
   });
 
   it("does not wait for role assignments old enough, and never fails provisioning", async () => {

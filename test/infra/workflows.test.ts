@@ -55,8 +55,13 @@ describe("Dependabot", () => {
     expect(npm.groups!["azure-sdk"].patterns).toEqual(["@azure/*"]);
     // Every dependency of package.json is covered by a group, or taken by hand on purpose.
     const pkg = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")) as { dependencies: Record<string, string> };
-    const grouped = (name: string) => Object.values(npm.groups!).some((g) => g.patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p)));
-    expect(Object.keys(pkg.dependencies).filter((name) => name.startsWith("@azure/")).every(grouped)).toBe(true);
+    const grouped = (name: string) =>
+      Object.values(npm.groups!).some((g) => g.patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p)));
+    expect(
+      Object.keys(pkg.dependencies)
+        .filter((name) => name.startsWith("@azure/"))
+        .every(grouped),
+    ).toBe(true);
     expect(npm.ignore?.map((i) => i["dependency-name"])).toEqual(["durable-functions"]);
   });
 });

@@ -43,7 +43,13 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
       delivered.push(...(documents as { id: string }[]).map((d) => d.id));
     },
   };
-  const pump = new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), { pollMs: 20, maxItems: 100, owner, leases: TIMING, log: (line) => logs.push(line) });
+  const pump = new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), {
+    pollMs: 20,
+    maxItems: 100,
+    owner,
+    leases: TIMING,
+    log: (line) => logs.push(line),
+  });
   pumps.push(pump);
   return { pump, delivered, logs };
 }
@@ -66,7 +72,10 @@ describe("change feed leases shared by two consumers", () => {
     const { watched, leases } = await setup();
     const [a, b] = startedConsumers(watched, leases, "host-a", "host-b");
     await write(watched, ids("doc", 40));
-    await eventually(async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined, 20_000);
+    await eventually(
+      async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined,
+      20_000,
+    );
     expect([...a.pump.ownedLeases(), ...b.pump.ownedLeases()].sort()).toHaveLength(4);
     expect(new Set([...a.pump.ownedLeases(), ...b.pump.ownedLeases()]).size).toBe(4);
   });
@@ -148,7 +157,11 @@ describe("leases an operator damaged while the host runs", () => {
     await write(watched, ids("after", 12));
     await eventually(async () => (covers([a.delivered], ids("after", 12)) ? true : undefined), 20_000);
     // The leases come back, and their ranges are replayed from the start: the earlier changes come again.
-    await eventually(async () => ((await leases.items.readAll().fetchAll()).resources.length === 4 && a.delivered.filter((id) => id.startsWith("before")).length >= 20) || undefined, 20_000);
+    await eventually(
+      async () =>
+        ((await leases.items.readAll().fetchAll()).resources.length === 4 && a.delivered.filter((id) => id.startsWith("before")).length >= 20) || undefined,
+      20_000,
+    );
     expect(a.logs.some((line) => /created again/.test(line))).toBe(true);
   });
 

@@ -16,7 +16,12 @@ import { fileInstanceStore } from "../../local/host/durable/store";
  * test sleeps to order events.
  */
 const clocks = new WeakMap<DurableHost, ManualClock>();
-const host = (orchestrations: Record<string, OrchestrationHandler>, activities: Record<string, ActivityHandler>, dataDir?: string, entities?: Record<string, EntityHandler>) => {
+const host = (
+  orchestrations: Record<string, OrchestrationHandler>,
+  activities: Record<string, ActivityHandler>,
+  dataDir?: string,
+  entities?: Record<string, EntityHandler>,
+) => {
   const clock = new ManualClock();
   const durable = new DurableHost({ orchestrations, activities, entities, clock, store: dataDir ? fileInstanceStore(dataDir) : undefined });
   clocks.set(durable, clock);
@@ -70,12 +75,15 @@ describe("local durable host", () => {
     function* fanOut(context: OrchestrationContext) {
       return yield context.df.Task.all(["a", "b", "c", "d"].map((name) => context.df.callActivityWithRetry("flaky", retry(4), name)));
     }
-    const durable = host({ fanOut }, {
-      flaky: async (name: string) => {
-        if (failuresLeft[name]-- > 0) throw new Error(`${name} is down`);
-        return name.toUpperCase();
+    const durable = host(
+      { fanOut },
+      {
+        flaky: async (name: string) => {
+          if (failuresLeft[name]-- > 0) throw new Error(`${name} is down`);
+          return name.toUpperCase();
+        },
       },
-    });
+    );
     const id = await durable.startNew("fanOut", {});
     await drive(durable);
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: ["A", "B", "C", "D"] });
@@ -247,7 +255,10 @@ describe("local durable host: external events", () => {
     await durable.raiseEvent(id, "approval", { by: "ann" });
     await durable.raiseEvent(id, "approval", { by: "ben" });
     await drive(durable);
-    expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { first: { by: "ann" }, second: { by: "ben" }, note: "kept for later" } });
+    expect(await durable.getStatus(id)).toMatchObject({
+      runtimeStatus: "Completed",
+      output: { first: { by: "ann" }, second: { by: "ben" }, note: "kept for later" },
+    });
     await expect(durable.raiseEvent(id, "approval")).rejects.toThrow(/Completed/);
     await expect(durable.raiseEvent("nobody", "approval")).rejects.toThrow(/No instance/);
   });
@@ -338,7 +349,11 @@ describe("local durable host: sub-orchestrations", () => {
       return yield context.df.callSubOrchestrator("child", { n: 21 });
     }
     const doubling = started();
-    const first = new DurableHost({ orchestrations: { parent, child }, activities: { double: async () => (doubling.signal(), gate.then(() => 0)) }, store: fileInstanceStore(dir) });
+    const first = new DurableHost({
+      orchestrations: { parent, child },
+      activities: { double: async () => (doubling.signal(), gate.then(() => 0)) },
+      store: fileInstanceStore(dir),
+    });
     const id = await first.startNew("parent");
     await doubling.reached; // the child runs its activity: both instances are recorded
     release();
@@ -365,7 +380,8 @@ describe("local durable host: durable entities", () => {
         throw new Error("the counter refuses");
     }
   };
-  const entityHost = (orchestrations: Record<string, OrchestrationHandler>, dataDir?: string) => host(orchestrations, {}, dataDir, { counter } as Record<string, EntityHandler>);
+  const entityHost = (orchestrations: Record<string, OrchestrationHandler>, dataDir?: string) =>
+    host(orchestrations, {}, dataDir, { counter } as Record<string, EntityHandler>);
 
   it("applies calls and signals from orchestrations one at a time, in order, and answers calls with results and errors", async () => {
     function* bump(context: OrchestrationContext) {
@@ -421,14 +437,17 @@ describe("local durable host: rewind", () => {
       return [first, second];
     }
     const calls: string[] = [];
-    const durable = host({ once }, {
-      steady: async (input: string) => (calls.push(`steady ${input}`), input),
-      flaky: async (input: string) => {
-        calls.push(`flaky ${input}`);
-        if (attempts++ === 0) throw new Error("down for now");
-        return input.toUpperCase();
+    const durable = host(
+      { once },
+      {
+        steady: async (input: string) => (calls.push(`steady ${input}`), input),
+        flaky: async (input: string) => {
+          calls.push(`flaky ${input}`);
+          if (attempts++ === 0) throw new Error("down for now");
+          return input.toUpperCase();
+        },
       },
-    });
+    );
     const id = await durable.startNew("once");
     await drive(durable);
     expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Failed", output: expect.stringMatching(/down for now/) });
@@ -446,12 +465,15 @@ describe("local durable host: rewind", () => {
     function* parent(context: OrchestrationContext) {
       return yield context.df.callSubOrchestrator("child", "payload", "the-child");
     }
-    const durable = host({ parent, child }, {
-      fragile: async (input: string) => {
-        if (broken) throw new Error("still broken");
-        return `${input} done`;
+    const durable = host(
+      { parent, child },
+      {
+        fragile: async (input: string) => {
+          if (broken) throw new Error("still broken");
+          return `${input} done`;
+        },
       },
-    });
+    );
     const id = await durable.startNew("parent");
     await drive(durable);
     expect((await durable.getStatus(id))?.runtimeStatus).toBe("Failed");
@@ -481,7 +503,21 @@ describe("local durable host: rewind", () => {
 });
 
 describe("local durable host: every JSON type, and orchestrators that break", () => {
-  const values: unknown[] = ["text", "42", "", 0, -1.5, 1e21, true, false, null, [], [1, "two", null, { three: [3] }], {}, { nested: { a: [true, { b: "ü 😀" }] } }];
+  const values: unknown[] = [
+    "text",
+    "42",
+    "",
+    0,
+    -1.5,
+    1e21,
+    true,
+    false,
+    null,
+    [],
+    [1, "two", null, { three: [3] }],
+    {},
+    { nested: { a: [true, { b: "ü 😀" }] } },
+  ];
 
   it("round-trips inputs, activity results, sub-orchestration results and outputs of every JSON type", async () => {
     function* echoChild(context: OrchestrationContext) {
@@ -496,7 +532,11 @@ describe("local durable host: every JSON type, and orchestrators that break", ()
     const ids = await Promise.all(values.map((input) => durable.startNew("echo", { input })));
     await drive(durable);
     for (const [i, input] of values.entries()) {
-      expect(await durable.getStatus(ids[i]), JSON.stringify(input)).toMatchObject({ runtimeStatus: "Completed", input, output: { input, viaActivity: input, viaChild: input } });
+      expect(await durable.getStatus(ids[i]), JSON.stringify(input)).toMatchObject({
+        runtimeStatus: "Completed",
+        input,
+        output: { input, viaActivity: input, viaChild: input },
+      });
     }
   });
 
@@ -556,16 +596,23 @@ describe("local durable host: durable HTTP (callHttp)", () => {
     const seen: { method?: string; path?: string; body: string; header?: string }[] = [];
     const server = createServer((req, res) => {
       let body = "";
-      req.on("data", (chunk) => (body += chunk)).on("end", () => {
-        seen.push({ method: req.method, path: req.url, body, header: req.headers["x-caller"] as string | undefined });
-        if (seen.length === 1) res.writeHead(202, { location: "/status", "retry-after": "5" }).end();
-        else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ done: true }));
-      });
+      req
+        .on("data", (chunk) => (body += chunk))
+        .on("end", () => {
+          seen.push({ method: req.method, path: req.url, body, header: req.headers["x-caller"] as string | undefined });
+          if (seen.length === 1) res.writeHead(202, { location: "/status", "retry-after": "5" }).end();
+          else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ done: true }));
+        });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/work`;
     function* caller(context: OrchestrationContext) {
-      const response = (yield context.df.callHttp({ method: "POST", url, body: { job: 1 }, headers: { "x-caller": "orchestration" } })) as df.DurableHttpResponse;
+      const response = (yield context.df.callHttp({
+        method: "POST",
+        url,
+        body: { job: 1 },
+        headers: { "x-caller": "orchestration" },
+      })) as df.DurableHttpResponse;
       return { status: response.statusCode, content: JSON.parse(response.content!), type: response.headers?.["content-type"] };
     }
     try {
@@ -575,7 +622,10 @@ describe("local durable host: durable HTTP (callHttp)", () => {
       expect(seen).toHaveLength(1); // answered 202: the next request waits for the Retry-After timer
       expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Running" });
       await drive(durable);
-      expect(await durable.getStatus(id)).toMatchObject({ runtimeStatus: "Completed", output: { status: 200, content: { done: true }, type: "application/json" } });
+      expect(await durable.getStatus(id)).toMatchObject({
+        runtimeStatus: "Completed",
+        output: { status: 200, content: { done: true }, type: "application/json" },
+      });
       expect(seen).toEqual([
         { method: "POST", path: "/work", body: JSON.stringify({ job: 1 }), header: "orchestration" },
         { method: "GET", path: "/status", body: "", header: "orchestration" }, // the Location, 5 s (Retry-After) later

@@ -22,7 +22,7 @@ function internal<T>(path: string): T {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(`durable-functions/${path}`) as T;
   } catch (error) {
-    throw new Error(`durable-functions no longer has ${path}, which local/host/durable uses: ${(error as Error).message}`);
+    throw new Error(`durable-functions no longer has ${path}, which local/host/durable uses: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -33,7 +33,10 @@ describe("the durable-functions internals the local host drives", () => {
   });
 
   it("still hold the history event and action numbers the declarations give", () => {
-    for (const [name, path] of [["HistoryEventType", "lib/src/history/HistoryEventType"], ["ActionType", "lib/src/actions/ActionType"]] as const) {
+    for (const [name, path] of [
+      ["HistoryEventType", "lib/src/history/HistoryEventType"],
+      ["ActionType", "lib/src/actions/ActionType"],
+    ] as const) {
       const actual = internal<Record<string, Record<string, number>>>(path)[name];
       expect(actual, `${path} exports no ${name}`).toBeDefined();
       for (const [member, value] of Object.entries(declaredEnum(name))) expect(actual[member], `${name}.${member} in ${path}`).toBe(value);

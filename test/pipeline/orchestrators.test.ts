@@ -41,7 +41,12 @@ describe("propagateUsername, from its history", () => {
   });
 
   it("after a sweep that renamed something, waits settleMs and sweeps again; a sweep that finds nothing ends it", async () => {
-    const carried = { userId: "u1", continuation: "c1", renamedThisSweep: 2, status: { username: "new", sweep: 0, pages: 1, partitions: 2, updated: 7, failures: 0 } };
+    const carried = {
+      userId: "u1",
+      continuation: "c1",
+      renamedThisSweep: 2,
+      status: { username: "new", sweep: 0, pages: 1, partitions: 2, updated: 7, failures: 0 },
+    };
     const history = new History("propagateUsername", carried);
     history.completed(history.scheduled(findStalePartitions, {}), { username: "new", postIds: [], continuation: null });
     const waiting = await replay(propagateUsername, history);
@@ -53,7 +58,12 @@ describe("propagateUsername, from its history", () => {
     const again = await replay(propagateUsername, history);
     expect(again.decisions.at(-1)).toMatchObject({ type: "ContinueAsNew", input: { continuation: null, renamedThisSweep: 0, status: { sweep: 1, pages: 2 } } });
 
-    const lastSweep = new History("propagateUsername", { userId: "u1", continuation: null, renamedThisSweep: 0, status: { ...carried.status, sweep: 1, pages: 2 } });
+    const lastSweep = new History("propagateUsername", {
+      userId: "u1",
+      continuation: null,
+      renamedThisSweep: 0,
+      status: { ...carried.status, sweep: 1, pages: 2 },
+    });
     lastSweep.completed(lastSweep.scheduled(findStalePartitions, {}), { username: "new", postIds: [], continuation: null });
     const done = await replay(propagateUsername, lastSweep);
     expect(done).toMatchObject({ isDone: true, output: { username: "new", sweep: 1, pages: 3, failures: 0 } });
@@ -76,7 +86,12 @@ describe("propagateUsername, from its history", () => {
   it("fails at once, with the reason, on an input or a profile no retry can mend", async () => {
     await expect(replay(propagateUsername, new History("propagateUsername", { userId: "not a valid id!" }))).rejects.toThrow(/needs a valid userId/);
     const malformed = new History("propagateUsername", input);
-    malformed.completed(malformed.scheduled(findStalePartitions, lookup), { username: null, postIds: [], continuation: null, permanentFailure: "the profile u1 is malformed" });
+    malformed.completed(malformed.scheduled(findStalePartitions, lookup), {
+      username: null,
+      postIds: [],
+      continuation: null,
+      permanentFailure: "the profile u1 is malformed",
+    });
     await expect(replay(propagateUsername, malformed)).rejects.toThrow(/the profile u1 is malformed/);
   });
 });
@@ -89,7 +104,11 @@ describe("refreshFeedCopy, from its history", () => {
     expect((await replay(refreshFeedCopy, history)).decisions).toEqual([{ type: "CreateTimer", fireAt: dueAt.toISOString() }]);
     history.timerFired(history.timerCreated(dueAt), dueAt);
     const copying = await replay(refreshFeedCopy, history);
-    expect(copying.decisions.at(-1)).toEqual({ type: "CallActivityWithRetry", name: FEED_REFRESH_ACTIVITIES.copyPostToFeed, input: { postId: "p1", sourceLsn: 12 } });
+    expect(copying.decisions.at(-1)).toEqual({
+      type: "CallActivityWithRetry",
+      name: FEED_REFRESH_ACTIVITIES.copyPostToFeed,
+      input: { postId: "p1", sourceLsn: 12 },
+    });
 
     const copied = new History("refreshFeedCopy", input, dueAt.toISOString());
     copied.completed(copied.scheduled(FEED_REFRESH_ACTIVITIES.copyPostToFeed, {}), "copied");
@@ -110,7 +129,11 @@ describe("releaseOrphanedUsernames, from its history", () => {
     const clear = new History("releaseOrphanedUsernames", input);
     const call = clear.scheduled(CLAIMS_ACTIVITIES.releaseOrphanedClaims, {});
     expect((await replay(releaseOrphanedUsernames, new History("releaseOrphanedUsernames", input))).decisions).toEqual([
-      { type: "CallActivityWithRetry", name: CLAIMS_ACTIVITIES.releaseOrphanedClaims, input: { userId: "u1", unbornGraceSeconds: DEFAULT_POLICY.unbornClaimGraceSeconds } },
+      {
+        type: "CallActivityWithRetry",
+        name: CLAIMS_ACTIVITIES.releaseOrphanedClaims,
+        input: { userId: "u1", unbornGraceSeconds: DEFAULT_POLICY.unbornClaimGraceSeconds },
+      },
     ]);
     clear.completed(call, { released: 2, pending: 0 });
     expect(await replay(releaseOrphanedUsernames, clear)).toMatchObject({ isDone: true, output: { released: 2 } });

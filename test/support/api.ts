@@ -46,7 +46,9 @@ export interface ApiFixture {
  * Embedded Cosmos DB + provisioning + the real handlers, called the way the Functions host
  * calls them: with @azure/functions' HttpRequest and InvocationContext.
  */
-export async function apiFixture(options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number } = {}): Promise<ApiFixture> {
+export async function apiFixture(
+  options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number } = {},
+): Promise<ApiFixture> {
   const cosmos = await startCosmos(options.cosmos);
   const settings: Settings = {
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },

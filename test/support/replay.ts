@@ -92,7 +92,9 @@ export interface Decision {
 const decision = (action: PackageAction): Decision => ({
   type: ActionType[action.actionType],
   ...(action.functionName ? { name: action.functionName } : {}),
-  ...(action.input !== undefined ? { input: typeof action.input === "string" && action.actionType !== ActionType.ContinueAsNew ? JSON.parse(action.input) : action.input } : {}),
+  ...(action.input !== undefined
+    ? { input: typeof action.input === "string" && action.actionType !== ActionType.ContinueAsNew ? JSON.parse(action.input) : action.input }
+    : {}),
   ...(action.fireAt ? { fireAt: new Date(action.fireAt).toISOString() } : {}),
 });
 
@@ -102,7 +104,15 @@ const atomic = (actions: PackageAction[]): PackageAction[] => actions.flatMap((a
 export async function replay(handler: OrchestrationHandler, history: History, instanceId = "instance") {
   const context = new InvocationContext({ functionName: history.name });
   const state = await new Orchestrator(handler).handle(
-    { history: structuredClone(history.events), input: structuredClone(history.input), instanceId, isReplaying: false, upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" },
+    {
+      history: structuredClone(history.events),
+      input: structuredClone(history.input),
+      instanceId,
+      isReplaying: false,
+      upperSchemaVersion: 2,
+      maximumShortTimerDuration: "6.00:00:00",
+      longRunningTimerIntervalDuration: "3.00:00:00",
+    },
     context,
   );
   return { isDone: state.isDone, output: state.output, customStatus: state.customStatus, decisions: atomic(state.actions.flat()).map(decision) };

@@ -64,4 +64,5 @@ export class Api {
 }
 
 /** A page query string: `?limit=N[&continuationToken=...]`. */
-export const pageQuery = (limit: number, continuationToken?: string | null) => `?limit=${limit}${continuationToken ? `&continuationToken=${encodeURIComponent(continuationToken)}` : ""}`;
+export const pageQuery = (limit: number, continuationToken?: string | null) =>
+  `?limit=${limit}${continuationToken ? `&continuationToken=${encodeURIComponent(continuationToken)}` : ""}`;

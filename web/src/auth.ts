@@ -44,7 +44,9 @@ const subjectOf = (token: string) => (JSON.parse(atob(token.split(".")[1].replac
 /** Entra ID through MSAL (loaded only in this mode): redirect sign-in, access tokens for the API's scope. */
 export async function entraSession(config: Extract<AuthConfig, { mode: "entra" }>): Promise<Session> {
   const msal = await import("@azure/msal-browser");
-  const client = await msal.createStandardPublicClientApplication({ auth: { clientId: config.clientId, authority: config.authority, redirectUri: location.origin + location.pathname } });
+  const client = await msal.createStandardPublicClientApplication({
+    auth: { clientId: config.clientId, authority: config.authority, redirectUri: location.origin + location.pathname },
+  });
   await client.handleRedirectPromise();
   const account = () => client.getActiveAccount() ?? client.getAllAccounts()[0] ?? null;
   let subject: string | undefined;

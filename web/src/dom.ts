@@ -2,7 +2,10 @@ type Child = Node | string | number | false | null | undefined;
 type Props = Record<string, string | boolean | ((event: Event) => void) | undefined>;
 
 /** The children worth showing, as nodes or text (never parsed as HTML). */
-const nodes = (children: Child[]) => children.filter((child): child is Node | string | number => child !== false && child !== null && child !== undefined).map((child) => (child instanceof Node ? child : String(child)));
+const nodes = (children: Child[]) =>
+  children
+    .filter((child): child is Node | string | number => child !== false && child !== null && child !== undefined)
+    .map((child) => (child instanceof Node ? child : String(child)));
 
 /** Creates an element: string props become attributes, `on*` functions listeners; text is always text, never HTML. */
 export function h(tag: string, props: Props = {}, ...children: Child[]): HTMLElement {

@@ -34,7 +34,13 @@ function renderSession(app: App, render: () => void): void {
   }
   if (app.session.mode === "none") return show(box);
   if (app.session.mode === "entra") return show(box, h("button", { onclick: () => void app.session.signIn().catch(app.fail) }, "Sign in"));
-  const input = h("input", { name: "userId", placeholder: "user id", "aria-label": "user id", required: true, pattern: "[A-Za-z0-9_.@|\\-]{1,128}" }) as HTMLInputElement;
+  const input = h("input", {
+    name: "userId",
+    placeholder: "user id",
+    "aria-label": "user id",
+    required: true,
+    pattern: "[A-Za-z0-9_.@|\\-]{1,128}",
+  }) as HTMLInputElement;
   const form = h("form", {}, input, h("button", { type: "submit" }, "Sign in as"));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -72,7 +78,12 @@ async function start(): Promise<void> {
     notice.hidden = true;
     renderSession(app, render);
     const signedIn = Boolean(session.userId());
-    show(element("nav"), h("a", { href: "#/" }, "Feed"), signedIn && h("a", { href: "#/write" }, "Write"), signedIn && h("a", { href: "#/profile" }, "Profile"));
+    show(
+      element("nav"),
+      h("a", { href: "#/" }, "Feed"),
+      signedIn && h("a", { href: "#/write" }, "Write"),
+      signedIn && h("a", { href: "#/profile" }, "Profile"),
+    );
     // Each render draws into a container of its own: an older render still awaiting the API
     // then writes into a detached one instead of over the page the person is on now.
     const view = h("div", {}, loading());

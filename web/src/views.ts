@@ -13,7 +13,13 @@ export interface App {
 
 const author = (post: { userId: string; userUsername: string }) => h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-const counts = (post: Post) => h("div", { class: "counts" }, h("span", { "data-test": "likes" }, `♥ ${plural(post.likeCount, "like")}`), h("span", { "data-test": "comments" }, plural(post.commentCount, "comment")));
+const counts = (post: Post) =>
+  h(
+    "div",
+    { class: "counts" },
+    h("span", { "data-test": "likes" }, `♥ ${plural(post.likeCount, "like")}`),
+    h("span", { "data-test": "comments" }, plural(post.commentCount, "comment")),
+  );
 
 function postCard(post: Post): HTMLElement {
   return h(
@@ -72,7 +78,10 @@ export async function postView(app: App, postId: string): Promise<void> {
   const actions = h("div", { class: "actions" });
   if (me) {
     const like = h("button", { class: "secondary", "data-test": "like" }, liked ? "Unlike" : "Like") as HTMLButtonElement;
-    like.addEventListener("click", () => void busy(like, "Saving…", () => app.api.call(liked ? "DELETE" : "POST", `${path}/likes`)).then(() => postView(app, postId), app.fail));
+    like.addEventListener(
+      "click",
+      () => void busy(like, "Saving…", () => app.api.call(liked ? "DELETE" : "POST", `${path}/likes`)).then(() => postView(app, postId), app.fail),
+    );
     actions.append(like);
   }
   if (me === post.userId) {
@@ -84,10 +93,24 @@ export async function postView(app: App, postId: string): Promise<void> {
     });
     actions.append(remove);
   }
-  const comments = pagedList<Comment>(app, `${path}/comments`, 20, (c) => h("div", { class: "comment" }, h("div", { class: "meta" }, author(c), " · ", when(c.creationDate)), h("div", { class: "content" }, c.content)), "No comments yet.");
+  const comments = pagedList<Comment>(
+    app,
+    `${path}/comments`,
+    20,
+    (c) => h("div", { class: "comment" }, h("div", { class: "meta" }, author(c), " · ", when(c.creationDate)), h("div", { class: "content" }, c.content)),
+    "No comments yet.",
+  );
   show(
     app.view,
-    h("article", { class: "card" }, h("h1", {}, post.title), h("div", { class: "meta" }, author(post), " · ", when(post.creationDate), post.updatedDate ? " (edited)" : ""), h("p", { class: "content" }, post.content), counts(post), actions),
+    h(
+      "article",
+      { class: "card" },
+      h("h1", {}, post.title),
+      h("div", { class: "meta" }, author(post), " · ", when(post.creationDate), post.updatedDate ? " (edited)" : ""),
+      h("p", { class: "content" }, post.content),
+      counts(post),
+      actions,
+    ),
     h("p", { class: "meta" }, likes.items.length ? `Liked by ${likes.items.map((l) => `@${l.userUsername}`).join(", ")}` : "No likes yet."),
     h("section", { class: "card" }, h("h2", {}, "Comments"), comments, me ? commentForm(app, postId) : h("p", { class: "meta" }, "Sign in to comment.")),
   );
@@ -100,7 +123,10 @@ function commentForm(app: App, postId: string): HTMLElement {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const key = crypto.randomUUID(); // a retry of this submission creates nothing twice
-    void busy(send, "Sending…", () => app.api.call("POST", `/posts/${postId}/comments`, { content: content.value }, { "idempotency-key": key })).then(() => postView(app, postId), app.fail);
+    void busy(send, "Sending…", () => app.api.call("POST", `/posts/${postId}/comments`, { content: content.value }, { "idempotency-key": key })).then(
+      () => postView(app, postId),
+      app.fail,
+    );
   });
   return form;
 }
@@ -112,12 +138,22 @@ export async function editorView(app: App, postId?: string): Promise<void> {
   const title = h("input", { name: "title", required: true, maxlength: "200", value: existing?.title ?? "" }) as HTMLInputElement;
   const content = h("textarea", { name: "content", required: true, maxlength: "20000" }, existing?.content ?? "") as HTMLTextAreaElement;
   const save = h("button", { type: "submit" }, existing ? "Save" : "Publish") as HTMLButtonElement;
-  const form = h("form", { class: "card" }, h("h1", {}, existing ? "Edit post" : "New post"), h("label", {}, "Title"), title, h("label", {}, "Content"), content, h("div", { class: "actions" }, save));
+  const form = h(
+    "form",
+    { class: "card" },
+    h("h1", {}, existing ? "Edit post" : "New post"),
+    h("label", {}, "Title"),
+    title,
+    h("label", {}, "Content"),
+    content,
+    h("div", { class: "actions" }, save),
+  );
   const key = crypto.randomUUID();
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const body = { title: title.value, content: content.value };
-    const write = () => (existing ? app.api.call<Post>("PUT", `/posts/${existing.postId}`, body) : app.api.call<Post>("POST", "/posts", body, { "idempotency-key": key }));
+    const write = () =>
+      existing ? app.api.call<Post>("PUT", `/posts/${existing.postId}`, body) : app.api.call<Post>("POST", "/posts", body, { "idempotency-key": key });
     void busy(save, "Saving…", write).then((post) => app.go(`#/posts/${post.postId}`), app.fail);
   });
   show(app.view, form);
@@ -133,10 +169,21 @@ export async function profileView(app: App): Promise<void> {
   });
   const username = h("input", { name: "username", required: true, pattern: "[A-Za-z0-9_.\\-]{3,32}", value: current?.username ?? "" }) as HTMLInputElement;
   const save = h("button", { type: "submit" }, current ? "Change username" : "Create profile") as HTMLButtonElement;
-  const form = h("form", { class: "card" }, h("h1", {}, current ? "Your profile" : "Create your profile"), h("label", {}, "Username"), username, h("p", { class: "meta" }, "3-32 letters, digits, '_', '.' or '-'; unique."), h("div", { class: "actions" }, save));
+  const form = h(
+    "form",
+    { class: "card" },
+    h("h1", {}, current ? "Your profile" : "Create your profile"),
+    h("label", {}, "Username"),
+    username,
+    h("p", { class: "meta" }, "3-32 letters, digits, '_', '.' or '-'; unique."),
+    h("div", { class: "actions" }, save),
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const write = () => (current ? app.api.call("PUT", `/users/${encodeURIComponent(me)}`, { username: username.value }) : app.api.call("POST", "/users", { username: username.value }));
+    const write = () =>
+      current
+        ? app.api.call("PUT", `/users/${encodeURIComponent(me)}`, { username: username.value })
+        : app.api.call("POST", "/users", { username: username.value });
     void busy(save, "Saving…", write).then(() => app.go(`#/users/${encodeURIComponent(me)}`), app.fail);
   });
   show(app.view, form);

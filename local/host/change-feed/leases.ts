@@ -44,7 +44,13 @@ export class LeaseStore {
   /** Creates the leases of ranges that have none yet (as the trigger does on start); existing ones are kept. */
   async ensure(ranges: readonly FeedRange[]): Promise<void> {
     for (const range of ranges) {
-      const document: LeaseDocument = { id: this.idOf(range), owner: "", continuation: "", timestamp: new Date(0).toISOString(), range: { min: range.minInclusive, max: range.maxExclusive } };
+      const document: LeaseDocument = {
+        id: this.idOf(range),
+        owner: "",
+        continuation: "",
+        timestamp: new Date(0).toISOString(),
+        range: { min: range.minInclusive, max: range.maxExclusive },
+      };
       try {
         await this.container.items.create(document);
       } catch (error) {

@@ -96,7 +96,7 @@ export class ChangeFeedPump {
    * at-least-once, never silently stopped.
    */
   private async balance(): Promise<void> {
-    for (let failures = 0; !this.abort.signal.aborted; ) {
+    for (let failures = 0; !this.abort.signal.aborted;) {
       try {
         // The ranges once per start, as the trigger reads them (the fixed key ranges do not split).
         if (this.ranges.size === 0) {
@@ -106,7 +106,9 @@ export class ChangeFeedPump {
         let all = await this.leases.list();
         const missing = [...this.ranges].filter(([id]) => !all.some((lease) => lease.id === id)).map(([, range]) => range);
         if (missing.length > 0) {
-          if (this.started) for (const range of missing) this.log(`${this.trigger.name}: lease ${this.leases.idOf(range)} is missing (deleted?): created again, its range is read from the start`);
+          if (this.started)
+            for (const range of missing)
+              this.log(`${this.trigger.name}: lease ${this.leases.idOf(range)} is missing (deleted?): created again, its range is read from the start`);
           await this.leases.ensure(missing);
           all = await this.leases.list();
         }
@@ -126,7 +128,8 @@ export class ChangeFeedPump {
   private async renew(): Promise<void> {
     for (const [id, lease] of this.held) {
       if (lease.lost) this.held.delete(id);
-      else if (Date.now() - lease.lastWrite >= this.options.leases.renewMs) await this.leases.update(lease, {}).catch((error: unknown) => this.onWriteFailure(lease, error));
+      else if (Date.now() - lease.lastWrite >= this.options.leases.renewMs)
+        await this.leases.update(lease, {}).catch((error: unknown) => this.onWriteFailure(lease, error));
     }
   }
 
@@ -192,7 +195,7 @@ export class ChangeFeedPump {
     let iterator = this.readFrom(lease.document);
     // Until the first read succeeds, an error that is no status and no outage is the checkpoint's fault.
     let fromCheckpoint = lease.document.continuation !== "";
-    for (let failures = 0; !this.abort.signal.aborted && !lease.lost; ) {
+    for (let failures = 0; !this.abort.signal.aborted && !lease.lost;) {
       let response;
       try {
         response = await iterator.readNext();
@@ -245,7 +248,9 @@ export class ChangeFeedPump {
         return true;
       } catch (error) {
         const delay = this.backoff(attempt);
-        this.log(`${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}, lease ${leaseId}): ${(error as Error).message}; retrying in ${delay} ms`);
+        this.log(
+          `${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}, lease ${leaseId}): ${(error as Error).message}; retrying in ${delay} ms`,
+        );
         await pause(delay, this.abort.signal);
       }
     }

@@ -97,7 +97,11 @@ export class EntityHost {
   list(name: string): { entityId: { name: string; key: string }; lastOperationTime?: string; state: unknown }[] {
     return [...this.records.values()]
       .filter((record) => record.exists && parseSchedulerId(record.id).name === name.toLowerCase())
-      .map((record) => ({ entityId: parseSchedulerId(record.id), lastOperationTime: record.lastOperationTime, state: record.state === undefined ? null : JSON.parse(record.state) }))
+      .map((record) => ({
+        entityId: parseSchedulerId(record.id),
+        lastOperationTime: record.lastOperationTime,
+        state: record.state === undefined ? null : JSON.parse(record.state),
+      }))
       .sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
   }
 
@@ -129,13 +133,23 @@ export class EntityHost {
     if (!handler) {
       outcome = batch.map(() => ({ isError: true, result: JSON.stringify({ message: `No entity named '${self.name}' is registered.` }) }));
     } else {
-      const operations: EntityOperation[] = batch.map((request) => ({ name: request.operation, input: request.input, id: request.id, isSignal: !request.caller }));
-      const context = new InvocationContext({ functionName: self.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${self.name}] ${level}: ${args.join(" ")}`) });
+      const operations: EntityOperation[] = batch.map((request) => ({
+        name: request.operation,
+        input: request.input,
+        id: request.id,
+        isSignal: !request.caller,
+      }));
+      const context = new InvocationContext({
+        functionName: self.name,
+        invocationId: randomUUID(),
+        logHandler: (level, ...args) => this.log(`[${self.name}] ${level}: ${args.join(" ")}`),
+      });
       const result = await new Entity(handler).handle({ self, exists: record.exists, state: record.state, batch: operations }, context);
       record.exists = result.entityExists;
       record.state = result.entityExists ? result.entityState : undefined;
       outcome = result.results;
-      for (const signal of result.signals) this.enqueue(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
+      for (const signal of result.signals)
+        this.enqueue(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
     }
     record.queue = record.queue.slice(batch.length);
     record.lastOperationTime = this.now().toISOString();

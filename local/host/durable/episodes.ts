@@ -27,25 +27,36 @@ export const historyEvents = {
   executionCompleted: (at: Date, result: string) => event(HistoryEventType.ExecutionCompleted, at, { Result: result }),
   taskScheduled: (at: Date, id: number, name: string, input: string) => event(HistoryEventType.TaskScheduled, at, { Name: name, Input: input }, id),
   taskCompleted: (at: Date, id: number, result: string) => event(HistoryEventType.TaskCompleted, at, { TaskScheduledId: id, Result: result }),
-  taskFailed: (at: Date, id: number, reason: string, details: string) => event(HistoryEventType.TaskFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
+  taskFailed: (at: Date, id: number, reason: string, details: string) =>
+    event(HistoryEventType.TaskFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
   timerCreated: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerCreated, at, { FireAt: fireAt }, id),
   timerFired: (at: Date, id: number, fireAt: string) => event(HistoryEventType.TimerFired, at, { TimerId: id, FireAt: fireAt }),
   eventRaised: (at: Date, name: string, input: string) => event(HistoryEventType.EventRaised, at, { Name: name, Input: input }),
-  eventSent: (at: Date, id: number, name: string, instanceId: string, input: string) => event(HistoryEventType.EventSent, at, { Name: name, InstanceId: instanceId, Input: input }, id),
+  eventSent: (at: Date, id: number, name: string, instanceId: string, input: string) =>
+    event(HistoryEventType.EventSent, at, { Name: name, InstanceId: instanceId, Input: input }, id),
   subOrchestrationCreated: (at: Date, id: number, name: string, instanceId: string, input: string) =>
     event(HistoryEventType.SubOrchestrationInstanceCreated, at, { Name: name, InstanceId: instanceId, Input: input }, id),
-  subOrchestrationCompleted: (at: Date, id: number, result: string) => event(HistoryEventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: id, Result: result }),
-  subOrchestrationFailed: (at: Date, id: number, reason: string, details: string) => event(HistoryEventType.SubOrchestrationInstanceFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
+  subOrchestrationCompleted: (at: Date, id: number, result: string) =>
+    event(HistoryEventType.SubOrchestrationInstanceCompleted, at, { TaskScheduledId: id, Result: result }),
+  subOrchestrationFailed: (at: Date, id: number, reason: string, details: string) =>
+    event(HistoryEventType.SubOrchestrationInstanceFailed, at, { TaskScheduledId: id, Reason: reason, Details: details }),
 };
 
 /** The history event that schedules `task`: an activity's TaskScheduled, or a sub-orchestration's creation. */
 const scheduled = (at: Date, task: PendingActivity) =>
-  task.subOrchestration ? historyEvents.subOrchestrationCreated(at, task.id, task.name, task.subOrchestration.instanceId, task.input) : historyEvents.taskScheduled(at, task.id, task.name, task.input);
+  task.subOrchestration
+    ? historyEvents.subOrchestrationCreated(at, task.id, task.name, task.subOrchestration.instanceId, task.input)
+    : historyEvents.taskScheduled(at, task.id, task.name, task.input);
 
 /** A sub-orchestration's instance id: the one the orchestrator gave, else one derived from its parent and task. */
 const childId = (record: InstanceRecord, given: string | undefined, taskId: number) => given ?? `${record.instanceId}:${taskId}`;
 
-const ANSWERS = [HistoryEventType.TaskCompleted, HistoryEventType.TaskFailed, HistoryEventType.SubOrchestrationInstanceCompleted, HistoryEventType.SubOrchestrationInstanceFailed];
+const ANSWERS = [
+  HistoryEventType.TaskCompleted,
+  HistoryEventType.TaskFailed,
+  HistoryEventType.SubOrchestrationInstanceCompleted,
+  HistoryEventType.SubOrchestrationInstanceFailed,
+];
 const FAILURES = [HistoryEventType.TaskFailed, HistoryEventType.SubOrchestrationInstanceFailed];
 
 /** Inputs travel as JSON: the package pre-encodes strings, everything else the extension serializes. */
@@ -57,7 +68,8 @@ export function atomicActions(actions: PackageAction[]): PackageAction[] {
 }
 
 /** What a replay must reproduce of an action: its kind and the function it calls. */
-export const describeAction = (action: PackageAction) => `${ActionType[action.actionType] ?? action.actionType}${action.functionName ? ` ${action.functionName}` : ""}`;
+export const describeAction = (action: PackageAction) =>
+  `${ActionType[action.actionType] ?? action.actionType}${action.functionName ? ` ${action.functionName}` : ""}`;
 
 /** Wait before the next attempt: the first interval, multiplied per attempt, capped. */
 export function retryDelay(retry: RetryPolicy, failedAttempt: number): number {
@@ -94,7 +106,9 @@ export function rewindPointOf(record: InstanceRecord, delivered: HistoryEvent): 
 /** The history without what a rewind forgets: the task's failure, and the retry timer that followed it. */
 export function rewoundHistory(history: HistoryEvent[], point: RewindPoint): HistoryEvent[] {
   return history.filter(
-    (e) => !(FAILURES.includes(e.EventType) && e.TaskScheduledId === point.task.id) && !(e.EventType === HistoryEventType.TimerCreated && e.EventId === point.retryTimerId),
+    (e) =>
+      !(FAILURES.includes(e.EventType) && e.TaskScheduledId === point.task.id) &&
+      !(e.EventType === HistoryEventType.TimerCreated && e.EventId === point.retryTimerId),
   );
 }
 
@@ -107,9 +121,14 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
   if (ANSWERS.includes(delivered.EventType)) {
     const activity = record.activities.find((a) => a.id === delivered.TaskScheduledId);
     record.activities = record.activities.filter((a) => a !== activity);
-    if (activity?.name === DURABLE_HTTP_ACTIVITY && delivered.EventType === HistoryEventType.TaskCompleted) pollLater(record, activity, delivered, at, episode, work);
+    if (activity?.name === DURABLE_HTTP_ACTIVITY && delivered.EventType === HistoryEventType.TaskCompleted)
+      pollLater(record, activity, delivered, at, episode, work);
     if (activity?.retry && FAILURES.includes(delivered.EventType)) {
-      const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(), retry: activity };
+      const timer: PendingTimer = {
+        id: record.nextEventId++,
+        fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(),
+        retry: activity,
+      };
       episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
       record.timers.push(timer);
       work.timers.push(timer);
@@ -122,7 +141,12 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
     const failed = timer?.retry;
     if (failed?.retry && failed.attempt < failed.retry.maxNumberOfAttempts) {
       const id = record.nextEventId++;
-      const next: PendingActivity = { ...failed, id, attempt: failed.attempt + 1, ...(failed.subOrchestration ? { subOrchestration: { instanceId: `${failed.subOrchestration.instanceId}:${failed.attempt + 1}` } } : {}) };
+      const next: PendingActivity = {
+        ...failed,
+        id,
+        attempt: failed.attempt + 1,
+        ...(failed.subOrchestration ? { subOrchestration: { instanceId: `${failed.subOrchestration.instanceId}:${failed.attempt + 1}` } } : {}),
+      };
       startTask(record, next, at, episode, work);
     }
   }
@@ -154,7 +178,13 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
   switch (action.actionType) {
     case ActionType.CallActivity:
     case ActionType.CallActivityWithRetry: {
-      const activity: PendingActivity = { id: record.nextEventId++, name: action.functionName!, input: inputJson(action.input), attempt: 1, retry: action.retryOptions };
+      const activity: PendingActivity = {
+        id: record.nextEventId++,
+        name: action.functionName!,
+        input: inputJson(action.input),
+        attempt: 1,
+        retry: action.retryOptions,
+      };
       episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
       record.activities.push(activity);
       work.activities.push(activity);
@@ -179,7 +209,14 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
     case ActionType.CallSubOrchestratorWithRetry: {
       const id = record.nextEventId++;
       // Unlike activity inputs, the package does not pre-encode a sub-orchestration's input.
-      const child: PendingActivity = { id, name: action.functionName!, input: JSON.stringify(action.input ?? null), attempt: 1, retry: action.retryOptions, subOrchestration: { instanceId: childId(record, action.instanceId, id) } };
+      const child: PendingActivity = {
+        id,
+        name: action.functionName!,
+        input: JSON.stringify(action.input ?? null),
+        attempt: 1,
+        retry: action.retryOptions,
+        subOrchestration: { instanceId: childId(record, action.instanceId, id) },
+      };
       episode.push(scheduled(at, child));
       record.activities.push(child);
       work.activities.push(child);
@@ -192,8 +229,18 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
       const signal = action.actionType === ActionType.SignalEntity;
       const requestId = `${record.instanceId}:${record.executionId}:${id}`;
       const input = action.input === undefined ? undefined : JSON.stringify(action.input);
-      episode.push(historyEvents.eventSent(at, id, action.operation!, action.instanceId!, JSON.stringify({ id: requestId, op: action.operation, signal, input })));
-      work.entityRequests.push({ entity: action.instanceId!, request: { id: requestId, operation: action.operation!, input, ...(signal ? {} : { caller: { instanceId: record.instanceId, executionId: record.executionId } }) } });
+      episode.push(
+        historyEvents.eventSent(at, id, action.operation!, action.instanceId!, JSON.stringify({ id: requestId, op: action.operation, signal, input })),
+      );
+      work.entityRequests.push({
+        entity: action.instanceId!,
+        request: {
+          id: requestId,
+          operation: action.operation!,
+          input,
+          ...(signal ? {} : { caller: { instanceId: record.instanceId, executionId: record.executionId } }),
+        },
+      });
       return;
     }
     case ActionType.WaitForExternalEvent:

@@ -7,7 +7,17 @@ import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestra
 import { systemClock, type DurableClock } from "./clock";
 import { DURABLE_HTTP_ACTIVITY, durableHttp } from "./durable-http";
 import { EntityHost, type EntityHandler } from "./entities";
-import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, rewoundHistory, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
+import {
+  atomicActions,
+  describeAction,
+  historyEvents,
+  inputJson,
+  rewindPointOf,
+  rewoundHistory,
+  scheduleAction,
+  settleDelivered,
+  type EpisodeWork,
+} from "./episodes";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
 
 export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
@@ -76,7 +86,12 @@ function failureOf(error: unknown): string {
  * trigger: replay schema V3 (V4, for critical sections, needs an extension the bundle does not
  * carry yet), its timer limits (TimeSpans) and the polling interval of callHttp.
  */
-const TRIGGER_SETTINGS = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00", defaultHttpAsyncRequestSleepTimeMillseconds: 30_000 };
+const TRIGGER_SETTINGS = {
+  upperSchemaVersion: 2,
+  maximumShortTimerDuration: "6.00:00:00",
+  longRunningTimerIntervalDuration: "3.00:00:00",
+  defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
+};
 
 /**
  * Durable Functions in this process, driven as the Functions extension drives them: every
@@ -105,10 +120,16 @@ export class DurableHost {
     this.clock = options.clock ?? systemClock;
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
     // An entity's answer to an orchestration that called it: an event named by the request id.
-    this.entities = new EntityHost(options.entities ?? {}, this.store.entities, ({ caller, requestId, message }) => {
-      const record = this.records.get(caller.instanceId);
-      if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
-    }, this.log, () => this.clock.now());
+    this.entities = new EntityHost(
+      options.entities ?? {},
+      this.store.entities,
+      ({ caller, requestId, message }) => {
+        const record = this.records.get(caller.instanceId);
+        if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
+      },
+      this.log,
+      () => this.clock.now(),
+    );
   }
 
   /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
@@ -132,7 +153,8 @@ export class DurableHost {
   private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"]): string {
     if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
     const existing = this.records.get(instanceId);
-    if (existing && !FINISHED.includes(existing.runtimeStatus)) throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
+    if (existing && !FINISHED.includes(existing.runtimeStatus))
+      throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
     const now = this.clock.now().toISOString();
     const record: InstanceRecord = {
       instanceId,
@@ -182,7 +204,12 @@ export class DurableHost {
 
   private matching({ runtimeStatus, createdTimeFrom, createdTimeTo }: InstanceFilter): InstanceRecord[] {
     return [...this.records.values()]
-      .filter((r) => (!runtimeStatus || runtimeStatus.includes(r.runtimeStatus)) && (!createdTimeFrom || Date.parse(r.createdTime) >= createdTimeFrom.getTime()) && (!createdTimeTo || Date.parse(r.createdTime) <= createdTimeTo.getTime()))
+      .filter(
+        (r) =>
+          (!runtimeStatus || runtimeStatus.includes(r.runtimeStatus)) &&
+          (!createdTimeFrom || Date.parse(r.createdTime) >= createdTimeFrom.getTime()) &&
+          (!createdTimeTo || Date.parse(r.createdTime) <= createdTimeTo.getTime()),
+      )
       .sort((a, b) => a.createdTime.localeCompare(b.createdTime) || a.instanceId.localeCompare(b.instanceId));
   }
 
@@ -228,10 +255,17 @@ export class DurableHost {
   async rewind(instanceId: string): Promise<void> {
     const record = this.records.get(instanceId);
     if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
-    if (record.runtimeStatus !== "Failed") throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
+    if (record.runtimeStatus !== "Failed")
+      throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
     const point = record.rewind;
     if (!point) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
-    Object.assign(record, { runtimeStatus: "Running", failure: undefined, rewind: undefined, history: rewoundHistory(record.history, point), activities: [point.task] });
+    Object.assign(record, {
+      runtimeStatus: "Running",
+      failure: undefined,
+      rewind: undefined,
+      history: rewoundHistory(record.history, point),
+      activities: [point.task],
+    });
     this.save(record);
     const child = point.task.subOrchestration && this.records.get(point.task.subOrchestration.instanceId);
     if (child?.runtimeStatus === "Failed" && child.rewind) return this.rewind(child.instanceId);
@@ -305,7 +339,17 @@ export class DurableHost {
 
   /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
   private newExecution(record: InstanceRecord, input: string): void {
-    Object.assign(record, { input, executionId: randomUUID(), history: [], nextEventId: 0, actions: [], activities: [], timers: [], runtimeStatus: "Running", rewind: undefined });
+    Object.assign(record, {
+      input,
+      executionId: randomUUID(),
+      history: [],
+      nextEventId: 0,
+      actions: [],
+      activities: [],
+      timers: [],
+      runtimeStatus: "Running",
+      rewind: undefined,
+    });
     record.inbox = [historyEvents.executionStarted(this.clock.now(), record.name, input)];
   }
 
@@ -329,7 +373,12 @@ export class DurableHost {
     const answer =
       child.runtimeStatus === "Completed"
         ? historyEvents.subOrchestrationCompleted(at, link.taskId, JSON.stringify(child.output ?? null))
-        : historyEvents.subOrchestrationFailed(at, link.taskId, `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`, child.failure ?? "");
+        : historyEvents.subOrchestrationFailed(
+            at,
+            link.taskId,
+            `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`,
+            child.failure ?? "",
+          );
     this.deliver(parent, link.executionId, answer);
   }
 
@@ -344,7 +393,11 @@ export class DurableHost {
     try {
       this.create(task.name, instanceId, task.input, { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId });
     } catch (error) {
-      this.deliver(parent, parent.executionId, historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message));
+      this.deliver(
+        parent,
+        parent.executionId,
+        historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message),
+      );
     }
   }
 
@@ -379,13 +432,24 @@ export class DurableHost {
     const rewindPoint = rewindPointOf(record, delivered);
     settleDelivered(record, delivered, at, episode, work);
 
-    const context = new InvocationContext({ functionName: record.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`) });
+    const context = new InvocationContext({
+      functionName: record.name,
+      invocationId: randomUUID(),
+      logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`),
+    });
     let state;
     try {
       // The package mutates what it is given (timestamps become Dates): hand it a copy, as JSON from the wire would be.
       const history = JSON.parse(JSON.stringify([...record.history, ...episode])) as unknown[];
       state = await new Orchestrator(this.options.orchestrations[record.name]).handle(
-        { ...TRIGGER_SETTINGS, history, input: JSON.parse(record.input), instanceId: record.instanceId, isReplaying: false, parentInstanceId: record.parent?.instanceId ?? "" },
+        {
+          ...TRIGGER_SETTINGS,
+          history,
+          input: JSON.parse(record.input),
+          instanceId: record.instanceId,
+          isReplaying: false,
+          parentInstanceId: record.parent?.instanceId ?? "",
+        },
         context,
       );
     } catch (error) {
@@ -396,7 +460,8 @@ export class DurableHost {
     const actions = atomicActions(state.actions.flat());
     const replayed = actions.slice(0, record.actions.length).map(describeAction);
     const diverged = replayed.findIndex((action, i) => action !== record.actions[i]);
-    if (diverged >= 0) return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`);
+    if (diverged >= 0)
+      return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`);
     const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
     try {
       for (const action of actions.slice(record.actions.length)) {
@@ -430,7 +495,11 @@ export class DurableHost {
     if (activity.subOrchestration) return this.startChild(record, activity);
     const execution = record.executionId;
     const handler = activity.name === DURABLE_HTTP_ACTIVITY ? (durableHttp as ActivityHandler) : this.options.activities[activity.name];
-    const context = new InvocationContext({ functionName: activity.name, invocationId: randomUUID(), logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`) });
+    const context = new InvocationContext({
+      functionName: activity.name,
+      invocationId: randomUUID(),
+      logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`),
+    });
     const run = (async () => {
       if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
       return handler(JSON.parse(activity.input) as never, context);
@@ -439,7 +508,16 @@ export class DurableHost {
       (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);
-        this.deliver(record, execution, historyEvents.taskFailed(this.clock.now(), activity.id, `Activity function '${activity.name}' failed: ${message}`, (error as Error)?.stack ?? message));
+        this.deliver(
+          record,
+          execution,
+          historyEvents.taskFailed(
+            this.clock.now(),
+            activity.id,
+            `Activity function '${activity.name}' failed: ${message}`,
+            (error as Error)?.stack ?? message,
+          ),
+        );
       },
     );
     this.inFlight.add(run);

@@ -166,7 +166,12 @@ async function instances(call: Call, res: ServerResponse, durable: DurableHost):
   if (!id) {
     if (call.method === "GET") {
       const { items, headers } = page(await durable.queryInstances(filterOf(call.query)), call);
-      json(res, 200, items.map((s) => wire(s, call.query.get("showInput") !== "false")), headers);
+      json(
+        res,
+        200,
+        items.map((s) => wire(s, call.query.get("showInput") !== "false")),
+        headers,
+      );
       return true;
     }
     if (call.method !== "DELETE") return false;
@@ -196,7 +201,12 @@ function entities(call: Call, res: ServerResponse, durable: DurableHost): boolea
   if (key === undefined && call.method === "GET") {
     const { items, headers } = page(durable.entities.list(name), call);
     const fetchState = call.query.get("fetchState") === "true";
-    json(res, 200, items.map(({ entityId, lastOperationTime, state }) => ({ entityId, lastOperationTime, ...(fetchState ? { state } : {}) })), headers);
+    json(
+      res,
+      200,
+      items.map(({ entityId, lastOperationTime, state }) => ({ entityId, lastOperationTime, ...(fetchState ? { state } : {}) })),
+      headers,
+    );
     return true;
   }
   if (key === undefined) return false;
@@ -226,7 +236,14 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   const method = req.method ?? "GET";
   const bytes = await readBody(req);
   if (bytes === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
-  const call: Call = { method, parts: url.pathname.slice(base.length).split("/").map(decodeURIComponent), query: url.searchParams, headers: req.headers, body: undefined, webhooks: `${url.origin}${DURABLE_API_PATH}` };
+  const call: Call = {
+    method,
+    parts: url.pathname.slice(base.length).split("/").map(decodeURIComponent),
+    query: url.searchParams,
+    headers: req.headers,
+    body: undefined,
+    webhooks: `${url.origin}${DURABLE_API_PATH}`,
+  };
   try {
     call.body = bytes.toString("utf8").trim() === "" ? undefined : JSON.parse(bytes.toString("utf8"));
   } catch {
@@ -237,7 +254,8 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
     if (resource && (await resource(call, res, durable))) return;
   } catch (error) {
     // As text, as the extension answers: the package's client makes its error from the body as it is.
-    if (error instanceof DurableRequestError || error instanceof DurableApiError) return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
+    if (error instanceof DurableRequestError || error instanceof DurableApiError)
+      return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
     return problem(res, 400, "Bad Request", (error as Error).message);
   }
   return problem(res, 404, "Not Found", `No Durable Functions API at ${url.pathname} for ${method}.`);

@@ -24,7 +24,12 @@ declare module "durable-functions/lib/src/orchestrations/Orchestrator" {
     actionType: number;
     functionName?: string;
     input?: unknown;
-    retryOptions?: { firstRetryIntervalInMilliseconds: number; maxNumberOfAttempts: number; backoffCoefficient?: number; maxRetryIntervalInMilliseconds?: number };
+    retryOptions?: {
+      firstRetryIntervalInMilliseconds: number;
+      maxNumberOfAttempts: number;
+      backoffCoefficient?: number;
+      maxRetryIntervalInMilliseconds?: number;
+    };
     fireAt?: Date;
     isCanceled?: boolean;
     compoundActions?: PackageAction[];

@@ -86,7 +86,10 @@ export interface InstanceStore {
 
 function memoryEntityStore(): EntityStore {
   const records = new Map<string, string>();
-  return { loadAll: () => [...records.values()].map((text) => JSON.parse(text) as EntityRecord), save: (record) => void records.set(record.id, JSON.stringify(record)) };
+  return {
+    loadAll: () => [...records.values()].map((text) => JSON.parse(text) as EntityRecord),
+    save: (record) => void records.set(record.id, JSON.stringify(record)),
+  };
 }
 
 export function memoryInstanceStore(): InstanceStore {
@@ -104,7 +107,8 @@ function recordProblem(value: unknown): string | undefined {
   const record = value as Partial<InstanceRecord> | null;
   if (typeof record !== "object" || record === null) return "not a JSON object";
   if (typeof record.instanceId !== "string" || typeof record.name !== "string") return "no instanceId or name";
-  if (!Array.isArray(record.history) || !Array.isArray(record.inbox) || !Array.isArray(record.activities) || !Array.isArray(record.timers)) return "history, inbox, activities or timers missing";
+  if (!Array.isArray(record.history) || !Array.isArray(record.inbox) || !Array.isArray(record.activities) || !Array.isArray(record.timers))
+    return "history, inbox, activities or timers missing";
   return undefined;
 }
 
@@ -155,7 +159,10 @@ function writeWhole(path: string, value: unknown): void {
 function fileEntityStore(directory: string): EntityStore {
   mkdirSync(directory, { recursive: true });
   return {
-    loadAll: () => readdirSync(directory).filter((name) => name.endsWith(".json")).map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as EntityRecord),
+    loadAll: () =>
+      readdirSync(directory)
+        .filter((name) => name.endsWith(".json"))
+        .map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as EntityRecord),
     save: (record) => writeWhole(join(directory, `${encodeURIComponent(record.id)}.json`), record),
   };
 }

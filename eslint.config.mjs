@@ -1,0 +1,128 @@
+// The linter: typescript-eslint's recommended rules, no import circles, and the layering of
+// CONTRIBUTING.md as rules. Formatting is Prettier's (eslint-config-prettier turns off the rules
+// that would argue with it).
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import importX from "eslint-plugin-import-x";
+import tseslint from "typescript-eslint";
+
+/** Everything above a layer in the architecture's arrows: no layer imports from one above it. */
+const OUTSIDE_SRC = ["local", "functions", "scripts", "chaos", "bench", "test", "web"];
+
+/** One folder's rule: the folders (top-level, or inside src/) it may not import from, and the packages. */
+function layer(files, { folders = [], srcFolders = [], packages = [], why }) {
+  const patterns = [];
+  if (folders.length) patterns.push({ regex: `^(\\.\\./)+(${folders.join("|")})(/|$)`, message: why });
+  if (srcFolders.length) patterns.push({ regex: `^(\\.\\./)+(src/)?(${srcFolders.join("|")})(/|$)`, message: why });
+  return {
+    files,
+    rules: {
+      "no-restricted-imports": ["error", { paths: packages.map((name) => ({ name, message: why })), patterns }],
+    },
+  };
+}
+
+const COSMOS_ONLY_IN_STORE = "Only src/store/ talks to Cosmos DB (@azure/cosmos); the layers above call its functions.";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", ".data/", "infra/compiled/", "web/config.json", "sprocs/", "local/cosmos/sandbox-runtime.js", "**/*.d.ts"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/extensions": [".ts", ".js", ".mjs", ".cjs"],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+      "import-x/resolver": { node: { extensions: [".ts", ".js", ".mjs", ".json"] } },
+    },
+    languageOptions: {
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        URL: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        fetch: "readonly",
+        AbortSignal: "readonly",
+      },
+    },
+    rules: {
+      "import-x/no-cycle": "error",
+      // An orchestrator may finish without yielding: it is still a generator to the replay engine.
+      "require-yield": "off",
+      // A closure may read a variable assigned once the host listens (system.ts): it checks for undefined.
+      "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+    },
+  },
+  // src/: request -> api -> store -> Cosmos DB; change feed -> pipeline -> store. model is pure.
+  layer(["src/model/**"], {
+    srcFolders: ["store", "api", "pipeline", "config"],
+    folders: OUTSIDE_SRC,
+    packages: ["@azure/cosmos", "@azure/functions", "durable-functions"],
+    why: "src/model/ is pure: item shapes, limits, short form; no I/O and nothing above it.",
+  }),
+  layer(["src/store/**"], {
+    srcFolders: ["api", "pipeline"],
+    folders: OUTSIDE_SRC,
+    why: "src/store/ is below api/ and pipeline/: it may use model/ and config only.",
+  }),
+  layer(["src/pipeline/**"], {
+    srcFolders: ["api"],
+    folders: OUTSIDE_SRC,
+    packages: ["@azure/cosmos"],
+    why: `src/pipeline/ uses store/ and model/, not api/. ${COSMOS_ONLY_IN_STORE}`,
+  }),
+  layer(["src/api/**"], {
+    srcFolders: ["pipeline"],
+    folders: OUTSIDE_SRC,
+    packages: ["@azure/cosmos"],
+    why: `src/api/ uses store/ and model/, not pipeline/. ${COSMOS_ONLY_IN_STORE}`,
+  }),
+  layer(["src/*.ts"], { folders: OUTSIDE_SRC, packages: ["@azure/cosmos"], why: "src/ is the app: it imports nothing of the hosts, tools or tests." }),
+  // The hosts run src/; the embedded server stands alone (it knows nothing of the app).
+  layer(["functions/**"], {
+    folders: ["local", "scripts", "chaos", "bench", "test", "web"],
+    why: "functions/ registers src/'s handlers with the Functions host, nothing else.",
+  }),
+  layer(["local/cosmos/**"], {
+    folders: ["src", "host", "functions", "scripts", "chaos", "bench", "test", "web"],
+    why: "The embedded Cosmos DB server is a model of Azure: it knows nothing of the app or its hosts.",
+  }),
+  layer(["local/host/**", "local/*.ts"], {
+    folders: ["functions", "scripts", "chaos", "bench", "test", "web"],
+    why: "local/ runs src/ as the Functions host would: it does not reach into the tools or tests above it.",
+  }),
+  layer(["scripts/**"], { folders: ["chaos", "bench", "test"], why: "scripts/ may use src/ and local/, not chaos/, bench/ or the tests." }),
+  layer(["chaos/**", "bench/**"], { folders: ["test"], why: "Tests use the tools, not the other way round." }),
+  layer(["web/**"], {
+    folders: ["local", "functions", "scripts", "chaos", "bench", "test"],
+    srcFolders: ["store", "pipeline", "model", "config"],
+    why: "The front end shares only the API's response types with the backend.",
+  }),
+  {
+    files: ["web/src/**"],
+    languageOptions: {
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        fetch: "readonly",
+        location: "readonly",
+        history: "readonly",
+        localStorage: "readonly",
+        sessionStorage: "readonly",
+        HTMLElement: "readonly",
+        crypto: "readonly",
+      },
+    },
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable", __dirname: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  prettier,
+);
