@@ -125,7 +125,7 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
   const endpoint = options.endpoint ?? (embedded = await startCosmos()).endpoint;
   const key = options.key ?? embedded?.key;
   // The micro-cache off: these figures are what each request costs Cosmos DB (the scale figures measure the cache).
-  const store = useStore(createStore({ cosmos: { endpoint, key, databaseName: options.database }, auth: {}, softDeleteTtlSeconds: 86_400, feedCacheMs: 0 }));
+  const store = useStore(createStore({ cosmos: { endpoint, key, databaseName: options.database }, feedCacheMs: 0 }));
   try {
     await provision(store.client, options.database);
     const v1Containers = await createV1Containers(store.database);

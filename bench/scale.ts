@@ -6,7 +6,7 @@ import { startCosmos } from "../local/cosmos";
 import { devToken } from "../local/host/dev-auth";
 import { createHttpServer } from "../local/host/http-server";
 import { routes } from "../src/api/routes";
-import { TUNING_DEFAULTS, type Settings } from "../src/config";
+import { SETTING_DEFAULTS, type SettingsInput } from "../src/config";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createStore, useStore } from "../src/store/client";
 import { measureCosmos } from "../src/store/metering";
@@ -64,7 +64,7 @@ const SECRET = "bench-secret-of-at-least-thirty-two-characters!!";
 /** The scale figures of the capacity model, against a fresh embedded server in this process. */
 export async function measureScale(options: { loadSeconds: number; connections: number; likers: number }): Promise<ScaleFigures> {
   const cosmos = await startCosmos();
-  const settings = (feedCacheMs: number): Settings => ({
+  const settings = (feedCacheMs: number): SettingsInput => ({
     cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogscale" },
     auth: { devSecret: SECRET },
     softDeleteTtlSeconds: 3600,
@@ -106,10 +106,10 @@ export async function measureScale(options: { loadSeconds: number; connections: 
       feedWritesPer1000Likes,
       load,
       likeStorms: [
-        await measureLikeStorm({ ...storm, likeBatchMax: TUNING_DEFAULTS.likeBatchMax, sdkRetryWaitSeconds: 0 }),
+        await measureLikeStorm({ ...storm, likeBatchMax: SETTING_DEFAULTS.likeBatchMax, sdkRetryWaitSeconds: 0 }),
         await measureLikeStorm({ ...storm, likeBatchMax: 1, sdkRetryWaitSeconds: 0 }),
-        await measureLikeStorm({ ...storm, likeBatchMax: TUNING_DEFAULTS.likeBatchMax, sdkRetryWaitSeconds: TUNING_DEFAULTS.maxRetryWaitSeconds }),
-        await measureLikeStorm({ ...storm, likeBatchMax: 1, sdkRetryWaitSeconds: TUNING_DEFAULTS.maxRetryWaitSeconds }),
+        await measureLikeStorm({ ...storm, likeBatchMax: SETTING_DEFAULTS.likeBatchMax, sdkRetryWaitSeconds: SETTING_DEFAULTS.maxRetryWaitSeconds }),
+        await measureLikeStorm({ ...storm, likeBatchMax: 1, sdkRetryWaitSeconds: SETTING_DEFAULTS.maxRetryWaitSeconds }),
       ],
     };
   } finally {

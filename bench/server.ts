@@ -60,7 +60,7 @@ const killed = (child: ChildProcess) =>
   });
 
 function storeFor(endpoint: string, key: string): BlogStore {
-  return useStore(createStore({ cosmos: { endpoint, key, databaseName: "blog" }, auth: {}, softDeleteTtlSeconds: 86_400 }));
+  return useStore(createStore({ cosmos: { endpoint, key, databaseName: "blog" } }));
 }
 
 /** The V3 dataset loaded into a separate embedded server; its memory, index use, restart time and a comment load. */

@@ -1,34 +1,77 @@
 import { z } from "zod";
 import { databaseName } from "../infra/containers.json";
 
-/** Settings from the environment (app settings in Azure, local.settings.json under func). */
+/** Every setting's default, in one place: the environment's schema and hosts that build settings both take them from here. */
+export const SETTING_DEFAULTS = {
+  databaseName,
+  /** How long a soft-deleted post and its comments and likes linger before Cosmos DB expires them (one day). */
+  softDeleteTtlSeconds: 86_400,
+  /** How long an instance serves Q6 from memory; 0 turns the micro-cache off. */
+  feedCacheMs: 1000,
+  /** A post's feed copy follows a change that only moved its counts at most this often: the feed's partition must not take a write per like. */
+  feedRefreshSeconds: 5,
+  /** How long the SDK keeps retrying a throttled (429) request; the caller then gets 429 with Retry-After instead of waiting 30 s. */
+  maxRetryWaitSeconds: 10,
+  /** Likes and unlikes of one post per stored procedure call at most (1 sends each alone): the group commit. */
+  likeBatchMax: 50,
+} as const;
+
+/** The settings, resolved: every value present (app settings in Azure, local.settings.json under func, or a host's own). */
 export interface Settings {
   cosmos: {
     endpoint: string;
     /** Account key for the emulator or the embedded server; absent in Azure (Entra ID is used). */
     key?: string;
     databaseName: string;
-    /**
-     * How long the SDK keeps retrying a throttled (429) request before giving up. An HTTP caller
-     * then gets 429 with Retry-After instead of waiting the SDK's default 30 s (default 10).
-     */
-    maxRetryWaitSeconds?: number;
+    maxRetryWaitSeconds: number;
   };
   auth: AuthSettings;
-  /** How long a soft-deleted post and its comments and likes linger before Cosmos DB expires them. */
   softDeleteTtlSeconds: number;
-  /**
-   * A post's feed copy follows a change that only moved its like or comment counts at most this
-   * often (default 5): the feed's single partition must not take a write per like.
-   */
+  feedRefreshSeconds: number;
+  feedCacheMs: number;
+  likeBatchMax: number;
+}
+
+/** What a host gives: the account, and whichever settings it sets differently from the defaults. */
+export interface SettingsInput {
+  cosmos: { endpoint: string; key?: string; databaseName?: string; maxRetryWaitSeconds?: number };
+  auth?: AuthSettings;
+  softDeleteTtlSeconds?: number;
   feedRefreshSeconds?: number;
-  /** How long an instance serves Q6 from memory (default 1000 ms; 0 turns the micro-cache off). */
   feedCacheMs?: number;
-  /**
-   * At most this many likes and unlikes of one post go in one stored procedure call (default 50;
-   * 1 sends each alone): the group commit that lets a hot post take more likes per second.
-   */
   likeBatchMax?: number;
+}
+
+/** THE resolution of settings: each one given, or its default. Everything else reads the result. */
+export function resolveSettings(input: SettingsInput): Settings {
+  const d = SETTING_DEFAULTS;
+  return {
+    cosmos: {
+      endpoint: input.cosmos.endpoint,
+      key: input.cosmos.key,
+      databaseName: input.cosmos.databaseName ?? d.databaseName,
+      maxRetryWaitSeconds: input.cosmos.maxRetryWaitSeconds ?? d.maxRetryWaitSeconds,
+    },
+    auth: input.auth ?? {},
+    softDeleteTtlSeconds: input.softDeleteTtlSeconds ?? d.softDeleteTtlSeconds,
+    feedRefreshSeconds: input.feedRefreshSeconds ?? d.feedRefreshSeconds,
+    feedCacheMs: input.feedCacheMs ?? d.feedCacheMs,
+    likeBatchMax: input.likeBatchMax ?? d.likeBatchMax,
+  };
+}
+
+let current: Settings | undefined;
+
+/** The process's settings: from the environment on first use, unless a host has set them (useSettings). */
+export function settings(): Settings {
+  current ??= loadSettings();
+  return current;
+}
+
+/** Makes `next` the process's settings (the local host and tests, which build theirs). */
+export function useSettings(next: Settings): Settings {
+  current = next;
+  return next;
 }
 
 /**
@@ -54,15 +97,12 @@ export interface AuthSettings {
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
 
-/** The defaults of the tuning settings, for the environment and for hosts that build Settings themselves. */
-export const TUNING_DEFAULTS = { feedCacheMs: 1000, feedRefreshSeconds: 5, maxRetryWaitSeconds: 10, likeBatchMax: 50 } as const;
-
 /** Tuning settings every host reads from the environment the same way (app settings in Azure, npm start locally). */
 const tuningSchema = z.object({
-  FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(TUNING_DEFAULTS.feedCacheMs),
-  FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(TUNING_DEFAULTS.feedRefreshSeconds),
-  COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(TUNING_DEFAULTS.maxRetryWaitSeconds),
-  LIKE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(TUNING_DEFAULTS.likeBatchMax),
+  FEED_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(SETTING_DEFAULTS.feedCacheMs),
+  FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(SETTING_DEFAULTS.feedRefreshSeconds),
+  COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(SETTING_DEFAULTS.maxRetryWaitSeconds),
+  LIKE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(SETTING_DEFAULTS.likeBatchMax),
 });
 
 const schema = z
@@ -79,7 +119,7 @@ const schema = z
     AUTH_JWKS_URI: optional,
     AUTH_SCOPE: optional,
     AUTH_APP_ROLES: optional,
-    SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+    SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(SETTING_DEFAULTS.softDeleteTtlSeconds),
   })
   .merge(tuningSchema);
 
@@ -89,7 +129,8 @@ function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.i
   return parsed.data;
 }
 
-export type Tuning = { -readonly [K in keyof typeof TUNING_DEFAULTS]: number };
+/** The settings `npm start` reads from the environment beside its own options. */
+export type Tuning = Pick<Settings, "feedCacheMs" | "feedRefreshSeconds" | "likeBatchMax"> & { maxRetryWaitSeconds: number };
 
 /** The tuning settings from their environment names: the one mapping both hosts use. */
 const tuningOf = (values: z.infer<typeof tuningSchema>): Tuning => ({
@@ -119,7 +160,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   }
   const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
   return {
-    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName: values.COSMOS_DATABASE ?? databaseName, maxRetryWaitSeconds },
+    cosmos: {
+      endpoint,
+      key: values.COSMOS_KEY ?? connection.AccountKey,
+      databaseName: values.COSMOS_DATABASE ?? SETTING_DEFAULTS.databaseName,
+      maxRetryWaitSeconds,
+    },
     auth: { devSecret: values.AUTH_DEV_SECRET, ...issuerOf(values) },
     softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     ...tuning,

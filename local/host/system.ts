@@ -10,7 +10,6 @@ import type { PipelinePolicy } from "../../src/pipeline/policy";
 import type { PipelineServices } from "../../src/pipeline/services";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
-import { containerDefinitions } from "../../src/store/definitions";
 import { provision } from "../../src/store/provision";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
@@ -113,15 +112,17 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       faults: options.faults,
       recoverDamagedData: options.recoverDamagedData,
     }));
-  const settings: Settings = {
-    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName ?? containerDefinitions.databaseName },
-    auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
-    softDeleteTtlSeconds: options.softDeleteTtlSeconds ?? 86_400,
-    feedRefreshSeconds: options.feedRefreshSeconds,
-    feedCacheMs: options.feedCacheMs,
-    likeBatchMax: options.likeBatchMax,
-  };
-  const store = useStore(createStore(settings));
+  const store = useStore(
+    createStore({
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName },
+      auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
+      softDeleteTtlSeconds: options.softDeleteTtlSeconds,
+      feedRefreshSeconds: options.feedRefreshSeconds,
+      feedCacheMs: options.feedCacheMs,
+      likeBatchMax: options.likeBatchMax,
+    }),
+  );
+  const { settings } = store;
   await checkReachable(store, cosmos.endpoint).catch(async (error: unknown) => {
     store.dispose();
     await embedded?.stop();

@@ -2,7 +2,7 @@ import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } fr
 import type { z, ZodTypeAny } from "zod";
 import { invalid, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
-import { store } from "../store/client";
+import { settings } from "../config";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
 import { authenticate } from "./auth";
 import { noneMatchHits, writePreconditions } from "./conditional";
@@ -101,7 +101,7 @@ export class ApiCall {
 
   /** The authenticated caller's user id (401 without a valid token). */
   caller(): Promise<string> {
-    return authenticate(this.request.headers.get("authorization"), store().settings.auth);
+    return authenticate(this.request.headers.get("authorization"), settings().auth);
   }
 
   header(name: string): string | undefined {

@@ -1,4 +1,5 @@
 import * as df from "durable-functions";
+import { UNBORN_CLAIM_GRACE_SECONDS } from "../store/users";
 
 /**
  * How the background orchestrations pace themselves. Fixed in an orchestration's input when it
@@ -30,7 +31,7 @@ export const DEFAULT_POLICY: PipelinePolicy = {
   settleMs: 500,
   maxSweeps: 10,
   pageSize: 50,
-  unbornClaimGraceSeconds: 60,
+  unbornClaimGraceSeconds: UNBORN_CLAIM_GRACE_SECONDS,
   claimRecheckMs: 65_000,
 };
 

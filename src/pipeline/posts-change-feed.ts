@@ -1,4 +1,3 @@
-import { TUNING_DEFAULTS } from "../config";
 import type { PostsContainerItem } from "../model/items";
 import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
@@ -49,7 +48,7 @@ async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>
   const window = new FeedWindow(await readFeedEntries());
   const starter = services.orchestrations;
   // Without orchestrations to defer to (a rebuild), every change is written at once.
-  const refreshSeconds = starter ? (store().settings.feedRefreshSeconds ?? TUNING_DEFAULTS.feedRefreshSeconds) : 0;
+  const refreshSeconds = starter ? store().settings.feedRefreshSeconds : 0;
   let gap = false;
   for (const post of posts) {
     if (!window.admits(post)) continue;

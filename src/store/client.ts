@@ -1,5 +1,5 @@
 import { CosmosClient, type Container, type Database } from "@azure/cosmos";
-import { loadSettings, TUNING_DEFAULTS, type Settings } from "../config";
+import { resolveSettings, settings, useSettings, type Settings, type SettingsInput } from "../config";
 import { CONTAINERS } from "./definitions";
 import { meteredHttpClient } from "./metering";
 
@@ -45,7 +45,7 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
       retryOptions: {
         maxRetryAttemptCount: 9,
         fixedRetryIntervalInMilliseconds: 0,
-        maxWaitTimeInSeconds: settings.maxRetryWaitSeconds ?? TUNING_DEFAULTS.maxRetryWaitSeconds,
+        maxWaitTimeInSeconds: settings.maxRetryWaitSeconds,
       },
     },
     httpClient: meteredHttpClient(),
@@ -67,16 +67,19 @@ let current: BlogStore | undefined;
 
 /** The process-wide store, created on first use from the environment (one client per process). */
 export function store(): BlogStore {
-  current ??= createStore(loadSettings());
+  current ??= createStore(settings());
   return current;
 }
 
-export function createStore(settings: Settings): BlogStore {
-  return new BlogStore(createCosmosClient(settings.cosmos), settings);
+/** A store for the account `input` names, with every setting resolved (defaults for what it leaves out). */
+export function createStore(input: SettingsInput): BlogStore {
+  const resolved = resolveSettings(input);
+  return new BlogStore(createCosmosClient(resolved.cosmos), resolved);
 }
 
 /** Makes `next` the process-wide store (the local host and tests point it at their server). */
 export function useStore(next: BlogStore): BlogStore {
   current = next;
+  useSettings(next.settings);
   return next;
 }

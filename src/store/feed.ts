@@ -1,4 +1,3 @@
-import { TUNING_DEFAULTS } from "../config";
 import type { PostItem } from "../model/items";
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
@@ -41,7 +40,7 @@ const feedCaches = new WeakMap<BlogStore, FeedCache>();
  */
 export async function readFeedCached(limit: number): Promise<ShortPost[]> {
   const current = store();
-  const ttlMs = current.settings.feedCacheMs ?? TUNING_DEFAULTS.feedCacheMs;
+  const ttlMs = current.settings.feedCacheMs;
   if (ttlMs <= 0) return readFeed(limit);
   let cache = feedCaches.get(current);
   if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { TUNING_DEFAULTS } from "../config";
 import type { LikeItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
@@ -47,7 +46,7 @@ export function changeLike(postId: string, change: LikeChange): Promise<LikeOutc
 }
 
 async function drain(postId: string, queue: Waiting[]): Promise<void> {
-  let batchMax = store().settings.likeBatchMax ?? TUNING_DEFAULTS.likeBatchMax;
+  let batchMax = store().settings.likeBatchMax;
   try {
     while (queue.length > 0) {
       const batch = queue.splice(0, batchMax);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSettings, loadTuning } from "../../src/config";
+import { loadSettings, loadTuning, resolveSettings, SETTING_DEFAULTS } from "../../src/config";
 
 describe("settings", () => {
   it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
@@ -13,6 +13,21 @@ describe("settings", () => {
     expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "-1" })).toThrow(/COSMOS_MAX_RETRY_WAIT_SECONDS/);
     expect(settings.auth).toMatchObject({ issuer: "https://issuer", audience: "api://x", devSecret: undefined });
     expect(settings.softDeleteTtlSeconds).toBe(86_400);
+  });
+
+  it("resolves a host's own settings once: what it gives is kept, what it leaves out (or gives as undefined) takes the default", () => {
+    const resolved = resolveSettings({ cosmos: { endpoint: "http://x", maxRetryWaitSeconds: undefined }, feedCacheMs: 0, likeBatchMax: undefined });
+    expect(resolved).toEqual({
+      cosmos: { endpoint: "http://x", key: undefined, databaseName: SETTING_DEFAULTS.databaseName, maxRetryWaitSeconds: SETTING_DEFAULTS.maxRetryWaitSeconds },
+      auth: {},
+      softDeleteTtlSeconds: SETTING_DEFAULTS.softDeleteTtlSeconds,
+      feedRefreshSeconds: SETTING_DEFAULTS.feedRefreshSeconds,
+      feedCacheMs: 0,
+      likeBatchMax: SETTING_DEFAULTS.likeBatchMax,
+    });
+    // The environment's defaults are the same ones.
+    const fromEnvironment = loadSettings({ COSMOS_ENDPOINT: "http://x" });
+    expect({ ...fromEnvironment, auth: {} }).toEqual(resolveSettings({ cosmos: { endpoint: "http://x" } }));
   });
 
   it("reads the key-based connection string the Cosmos DB trigger uses", () => {

@@ -50,15 +50,17 @@ export async function apiFixture(
   options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number } = {},
 ): Promise<ApiFixture> {
   const cosmos = await startCosmos(options.cosmos);
-  const settings: Settings = {
-    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
-    auth: { devSecret: TEST_SECRET },
-    softDeleteTtlSeconds: 3600,
-    // Tests read the feed right after changing it; the micro-cache has tests of its own.
-    feedCacheMs: 0,
-    ...options.settings,
-  };
-  const blog = useStore(createStore(settings));
+  const blog = useStore(
+    createStore({
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
+      auth: { devSecret: TEST_SECRET },
+      softDeleteTtlSeconds: 3600,
+      // Tests read the feed right after changing it; the micro-cache has tests of its own.
+      feedCacheMs: 0,
+      ...options.settings,
+    }),
+  );
+  const { settings } = blog;
   await provision(blog.client, settings.cosmos.databaseName);
   const router = new Router(routes);
 
