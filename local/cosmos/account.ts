@@ -1,7 +1,8 @@
 import { Container, type StoredPut } from "./container";
 import type { JournalRecord } from "./storage";
 import { badRequest, conflict, notFound } from "./errors";
-import { checkId, newEtag, nowSeconds, systemProperties } from "./system-properties";
+import { systemClock, type Clock } from "../clock";
+import { checkId, newEtag, secondsOf, systemProperties } from "./system-properties";
 import { isObject, type JsonObject } from "./json";
 
 export type ScriptKind = "sprocs" | "triggers";
@@ -44,8 +45,14 @@ function completeIndexingPolicy(given: unknown): JsonObject {
 export class Account {
   readonly databases = new Map<string, Database>();
 
-  /** @param partitions physical partitions (key ranges) of every container created from now on */
-  constructor(private readonly partitions = 1) {}
+  /**
+   * @param partitions physical partitions (key ranges) of every container created from now on
+   * @param clock what `_ts` and TTL expiry read
+   */
+  constructor(
+    private readonly partitions = 1,
+    readonly clock: Clock = systemClock,
+  ) {}
 
   /** Told about every change (the data directory's journal); absent in memory-only mode. */
   journal?: (record: JournalRecord) => void;
@@ -53,7 +60,7 @@ export class Account {
   createDatabase(body: unknown): JsonObject {
     const id = this.requireId(body);
     if (this.databases.has(id)) throw conflict();
-    const props = systemProperties("");
+    const props = systemProperties("", secondsOf(this.clock));
     const resource: JsonObject = { id, ...props, _self: `dbs/${props._rid}/`, _colls: "colls/", _users: "users/" };
     this.databases.set(id, { resource, containers: new Map() });
     this.journal?.({ op: "database", resource });
@@ -79,7 +86,7 @@ export class Account {
     const definition = body as JsonObject;
     const partitionKey = this.partitionKeyOf(definition);
     this.checkTtl(definition.defaultTtl);
-    const props = systemProperties("");
+    const props = systemProperties("", secondsOf(this.clock));
     const resource: JsonObject = {
       ...definition,
       indexingPolicy: completeIndexingPolicy(definition.indexingPolicy),
@@ -118,7 +125,7 @@ export class Account {
       ...data.resource,
       indexingPolicy: completeIndexingPolicy(body.indexingPolicy ?? data.resource.indexingPolicy),
       _etag: newEtag(),
-      _ts: nowSeconds(),
+      _ts: secondsOf(this.clock),
     };
     if (body.defaultTtl === undefined) delete next.defaultTtl;
     else next.defaultTtl = body.defaultTtl;
@@ -146,7 +153,7 @@ export class Account {
     const scripts = state.scripts[kind];
     if (replaceId === undefined && scripts.has(id)) throw conflict();
     if (replaceId !== undefined && (!scripts.has(replaceId) || replaceId !== id)) throw notFound();
-    const props = systemProperties("");
+    const props = systemProperties("", secondsOf(this.clock));
     const resource: JsonObject = { ...definition, ...props, _self: `${state.data.resource._self as string}${kind}/${props._rid}/` };
     scripts.set(id, resource);
     this.journal?.({ op: "script", db: dbId, container: collId, kind, resource });
@@ -167,7 +174,7 @@ export class Account {
 
   private addContainer(dbId: string, resource: JsonObject, partitions: number): ContainerState {
     const db = this.database(dbId);
-    const data = new Container(resource, db.resource._rid as string, partitions);
+    const data = new Container(resource, db.resource._rid as string, partitions, this.clock);
     data.journal = (puts) => this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
     const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
     db.containers.set(resource.id as string, state);

@@ -3,7 +3,8 @@ import { ContainerIndexes } from "./indexes";
 import { effectivePartitionKey, keyRanges, rangeOf, type KeyRange } from "./partitions";
 import { applyPatch } from "./patch";
 import { runQuery, satisfies, type QueryPage, type QuerySpec } from "./query";
-import { checkId, newEtag, nowSeconds } from "./system-properties";
+import { systemClock, type Clock } from "../clock";
+import { checkId, newEtag, secondsOf } from "./system-properties";
 import { isObject, type Json, type JsonObject } from "./json";
 
 export type { QueryPage, QuerySpec } from "./query";
@@ -126,6 +127,7 @@ export class Container {
     private definition: JsonObject,
     private readonly dbRid: string,
     partitionCount = 1,
+    private readonly clock: Clock = systemClock,
   ) {
     this.ranges = keyRanges(partitionCount);
     this.logs = this.ranges.map(() => []);
@@ -350,7 +352,7 @@ export class Container {
   /** Removes expired items and compacts the change log; never runs inside a transaction. */
   sweep(): void {
     if (this.undo) return;
-    const now = nowSeconds();
+    const now = secondsOf(this.clock);
     for (const item of this.expiring) {
       if (item.expiresAt === undefined) this.expiring.delete(item);
       else if (item.expiresAt <= now) {
@@ -421,7 +423,14 @@ export class Container {
     const previous = this.item(pk, id);
     const seq = previous?.seq ?? ++this.seq;
     const rid = this.links.rid(seq);
-    const doc: JsonObject = { ...body, _rid: rid, _self: `${this.links.docsSelf}${rid}/`, _etag: newEtag(), _attachments: "attachments/", _ts: nowSeconds() };
+    const doc: JsonObject = {
+      ...body,
+      _rid: rid,
+      _self: `${this.links.docsSelf}${rid}/`,
+      _etag: newEtag(),
+      _attachments: "attachments/",
+      _ts: secondsOf(this.clock),
+    };
     const range = this.rangeOfKey(pk);
     const item = StoredItem.of(this.links, this.canonical(pk), previous?.id ?? id, doc, ++this.lsns[range], seq);
     this.set(pk, id, item);
@@ -485,7 +494,7 @@ export class Container {
   }
 
   private isLive(item: StoredItem): boolean {
-    return item.expiresAt === undefined || item.expiresAt > nowSeconds();
+    return item.expiresAt === undefined || item.expiresAt > secondsOf(this.clock);
   }
 
   private *allItems(): Generator<StoredItem> {

@@ -2,6 +2,7 @@ import { CosmosServer } from "./server";
 import { DataDirectory } from "./storage";
 import { ThroughputBudget } from "./throughput";
 import { FaultInjector, type FaultSpec } from "./faults";
+import type { Clock } from "../clock";
 
 export interface CosmosOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
@@ -30,6 +31,8 @@ export interface CosmosOptions {
   recoverDamagedData?: boolean;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
+  /** What `_ts` and TTL expiry read (the system clock by default; tests move a manual one). Signatures are checked against the wall clock. */
+  clock?: Clock;
 }
 
 export interface RunningCosmos {
@@ -52,14 +55,15 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   const partitions = options.partitions ?? 4;
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > 64) throw new Error(`partitions must be an integer from 1 to 64, got ${partitions}`);
   const key = options.key ?? LOCAL_COSMOS_KEY;
-  const server = new CosmosServer(
-    key,
-    { operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 },
+  const server = new CosmosServer(key, {
+    limits: { operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 },
     partitions,
-    options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
-    options.faults && new FaultInjector(options.faults),
-    options.scanPageItems,
-  );
+    budget: options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
+    faults: options.faults && new FaultInjector(options.faults),
+    scanPageItems: options.scanPageItems,
+    clock: options.clock,
+  });
+
   const directory = options.dataDir ? openData(server, options.dataDir, options) : undefined;
   let port: number;
   try {

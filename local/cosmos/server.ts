@@ -1,3 +1,4 @@
+import type { Clock } from "../clock";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
@@ -57,20 +58,25 @@ export class CosmosServer {
   private readonly http: Server;
   private sweeper?: NodeJS.Timeout;
 
+  private readonly limits: ScriptLimits;
+  /** Item operations per second per physical partition; unlimited when absent. */
+  private readonly budget?: ThroughputBudget;
+  /** Injects Azure's failures into data-plane requests; none when absent. */
+  readonly faults?: FaultInjector;
+  /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
+  private readonly scanPageItems: number;
+
   constructor(
     /** The account key every request must be signed with (master-key authorization). */
     private readonly key: string,
-    private readonly limits: ScriptLimits,
-    partitions = 1,
-    /** Item operations per second per physical partition; unlimited when absent. */
-    private readonly budget?: ThroughputBudget,
-    /** Injects Azure's failures into data-plane requests; none when absent. */
-    readonly faults?: FaultInjector,
-    /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
-    private readonly scanPageItems = SCAN_PAGE_ITEMS,
+    options: { limits: ScriptLimits; partitions?: number; budget?: ThroughputBudget; faults?: FaultInjector; scanPageItems?: number; clock?: Clock },
   ) {
-    this.account = new Account(partitions);
-    this.transactions = new ScriptedTransactions(this.account, limits);
+    this.limits = options.limits;
+    this.budget = options.budget;
+    this.faults = options.faults;
+    this.scanPageItems = options.scanPageItems ?? SCAN_PAGE_ITEMS;
+    this.account = new Account(options.partitions ?? 1, options.clock);
+    this.transactions = new ScriptedTransactions(this.account, this.limits);
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.keepAliveTimeout = 60_000;
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Clock } from "../clock";
 
 /** System properties Cosmos DB adds to every resource. */
 export interface SystemProperties {
@@ -21,10 +22,11 @@ export function newRid(): string {
   return randomBytes(6).toString("base64").replace(/\//g, "-");
 }
 
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** Seconds since the epoch on `clock`: what `_ts` and TTL expiry count in. */
+export const secondsOf = (clock: Clock) => Math.floor(clock.now().getTime() / 1000);
 
-export function systemProperties(self: string): SystemProperties {
-  return { _rid: newRid(), _self: self, _etag: newEtag(), _ts: nowSeconds() };
+export function systemProperties(self: string, ts: number): SystemProperties {
+  return { _rid: newRid(), _self: self, _etag: newEtag(), _ts: ts };
 }
 
 /** Ids may not contain the characters Cosmos DB reserves for paths. */

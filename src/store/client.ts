@@ -16,6 +16,8 @@ export class BlogStore {
   constructor(
     readonly client: CosmosClient,
     readonly settings: Settings,
+    /** Milliseconds on a monotonic clock, for what the store keeps in memory (the feed micro-cache); tests bring their own. */
+    readonly now: () => number = () => performance.now(),
   ) {
     this.database = client.database(settings.cosmos.databaseName);
     this.users = this.database.container(CONTAINERS.users);
@@ -72,9 +74,9 @@ export function store(): BlogStore {
 }
 
 /** A store for the account `input` names, with every setting resolved (defaults for what it leaves out). */
-export function createStore(input: SettingsInput): BlogStore {
+export function createStore(input: SettingsInput, options: { now?: () => number } = {}): BlogStore {
   const resolved = resolveSettings(input);
-  return new BlogStore(createCosmosClient(resolved.cosmos), resolved);
+  return new BlogStore(createCosmosClient(resolved.cosmos), resolved, options.now);
 }
 
 /** Makes `next` the process-wide store (the local host and tests point it at their server). */

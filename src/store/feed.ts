@@ -44,10 +44,10 @@ export async function readFeedCached(limit: number): Promise<ShortPost[]> {
   if (ttlMs <= 0) return readFeed(limit);
   let cache = feedCaches.get(current);
   if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));
-  if (cache.items && performance.now() - cache.readAt < ttlMs) return cache.items.slice(0, limit);
+  if (cache.items && current.now() - cache.readAt < ttlMs) return cache.items.slice(0, limit);
   const entry = cache;
   entry.refresh ??= (async () => {
-    const startedAt = performance.now();
+    const startedAt = current.now();
     try {
       const items = await readFeed(LIMITS.feedSize);
       entry.items = items;

@@ -20,8 +20,10 @@ async function publish(title: string): Promise<string> {
   return id;
 }
 
+/** The store's clock: the micro-cache's TTL passes when the test moves it, not by sleeping. */
+let now = 0;
 beforeAll(async () => {
-  api = await apiFixture({ settings: { feedCacheMs: 2000 } });
+  api = await apiFixture({ settings: { feedCacheMs: 2000 }, now: () => now });
   await api.user("author", "author");
   postId = await publish("first");
 });
@@ -29,7 +31,7 @@ afterAll(() => api.stop());
 
 describe("the feed micro-cache", () => {
   it("answers 50 concurrent readers with one Cosmos DB request (single flight), and reads again after its TTL", async () => {
-    await new Promise((resolve) => setTimeout(resolve, 2100)); // whatever an earlier read cached has expired
+    now += 2100; // whatever an earlier read cached has expired
     const { result, usage } = await measureCosmos(() =>
       Promise.all(Array.from({ length: 50 }, (_, i) => api.request("GET", `/api/feed?limit=${1 + (i % 20)}`))),
     );
@@ -41,7 +43,9 @@ describe("the feed micro-cache", () => {
     expect(feedRequests(again.usage.requests)).toBe(0);
     const second = await publish("second");
     expect((await api.request("GET", "/api/feed")).body.items).toHaveLength(1); // still the cached feed
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    now += 1900;
+    expect(feedRequests((await api.measured("GET", "/api/feed")).usage.requests)).toBe(0); // within its TTL still
+    now += 200;
     const fresh = await api.measured("GET", "/api/feed");
     expect(feedRequests(fresh.usage.requests)).toBe(1);
     expect(fresh.response.body.items.map((p: { postId: string }) => p.postId)).toEqual([second, postId]);

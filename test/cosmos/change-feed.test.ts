@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes, type ChangeFeedPullModelIterator, type Container } from "@azure/cosmos";
+import { ManualClock } from "../../local/clock";
 import { cosmosFixture, type CosmosFixture } from "../support/cosmos";
 
 let f: CosmosFixture;
-beforeAll(async () => (f = await cosmosFixture()));
+/** The server's data clock (what `_ts` reads): moved by the test, not slept through. */
+const clock = new ManualClock();
+beforeAll(async () => (f = await cosmosFixture({ clock })));
 afterAll(() => f.stop());
 
 type Doc = { id: string; pk: string; v?: number; _lsn: number; _ts: number; _etag: string };
@@ -58,8 +61,8 @@ describe("change feed (latest version)", () => {
   it("from a point in time skips what was written before it", async () => {
     const c = await f.container();
     await write(c, ["before"]);
-    await new Promise((r) => setTimeout(r, 1100)); // _ts has one-second resolution
-    const since = new Date();
+    clock.advance(1000); // _ts has one-second resolution
+    const since = clock.now();
     await write(c, ["after"]);
     const { items } = await drain(c.items.getChangeFeedIterator<Doc>({ changeFeedStartFrom: ChangeFeedStartFrom.Time(since) }));
     expect(items.map((d) => d.id)).toEqual(["after"]);

@@ -1,18 +1,23 @@
 import { authorizationHeaders } from "../../local/cosmos/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes } from "@azure/cosmos";
-import { cosmosFixture, eventually, statusOf, type CosmosFixture } from "../support/cosmos";
+import { ManualClock } from "../../local/clock";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../support/cosmos";
 
 let f: CosmosFixture;
-beforeAll(async () => (f = await cosmosFixture()));
+/** The server's data clock: items expire when the test moves it, not after a sleep. */
+const clock = new ManualClock();
+beforeAll(async () => (f = await cosmosFixture({ clock })));
 afterAll(() => f.stop());
 
 describe("time to live", () => {
   it("expires items by the container's defaultTtl: gone from reads, queries and the change feed", async () => {
     const c = await f.container({ defaultTtl: 1 });
     await c.items.create({ id: "short", pk: "t" });
-    expect((await c.item("short", "t").read()).statusCode).toBe(200);
-    await eventually(async () => ((await c.item("short", "t").read()).statusCode === 404 ? true : undefined), 10_000, 200);
+    clock.advance(900);
+    expect((await c.item("short", "t").read()).statusCode).toBe(200); // within its second still
+    clock.advance(1100);
+    expect((await c.item("short", "t").read()).statusCode).toBe(404);
     const { resources } = await c.items.query("SELECT * FROM c").fetchAll();
     expect(resources).toEqual([]);
     const feed = await c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() }).readNext();
@@ -23,14 +28,15 @@ describe("time to live", () => {
     const c = await f.container({ defaultTtl: -1 });
     await c.items.create({ id: "soft-deleted", pk: "t", deleted: true, ttl: 1 });
     await c.items.create({ id: "kept", pk: "t" });
-    await eventually(async () => ((await c.item("soft-deleted", "t").read()).statusCode === 404 ? true : undefined), 10_000, 200);
+    clock.advance(2000);
+    expect((await c.item("soft-deleted", "t").read()).statusCode).toBe(404);
     expect((await c.item("kept", "t").read()).statusCode).toBe(200);
   });
 
   it("ignores item ttl when the container has no TTL", async () => {
     const c = await f.container();
     await c.items.create({ id: "stays", pk: "t", ttl: 1 });
-    await new Promise((r) => setTimeout(r, 2100));
+    clock.advance(2000);
     expect((await c.item("stays", "t").read()).statusCode).toBe(200);
   });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { HttpRequest } from "@azure/functions";
 import * as df from "durable-functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../local/host/durable/clock";
+import { ManualClock } from "../../local/clock";
 import type { EntityHandler } from "../../local/host/durable/entities";
 import { DurableHost } from "../../local/host/durable/host";
 import { announceHostName, DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";

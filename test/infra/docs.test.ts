@@ -4,16 +4,27 @@ import { describe, expect, it } from "vitest";
 
 /** The documentation the repository carries: the README as the front door, the pages it links. */
 const root = resolve(__dirname, "../..");
-const pages = ["README.md", "CONTRIBUTING.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const pages = [
+  "README.md",
+  "CONTRIBUTING.md",
+  ...readdirSync(join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 const text = (page: string) => readFileSync(join(root, page), "utf8");
 
 /** Relative link targets of a Markdown page (no URLs, no bare anchors), without their anchors. */
 const relativeLinks = (page: string) =>
-  [...text(page).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((target) => !/^(https?:|mailto:|#)/.test(target)).map((target) => target.split("#")[0]);
+  [...text(page).matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1])
+    .filter((target) => !/^(https?:|mailto:|#)/.test(target))
+    .map((target) => target.split("#")[0]);
 
 /** Paths of this repository named in code spans (`src/...`), so a renamed file cannot leave a stale name behind. */
 const namedPaths = (page: string) =>
-  [...text(page).matchAll(/`((?:src|local|functions|scripts|test|chaos|bench|infra|web|sprocs|docs)\/[\w./-]+\.(?:ts|mjs|js|json|bicep|md))`/g)].map((m) => m[1]);
+  [...text(page).matchAll(/`((?:src|local|functions|scripts|test|chaos|bench|infra|web|sprocs|docs)\/[\w./-]+\.(?:ts|mjs|js|json|bicep|md))`/g)].map(
+    (m) => m[1],
+  );
 
 describe("the documentation", () => {
   it.each(pages)("%s: every relative link resolves to a file or folder of the repository", (page) => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as df from "durable-functions";
 import type { EntityContext, OrchestrationContext, OrchestrationHandler } from "durable-functions";
-import { ManualClock } from "../../local/host/durable/clock";
+import { ManualClock } from "../../local/clock";
 import type { EntityHandler } from "../../local/host/durable/entities";
 import { DurableHost, type ActivityHandler } from "../../local/host/durable/host";
 import { fileInstanceStore } from "../../local/host/durable/store";

@@ -47,18 +47,21 @@ export interface ApiFixture {
  * calls them: with @azure/functions' HttpRequest and InvocationContext.
  */
 export async function apiFixture(
-  options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number } = {},
+  options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number; now?: () => number } = {},
 ): Promise<ApiFixture> {
   const cosmos = await startCosmos(options.cosmos);
   const blog = useStore(
-    createStore({
-      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
-      auth: { devSecret: TEST_SECRET },
-      softDeleteTtlSeconds: 3600,
-      // Tests read the feed right after changing it; the micro-cache has tests of its own.
-      feedCacheMs: 0,
-      ...options.settings,
-    }),
+    createStore(
+      {
+        cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
+        auth: { devSecret: TEST_SECRET },
+        softDeleteTtlSeconds: 3600,
+        // Tests read the feed right after changing it; the micro-cache has tests of its own.
+        feedCacheMs: 0,
+        ...options.settings,
+      },
+      { now: options.now },
+    ),
   );
   const { settings } = blog;
   await provision(blog.client, settings.cosmos.databaseName);

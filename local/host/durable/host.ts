@@ -4,7 +4,7 @@ import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
-import { systemClock, type DurableClock } from "./clock";
+import { systemClock, type Clock } from "../../clock";
 import { DURABLE_HTTP_ACTIVITY, durableHttp } from "./durable-http";
 import { EntityHost, type EntityHandler } from "./entities";
 import {
@@ -43,7 +43,7 @@ export interface DurableHostOptions {
   store?: InstanceStore;
   log?: (line: string) => void;
   /** What time it is, and when durable timers fire (the system clock unless a test brings its own). */
-  clock?: DurableClock;
+  clock?: Clock;
 }
 
 /** Which instances a query or purge by filter takes: every one that matches all given fields. */
@@ -109,7 +109,7 @@ export class DurableHost {
   private readonly timers = new Set<() => void>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly log: (line: string) => void;
-  private readonly clock: DurableClock;
+  private readonly clock: Clock;
   private stopped = false;
   /** The durable entities: their state, queues and turns. */
   readonly entities: EntityHost;

@@ -1,15 +1,16 @@
 /**
- * The durable host's time: what `currentUtcDateTime`, history timestamps and durable timers
- * read. The system clock in `npm start`; a manual one in tests, so they order events by
- * moving time forward instead of sleeping.
+ * The local runtime's time: what the durable host's `currentUtcDateTime`, history timestamps
+ * and durable timers read, and the embedded server's `_ts` and TTL expiry. The system clock in
+ * `npm start`; a manual one in tests, so they order events by moving time forward instead of
+ * sleeping.
  */
-export interface DurableClock {
+export interface Clock {
   now(): Date;
   /** Calls `fire` once `when` has come (at once if it has); the returned function cancels it. */
   at(when: Date, fire: () => void): () => void;
 }
 
-export const systemClock: DurableClock = {
+export const systemClock: Clock = {
   now: () => new Date(),
   at(when, fire) {
     const handle = setTimeout(fire, Math.max(0, when.getTime() - Date.now()));
@@ -18,7 +19,7 @@ export const systemClock: DurableClock = {
 };
 
 /** A clock that moves only when told: `advance` fires every timer that comes due, in time order. */
-export class ManualClock implements DurableClock {
+export class ManualClock implements Clock {
   private time: number;
   private readonly due = new Set<{ when: number; fire: () => void }>();
 
