@@ -1,4 +1,4 @@
-import { Container, type StoredPut } from "./container";
+import { Container } from "./container";
 import type { JournalRecord } from "./storage";
 import { badRequest, conflict, notFound } from "./errors";
 import { systemClock, type Clock } from "../clock";
@@ -172,83 +172,14 @@ export class Account {
     this.journal?.({ op: "dropScript", db: dbId, container: collId, kind, id });
   }
 
-  private addContainer(dbId: string, resource: JsonObject, partitions: number): ContainerState {
+  /** Adds a container as it is, without checks or journaling (creation checks first; loading trusts the journal). */
+  addContainer(dbId: string, resource: JsonObject, partitions: number): ContainerState {
     const db = this.database(dbId);
     const data = new Container(resource, db.resource._rid as string, partitions, this.clock);
     data.journal = (puts) => this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
     const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
     db.containers.set(resource.id as string, state);
     return state;
-  }
-
-  /**
-   * Rebuilds the account from journal records (snapshot first, then the journal): `apply` each
-   * record as it is read, then `finish` once all are in.
-   */
-  loader(): { apply(record: JournalRecord): void; finish(): void } {
-    const counters = new Map<Container, { lsns?: number[]; seq?: number }>();
-    return {
-      apply: (record) => {
-        const db = record.db as string;
-        switch (record.op) {
-          case "database":
-            this.databases.set((record.resource as JsonObject).id as string, { resource: record.resource as JsonObject, containers: new Map() });
-            break;
-          case "dropDatabase":
-            this.databases.delete(record.id as string);
-            break;
-          case "container": {
-            const resource = record.resource as JsonObject;
-            const existing = this.database(db).containers.get(resource.id as string);
-            if (existing) existing.data.resource = resource;
-            else this.addContainer(db, resource, typeof record.partitions === "number" ? record.partitions : 1);
-            break;
-          }
-          case "dropContainer":
-            this.database(db).containers.delete(record.id as string);
-            break;
-          case "script":
-            this.container(db, record.container as string).scripts[record.kind as ScriptKind].set(
-              (record.resource as JsonObject).id as string,
-              record.resource as JsonObject,
-            );
-            break;
-          case "dropScript":
-            this.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
-            break;
-          case "counters":
-            counters.set(this.container(db, record.container as string).data, record.counters as { lsns: number[]; seq: number });
-            break;
-          case "items":
-            this.container(db, record.container as string).data.load(record.puts as StoredPut[]);
-            break;
-        }
-      },
-      finish: () => {
-        for (const database of this.databases.values()) {
-          for (const { data } of database.containers.values()) {
-            data.finishLoading(counters.get(data));
-            data.refreshTtl();
-          }
-        }
-      },
-    };
-  }
-
-  /** The whole account as journal records: what a snapshot holds. */
-  *records(): Generator<JournalRecord> {
-    for (const [dbId, db] of this.databases) {
-      yield { op: "database", resource: db.resource };
-      for (const [id, state] of db.containers) {
-        yield { op: "container", db: dbId, resource: state.data.resource, partitions: state.data.ranges.length };
-        for (const kind of ["sprocs", "triggers"] as const)
-          for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
-        for (const part of state.data.snapshot())
-          yield "counters" in part
-            ? { op: "counters", db: dbId, container: id, counters: part.counters }
-            : { op: "items", db: dbId, container: id, puts: part.puts };
-      }
-    }
   }
 
   private requireId(body: unknown): string {

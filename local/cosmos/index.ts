@@ -1,3 +1,4 @@
+import { accountLoader, accountRecords } from "./account-journal";
 import { CosmosServer } from "./server";
 import { DataDirectory } from "./storage";
 import { ThroughputBudget } from "./throughput";
@@ -85,17 +86,17 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
 
 /** Loads the account from the data directory and journals every change to it from now on. */
 function openData(server: CosmosServer, path: string, options: CosmosOptions): DataDirectory {
-  const loader = server.account.loader();
+  const loader = accountLoader(server.account);
   const directory = DataDirectory.open(path, loader.apply, {
     compactAfterBytes: options.compactAfterBytes,
     recoverDamaged: options.recoverDamagedData,
     onRecovered: (file, offset, aside) => console.error(`${file} was damaged at byte ${offset}: kept as ${aside}; loaded what comes before the damage`),
   });
   loader.finish();
-  if (directory.wantsCompaction) directory.compact(server.account.records());
+  if (directory.wantsCompaction) directory.compact(accountRecords(server.account));
   server.account.journal = (record) => {
     directory.append(record);
-    if (directory.wantsCompaction) directory.compact(server.account.records());
+    if (directory.wantsCompaction) directory.compact(accountRecords(server.account));
   };
   return directory;
 }
