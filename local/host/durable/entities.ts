@@ -120,7 +120,11 @@ export class EntityHost {
       while (!this.stopped && record.queue.length > 0) await this.turn(record);
     })()
       .catch((error: unknown) => this.log(`entity ${record.id}: host error ${(error as Error).stack}`))
-      .finally(() => this.running.delete(record.id));
+      .finally(() => {
+        this.running.delete(record.id);
+        // An operation queued after the loop last looked, while this run wound down, starts a new one.
+        if (!this.stopped && record.queue.length > 0) this.kick(record);
+      });
     this.running.set(record.id, run);
   }
 

@@ -3,7 +3,6 @@ import { InvocationContext } from "@azure/functions";
 import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
-import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
 import { systemClock, type Clock } from "../../clock";
 import { DURABLE_HTTP_ACTIVITY, durableHttp } from "./durable-http";
 import { EntityHost, type EntityHandler } from "./entities";
@@ -18,22 +17,13 @@ import {
   settleDelivered,
   type EpisodeWork,
 } from "./episodes";
+import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
+import { replayEpisode } from "./replay";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
 
-export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
+export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
 
-/** An instance's status, as the durable client's getStatus reports it. */
-export interface InstanceStatus {
-  name: string;
-  instanceId: string;
-  createdTime: Date;
-  lastUpdatedTime: Date;
-  input: unknown;
-  output: unknown;
-  runtimeStatus: RuntimeStatus;
-  customStatus?: unknown;
-  history?: unknown[];
-}
+export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
 
 export interface DurableHostOptions {
   orchestrations: Record<string, OrchestrationHandler>;
@@ -46,53 +36,6 @@ export interface DurableHostOptions {
   clock?: Clock;
 }
 
-/** Which instances a query or purge by filter takes: every one that matches all given fields. */
-export interface InstanceFilter {
-  runtimeStatus?: string[];
-  createdTimeFrom?: Date;
-  createdTimeTo?: Date;
-}
-
-/** A request the instance's state refuses, with the status the Durable Functions HTTP API answers. */
-export class DurableRequestError extends Error {
-  constructor(
-    readonly status: 404 | 409 | 412,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The statuses an instance ends in: it takes no more events, and may be started again under its id. */
-export const FINISHED: readonly RuntimeStatus[] = ["Completed", "Failed", "Terminated"];
-
-/** The orchestrator's error, from the state the package appends to the message for the extension ($OutOfProcData$). */
-function failureOf(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const data = text.indexOf("$OutOfProcData$:");
-  if (data >= 0) {
-    try {
-      const state = JSON.parse(text.slice(data + "$OutOfProcData$:".length)) as { error?: string };
-      if (state.error) return state.error;
-    } catch {
-      // not the package's format: fall back to the message
-    }
-  }
-  return text;
-}
-
-/**
- * What the extension bundle's Durable Functions extension sends with every orchestration
- * trigger: replay schema V3 (V4, for critical sections, needs an extension the bundle does not
- * carry yet), its timer limits (TimeSpans) and the polling interval of callHttp.
- */
-const TRIGGER_SETTINGS = {
-  upperSchemaVersion: 2,
-  maximumShortTimerDuration: "6.00:00:00",
-  longRunningTimerIntervalDuration: "3.00:00:00",
-  defaultHttpAsyncRequestSleepTimeMillseconds: 30_000,
-};
-
 /**
  * Durable Functions in this process, driven as the Functions extension drives them: every
  * episode replays the orchestrator, through the durable-functions package's own replay engine,
@@ -100,6 +43,12 @@ const TRIGGER_SETTINGS = {
  * events), then schedules the actions it returned. The record of every instance is saved after
  * each change, so a host restarted on the same store resumes where it stopped: answered tasks
  * are not run again, unanswered activities are (at least once, as on Azure), timers fire late.
+ *
+ * Longer than most files for a reason: every transition of an instance (start, delivery,
+ * episode, finish, its parent told, rewind) changes and saves the record here, in one order
+ * (saved before work starts: a crash repeats work, never loses it). The rest lives beside it:
+ * episodes.ts (history and actions), replay.ts (the package's engine), instances.ts (status and
+ * queries), entities.ts, durable-http.ts, store.ts.
  */
 export class DurableHost {
   private readonly store: InstanceStore;
@@ -194,23 +143,12 @@ export class DurableHost {
 
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
     const record = this.records.get(instanceId);
-    return record ? this.status(record, options.showHistory ?? false) : undefined;
+    return record ? statusOf(record, options.showHistory ?? false) : undefined;
   }
 
   /** The instances that match `filter`, oldest first (ties by id), as the API pages them. */
   async queryInstances(filter: InstanceFilter = {}): Promise<InstanceStatus[]> {
-    return this.matching(filter).map((record) => this.status(record, false));
-  }
-
-  private matching({ runtimeStatus, createdTimeFrom, createdTimeTo }: InstanceFilter): InstanceRecord[] {
-    return [...this.records.values()]
-      .filter(
-        (r) =>
-          (!runtimeStatus || runtimeStatus.includes(r.runtimeStatus)) &&
-          (!createdTimeFrom || Date.parse(r.createdTime) >= createdTimeFrom.getTime()) &&
-          (!createdTimeTo || Date.parse(r.createdTime) <= createdTimeTo.getTime()),
-      )
-      .sort((a, b) => a.createdTime.localeCompare(b.createdTime) || a.instanceId.localeCompare(b.instanceId));
+    return matchingInstances(this.records.values(), filter).map((record) => statusOf(record, false));
   }
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
@@ -285,7 +223,7 @@ export class DurableHost {
   /** Purges every finished instance that matches `filter`; how many were purged. */
   async purgeInstances(filter: InstanceFilter): Promise<number> {
     let purged = 0;
-    for (const record of this.matching(filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
+    for (const record of matchingInstances(this.records.values(), filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
     return purged;
   }
 
@@ -323,20 +261,6 @@ export class DurableHost {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private status(record: InstanceRecord, showHistory: boolean): InstanceStatus {
-    return {
-      name: record.name,
-      instanceId: record.instanceId,
-      createdTime: new Date(record.createdTime),
-      lastUpdatedTime: new Date(record.lastUpdatedTime),
-      input: JSON.parse(record.input),
-      output: record.runtimeStatus === "Failed" || record.runtimeStatus === "Terminated" ? record.failure : record.output,
-      runtimeStatus: record.runtimeStatus,
-      customStatus: record.customStatus,
-      ...(showHistory ? { history: [...record.history] } : {}),
-    };
-  }
-
   /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
   private newExecution(record: InstanceRecord, input: string): void {
     Object.assign(record, {
@@ -353,8 +277,8 @@ export class DurableHost {
     record.inbox = [historyEvents.executionStarted(this.clock.now(), record.name, input)];
   }
 
+  /** Saves the record. Also while stopping: an episode that was running finishes and keeps what it took from the inbox. */
   private save(record: InstanceRecord): void {
-    if (this.stopped) return;
     record.lastUpdatedTime = this.clock.now().toISOString();
     this.store.save(record);
   }
@@ -432,36 +356,15 @@ export class DurableHost {
     const rewindPoint = rewindPointOf(record, delivered);
     settleDelivered(record, delivered, at, episode, work);
 
-    const context = new InvocationContext({
-      functionName: record.name,
-      invocationId: randomUUID(),
-      logHandler: (level, ...args) => this.log(`[${record.name}] ${level}: ${args.join(" ")}`),
-    });
-    let state;
-    try {
-      // The package mutates what it is given (timestamps become Dates): hand it a copy, as JSON from the wire would be.
-      const history = JSON.parse(JSON.stringify([...record.history, ...episode])) as unknown[];
-      state = await new Orchestrator(this.options.orchestrations[record.name]).handle(
-        {
-          ...TRIGGER_SETTINGS,
-          history,
-          input: JSON.parse(record.input),
-          instanceId: record.instanceId,
-          isReplaying: false,
-          parentInstanceId: record.parent?.instanceId ?? "",
-        },
-        context,
-      );
-    } catch (error) {
-      return this.fail(record, failureOf(error), rewindPoint);
-    }
-    if (!state || !Array.isArray(state.actions)) return this.fail(record, "The orchestrator returned a malformed state (no list of actions).");
+    const replayed = await replayEpisode(this.options.orchestrations[record.name], record, [...record.history, ...episode], this.log);
+    if ("failure" in replayed) return this.fail(record, replayed.failure, replayed.orchestratorThrew ? rewindPoint : undefined);
+    const { state } = replayed;
 
     const actions = atomicActions(state.actions.flat());
-    const replayed = actions.slice(0, record.actions.length).map(describeAction);
-    const diverged = replayed.findIndex((action, i) => action !== record.actions[i]);
+    const redone = actions.slice(0, record.actions.length).map(describeAction);
+    const diverged = redone.findIndex((action, i) => action !== record.actions[i]);
     if (diverged >= 0)
-      return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${replayed[diverged]}'.`);
+      return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${redone[diverged]}'.`);
     const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
     try {
       for (const action of actions.slice(record.actions.length)) {
