@@ -1,4 +1,7 @@
-// The SQL engine, used by this module only, so that it could be replaced in one place.
+// Queries: plan, index selection, scans in pages, DISTINCT, OFFSET/LIMIT and aggregates over the
+// SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
+// so the engine could be replaced in one place (sql-support.ts says what it cannot run,
+// candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "./errors";
