@@ -32,7 +32,7 @@ export interface CosmosOptions {
   recoverDamagedData?: boolean;
   /** Journal size from which a snapshot is written (default 64 MiB, at least twice the last snapshot). */
   compactAfterBytes?: number;
-  /** What `_ts` and TTL expiry read (the system clock by default; tests move a manual one). Signatures are checked against the wall clock. */
+  /** What `_ts`, TTL expiry and the throughput budget read (the system clock by default; tests move a manual one). Signatures are checked against the wall clock. */
   clock?: Clock;
 }
 
@@ -59,7 +59,10 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
   const server = new CosmosServer(key, {
     limits: { operationLimit: options.scriptOperationLimit ?? 5000, timeoutMs: options.scriptTimeoutMs ?? 5000 },
     partitions,
-    budget: options.operationsPerSecond === undefined ? undefined : new ThroughputBudget(options.operationsPerSecond),
+    budget:
+      options.operationsPerSecond === undefined
+        ? undefined
+        : new ThroughputBudget(options.operationsPerSecond, options.clock && (() => options.clock!.now().getTime())),
     faults: options.faults && new FaultInjector(options.faults),
     scanPageItems: options.scanPageItems,
     clock: options.clock,

@@ -3,6 +3,7 @@ import { CosmosClient } from "@azure/cosmos";
 import { cosmosFixture } from "../support/cosmos";
 import { CosmosError } from "../../local/cosmos/errors";
 import { ThroughputBudget } from "../../local/cosmos/throughput";
+import { ManualClock } from "../../local/clock";
 
 describe("the embedded server's throughput budget", () => {
   it("serves a second's worth of operations per partition, then 429 with the wait until the next, refilling with time", () => {
@@ -39,14 +40,15 @@ describe("the embedded server's throughput budget", () => {
 
 describe("a stored procedure call on a throttled server", () => {
   it("costs one operation per collection call it makes", async () => {
-    const fixture = await cosmosFixture({ operationsPerSecond: 10 });
+    const clock = new ManualClock();
+    const fixture = await cosmosFixture({ operationsPerSecond: 10, clock });
     try {
       const container = await fixture.container();
       const { resource: sproc } = await container.scripts.storedProcedures.create({
         id: "readMany",
         body: "function readMany(n) { var c = getContext().getCollection(); for (var i = 0; i < n; i++) c.readDocuments(c.getSelfLink(), {}, function () {}); getContext().getResponse().setBody(n); }",
       });
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // a full second's budget
+      clock.advance(1000); // a full second's budget
       const client = new CosmosClient({
         endpoint: fixture.cosmos.endpoint,
         key: fixture.cosmos.key,

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { alive, exitWithin, runHost, START_SCRIPT } from "../../chaos/host";
+import { alive, exitWithin, injectedFaults, runHost, START_SCRIPT } from "../../chaos/host";
+import { within } from "../support/system";
 
 const DEV_SECRET = { AUTH_DEV_SECRET: "a-dev-secret-of-at-least-thirty-two-characters" };
 
@@ -17,12 +18,13 @@ describe("the local host as a process", () => {
   it("Ctrl-C drains: the request in flight is answered, new ones are refused, and it exits 0 within 5 s", async () => {
     // Every point read takes 1.5 s, so a GET is surely in flight when Ctrl-C arrives.
     const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=1500:1@read"]);
-    const { url } = await host.ready;
+    const { url, cosmosEndpoint } = await host.ready;
     const inFlight = fetch(`${url}/users/nobody`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // In flight: its read has reached the Cosmos DB server, which holds it for 1.5 s.
+    await within(10_000, async () => (await injectedFaults(cosmosEndpoint)) >= 1);
     const signalled = Date.now();
     host.child.kill("SIGINT");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await within(10_000, async () => /Stopping \(SIGINT/.test(host.output()));
     const late = await fetch(`${url}/users/nobody`).then(
       (r) => r.status,
       () => "refused",
@@ -36,11 +38,11 @@ describe("the local host as a process", () => {
 
   it("a second Ctrl-C exits at once", async () => {
     const host = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "latency=3000:1@read"]);
-    const { url } = await host.ready;
+    const { url, cosmosEndpoint } = await host.ready;
     void fetch(`${url}/users/nobody`).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await within(10_000, async () => (await injectedFaults(cosmosEndpoint)) >= 1);
     host.child.kill("SIGINT");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await within(10_000, async () => /Stopping \(SIGINT/.test(host.output()));
     const second = Date.now();
     host.child.kill("SIGINT");
     expect(await exitWithin(host, 10_000)).toBe(130);

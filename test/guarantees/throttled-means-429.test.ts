@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
+import { ManualClock } from "../../local/clock";
 import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
 
 /**
@@ -10,8 +11,10 @@ import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
  */
 let api: ApiFixture;
 let postId: string;
+/** The server's clock: its budget refills when the test moves time, not while it sleeps. */
+const clock = new ManualClock();
 beforeAll(async () => {
-  api = await apiFixture({ cosmos: { operationsPerSecond: 40 }, maxRetryWaitSeconds: 0 });
+  api = await apiFixture({ cosmos: { operationsPerSecond: 40, clock }, maxRetryWaitSeconds: 0 });
   // Setup may be throttled too: retry it as a client would.
   await retrying(() => api.request("POST", "/api/users", { as: "author", body: { username: "author" } }));
   postId = (await retrying(() => api.request("POST", "/api/posts", { as: "author", body: { title: "viral", content: "c" } }))).body.postId;
@@ -22,7 +25,7 @@ async function retrying(call: () => Promise<ApiResponse>) {
   for (;;) {
     const response = await call();
     if (response.status !== 429) return response;
-    await new Promise((resolve) => setTimeout(resolve, Number(response.headers["retry-after"]) * 1000));
+    clock.advance(Number(response.headers["retry-after"]) * 1000); // as a client waits Retry-After
   }
 }
 
@@ -30,7 +33,7 @@ describe("a throttled request", () => {
   it("is answered 429 with Retry-After, and the likes that were accepted are counted exactly", async () => {
     const likers = Array.from({ length: 80 }, (_, i) => `fan${i}`);
     for (const fan of likers) await retrying(() => api.request("POST", "/api/users", { as: fan, body: { username: fan } }));
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // a full budget for the storm
+    clock.advance(1000); // a full budget for the storm
     const responses = await Promise.all(likers.map((fan) => api.request("POST", `/api/posts/${postId}/likes`, { as: fan })));
     const statuses = responses.map((r) => r.status);
     expect(
@@ -51,7 +54,7 @@ describe("a throttled request", () => {
     const post = (await retrying(() => api.request("GET", `/api/posts/${postId}`))).body;
     expect(post.likeCount).toBe(accepted.length);
     const client = new CosmosClient({ endpoint: api.cosmos.endpoint, key: api.cosmos.key, connectionPolicy: { enableEndpointDiscovery: false } });
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // let the partition's budget refill
+    clock.advance(1000); // let the partition's budget refill
     const { resources } = await client
       .database("blog")
       .container("posts")

@@ -86,11 +86,12 @@ describe("change feed leases shared by two consumers", () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     // Written before host-a starts, so each range's first batch holds all of that range's changes.
     await write(watched, ids("first", 20));
-    const a = consumer(watched, leases, "host-a", () => released);
+    let stuck = 0;
+    const a = consumer(watched, leases, "host-a", () => (stuck++, released));
     a.pump.start();
     await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
     // host-a holds every range, each worker stuck in its handler with an unacknowledged batch.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => (stuck === 4 ? true : undefined));
     const b = consumer(watched, leases, "host-b");
     b.pump.start();
     await eventually(async () => (b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
@@ -128,9 +129,10 @@ describe("checkpoints that fail", () => {
     const a = consumer(watched, leases, "host-a");
     a.pump.start();
     await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    // One document at a time, each after the last was delivered: many batches, many checkpoints.
     for (const id of ids("doc", 30)) {
       await write(watched, [id]);
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      await eventually(async () => (a.delivered.includes(id) ? true : undefined), 30_000);
     }
     await eventually(async () => (covers([a.delivered], ids("doc", 30)) ? true : undefined), 30_000);
     expect(a.delivered.length).toBeGreaterThan(30);
