@@ -1,9 +1,8 @@
-// The linter: typescript-eslint's recommended rules, no import circles, and the layering of
-// CONTRIBUTING.md as rules. Formatting is Prettier's (eslint-config-prettier turns off the rules
-// that would argue with it).
+// The linter: typescript-eslint's recommended rules and the layering of CONTRIBUTING.md as rules
+// (import circles are dependency-cruiser's, .dependency-cruiser.cjs). Formatting is Prettier's
+// (eslint-config-prettier turns off the rules that would argue with it).
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
-import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 /** Everything above a layer in the architecture's arrows: no layer imports from one above it. */
@@ -29,12 +28,6 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    plugins: { "import-x": importX },
-    settings: {
-      "import-x/extensions": [".ts", ".js", ".mjs", ".cjs"],
-      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
-      "import-x/resolver": { node: { extensions: [".ts", ".js", ".mjs", ".json"] } },
-    },
     languageOptions: {
       globals: {
         process: "readonly",
@@ -50,7 +43,6 @@ export default tseslint.config(
       },
     },
     rules: {
-      "import-x/no-cycle": "error",
       // An orchestrator may finish without yielding: it is still a generator to the replay engine.
       "require-yield": "off",
       // A closure may read a variable assigned once the host listens (system.ts): it checks for undefined.
