@@ -57,6 +57,12 @@ export default tseslint.config(
     packages: ["@azure/cosmos", "@azure/functions", "durable-functions"],
     why: "src/model/ is pure: item shapes, limits, short form; no I/O and nothing above it.",
   }),
+  layer(["src/telemetry/**"], {
+    srcFolders: ["store", "api", "pipeline", "model", "config"],
+    folders: OUTSIDE_SRC,
+    packages: ["@azure/cosmos", "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-metrics", "@azure/monitor-opentelemetry"],
+    why: "src/telemetry/ is below every layer and knows only the OpenTelemetry API; each host picks the SDK and exporters.",
+  }),
   layer(["src/store/**"], {
     srcFolders: ["api", "pipeline"],
     folders: OUTSIDE_SRC,

@@ -1,5 +1,6 @@
 // The app as the Functions host loads it (package.json "main" of the deployment package): every
 // registration, so one bundle holds one copy of @azure/functions and durable-functions.
+import "./telemetry";
 import "./http";
 import "./changeFeeds";
 import "./orchestrations";

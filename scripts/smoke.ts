@@ -5,28 +5,21 @@ import { parseArgs } from "node:util";
  * `npm run smoke -- --url <api base> [--token T]`: checks a deployment end to end, as a user
  * would after `azd up`: C1-C4 and Q1-Q6, the change feed carrying a post into Q3 and Q6, and a
  * rename reaching the post. It cleans up what it wrote (the post, and so its comment and like)
- * and prints a table of each step with its time and request charge. Without --token, a local
+ * and prints a table of each step with its time (request charges are in the telemetry, not in
+ * responses: docs/operations.md). Without --token, a local
  * host's dev sign-in signs one (loopback only).
  */
 export interface SmokeStep {
   step: string;
   ok: boolean;
   ms: number;
-  /** Request charge Cosmos DB reported for the call (Server-Timing cosmos-charge), when the API says. */
-  ru?: number;
   detail?: string;
 }
 
 interface Reply {
   status: number;
   body: { [key: string]: unknown } | undefined;
-  ru?: number;
 }
-
-const chargeOf = (serverTiming: string | null) => {
-  const charge = /cosmos-charge;desc="([\d.]+)"/.exec(serverTiming ?? "")?.[1];
-  return charge === undefined ? undefined : Number(charge);
-};
 
 export async function smoke(options: { url: string; token?: string; timeoutMs?: number; log?: (step: SmokeStep) => void }): Promise<SmokeStep[]> {
   const base = options.url.replace(/\/+$/, "");
@@ -42,16 +35,16 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
       signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Reply["body"]) : undefined, ru: chargeOf(response.headers.get("server-timing")) };
+    return { status: response.status, body: text ? (JSON.parse(text) as Reply["body"]) : undefined };
   }
 
   /** One step: `check` returns a detail (passed) or throws (failed); the rest still runs where it can. */
-  async function step(name: string, check: () => Promise<{ detail?: string; ru?: number }>): Promise<boolean> {
+  async function step(name: string, check: () => Promise<{ detail?: string } | void>): Promise<boolean> {
     const started = performance.now();
     let result: SmokeStep;
     try {
-      const { detail, ru } = await check();
-      result = { step: name, ok: true, ms: Math.round(performance.now() - started), ru, detail };
+      const detail = (await check())?.detail;
+      result = { step: name, ok: true, ms: Math.round(performance.now() - started), detail };
     } catch (error) {
       result = { step: name, ok: false, ms: Math.round(performance.now() - started), detail: (error as Error).message };
     }
@@ -82,7 +75,7 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
     // 409: the token's user has a profile already (a real account's user): it is renamed for the run.
     const reply = created.status === 409 ? await renameExisting() : expectStatus(created, 201);
     userId = String(reply.body!.id);
-    return { detail: `user ${userId} as ${name}`, ru: reply.ru };
+    return { detail: `user ${userId} as ${name}` };
   });
   async function renameExisting(): Promise<Reply> {
     const payload = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8")) as { sub: string };
@@ -92,24 +85,24 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
   await step("Q1 read the profile", async () => {
     const reply = expectStatus(await call("GET", `/users/${userId}`), 200);
     if (reply.body!.username !== name) throw new Error(`username is ${String(reply.body!.username)}`);
-    return { ru: reply.ru };
+    return;
   });
   await step("C2 write a post", async () => {
     const reply = expectStatus(await call("POST", "/posts", { title: `Smoke test ${name}`, content: "Written by npm run smoke; deleted at the end." }), 201);
     postId = String(reply.body!.postId);
-    return { detail: `post ${postId}`, ru: reply.ru };
+    return { detail: `post ${postId}` };
   });
   if (postId) {
-    await step("C3 comment on it", async () => ({ ru: expectStatus(await call("POST", `/posts/${postId}/comments`, { content: "a smoke comment" }), 201).ru }));
-    await step("C4 like it", async () => ({ ru: expectStatus(await call("POST", `/posts/${postId}/likes`), 201).ru }));
+    await step("C3 comment on it", async () => void expectStatus(await call("POST", `/posts/${postId}/comments`, { content: "a smoke comment" }), 201));
+    await step("C4 like it", async () => void expectStatus(await call("POST", `/posts/${postId}/likes`), 201));
     await step("Q2 read it with its counts", async () => {
       const reply = expectStatus(await call("GET", `/posts/${postId}`), 200);
       if (reply.body!.commentCount !== 1 || reply.body!.likeCount !== 1)
         throw new Error(`counts ${String(reply.body!.commentCount)}/${String(reply.body!.likeCount)}, expected 1/1`);
-      return { ru: reply.ru };
+      return;
     });
-    await step("Q4 list its comments", async () => ({ ru: expectStatus(await call("GET", `/posts/${postId}/comments`), 200).ru }));
-    await step("Q5 list its likes", async () => ({ ru: expectStatus(await call("GET", `/posts/${postId}/likes`), 200).ru }));
+    await step("Q4 list its comments", async () => void expectStatus(await call("GET", `/posts/${postId}/comments`), 200));
+    await step("Q5 list its likes", async () => void expectStatus(await call("GET", `/posts/${postId}/likes`), 200));
     await step("Q3 the change feed carries it to your list", async () => ({
       detail: await eventually(
         async () => ((await call("GET", `/users/${userId}/posts`)).body?.items as { id: string }[] | undefined)?.some((p) => p.id === postId) ?? false,
@@ -122,14 +115,13 @@ export async function smoke(options: { url: string; token?: string; timeoutMs?: 
     }));
     await step("C1 rename, and the post follows", async () => {
       const renamed = `${name}-2`;
-      const reply = expectStatus(await call("PUT", `/users/${userId}`, { username: renamed }), 200);
+      expectStatus(await call("PUT", `/users/${userId}`, { username: renamed }), 200);
       const detail = await eventually(async () => (await call("GET", `/posts/${postId}`)).body?.userUsername === renamed);
-      return { detail, ru: reply.ru };
+      return { detail };
     });
     await step("clean up: delete the post", async () => {
-      const reply = expectStatus(await call("DELETE", `/posts/${postId}`), 204);
+      expectStatus(await call("DELETE", `/posts/${postId}`), 204);
       expectStatus(await call("GET", `/posts/${postId}`), 404);
-      return { ru: reply.ru };
     });
   }
   return steps;
@@ -147,8 +139,7 @@ async function localDevToken(base: string): Promise<string> {
   return ((await response.json()) as { token: string }).token;
 }
 
-const row = (s: SmokeStep) =>
-  `${s.ok ? "pass" : "FAIL"}  ${s.step.padEnd(44)} ${String(s.ms).padStart(6)} ms  ${s.ru === undefined ? "      " : `${s.ru.toFixed(2).padStart(6)} RU`}  ${s.detail ?? ""}`;
+const row = (s: SmokeStep) => `${s.ok ? "pass" : "FAIL"}  ${s.step.padEnd(44)} ${String(s.ms).padStart(6)} ms  ${s.detail ?? ""}`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { url: { type: "string" }, token: { type: "string" }, "timeout-seconds": { type: "string", default: "60" } } });

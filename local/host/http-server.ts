@@ -2,13 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { Route } from "../../src/api/route";
-import { serveLocalRoute } from "./dev-sign-in";
+import { serveLocalRoute } from "./local-routes";
 import type { DurableHost } from "./durable/host";
 import { durableApiBase, serveDurableApi } from "./durable/http-api";
 import { problem } from "./problem";
 import { readBody } from "./request-body";
 import { isAllowedHost, requestUrl } from "./request-target";
 import { Router } from "./router";
+import { measureCosmos, type CosmosUsage } from "../../src/store/metering";
+import { traceId } from "../../src/telemetry";
 import { serveWeb, type WebOptions } from "./web";
 
 function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
@@ -80,12 +82,29 @@ export interface HttpServerOptions {
   logRequests?: boolean;
   /** Serve the Durable Functions HTTP API over this durable host (loopback only). */
   durable?: DurableHost;
+  /** The operations page's figures, at /local/ops (loopback only). */
+  ops?: () => Promise<unknown>;
 }
+
+/** A request's line in npm start's output: status, time, and what it cost in Cosmos DB. */
+function requestLine(req: IncomingMessage, res: ServerResponse, ms: number, usage: CosmosUsage | undefined): string {
+  const line = `${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(0)}ms`;
+  if (!usage) return line;
+  const requests = usage.requests.length;
+  return `${line} · ${requests} Cosmos DB request${requests === 1 ? "" : "s"} · ${usage.requestCharge.toFixed(2)} RU`;
+}
+
+const traceSuffix = () => {
+  const id = traceId();
+  return id ? ` (trace ${id})` : "";
+};
 
 /** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
 export function createHttpServer(routes: readonly Route[], options: HttpServerOptions): Server {
   const router = new Router(routes);
-  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable } = options;
+  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable, ops } = options;
+  /** What each API request cost in Cosmos DB, for its log line. */
+  const costs = new WeakMap<ServerResponse, CosmosUsage>();
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (!isAllowedHost(url.hostname, allowedHosts)) {
@@ -96,7 +115,7 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
         `This host answers loopback host names only, not '${url.hostname}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`,
       );
     }
-    if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, web?.devToken);
+    if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, { devToken: web?.devToken, ops });
     const durableBase = durable && durableApiBase(url.pathname);
     if (durable && durableBase) return serveDurableApi(req, res, url, durable, durableBase);
     if (applyCors(req, res, corsAllowedOrigins).preflight) {
@@ -124,14 +143,17 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
     const context = new InvocationContext({
       functionName: match.route.name,
       invocationId: randomUUID(),
-      logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}`),
+      // A handler logs inside its request's span: the line carries the trace id, as in Application Insights.
+      logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}${traceSuffix()}`),
     });
-    writeResponse(res, await match.route.handler(request, context));
+    const { result, usage } = await measureCosmos(async () => match.route.handler(request, context));
+    costs.set(res, usage);
+    writeResponse(res, result);
   }
 
   const server = createServer((req, res) => {
     const started = performance.now();
-    if (logRequests) res.on("finish", () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(0)}ms`));
+    if (logRequests) res.on("finish", () => log(requestLine(req, res, performance.now() - started, costs.get(res))));
     if (draining.has(server)) {
       res.setHeader("connection", "close");
       return problem(res, 503, "Service Unavailable", "The host is shutting down; retry shortly.", { "retry-after": "1" });

@@ -16,6 +16,8 @@ import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
 import { announceHostName, durableInvocation } from "./durable/http-api";
 import { fileInstanceStore } from "./durable/store";
+import { observeLocalRuntime, opsReader } from "./observed-runtime";
+import { localTelemetry } from "./telemetry";
 import { createHttpServer, drainHttp } from "./http-server";
 
 export interface LocalSystemOptions {
@@ -147,16 +149,22 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // Each change feed invocation gets a durable client binding for this host's Durable Functions
   // HTTP API (once it listens), so df.getClient(context) gives the package's client, as in Azure.
   let origin: string | undefined;
-  const invocation = (functionName: string) => {
+  const invocation = (functionName: string, lease?: string) => {
     if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
     return invocationServices(
       durableInvocation(functionName, origin, (_level, ...args) => log(args.join(" "))),
       options.policy,
+      lease,
     );
   };
+  // Telemetry: the process's providers (npm start's exporters), the change feed estimator and the
+  // orchestration instances as observed metrics, and the operations page's figures from them.
+  const telemetry = localTelemetry();
+  const unobserve = observeLocalRuntime(store, durable);
+  const ops = opsReader(telemetry, durable);
   const pumps = changeFeedTriggers.map(
     (trigger) =>
-      new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, () => invocation(trigger.name), {
+      new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, (lease) => invocation(trigger.name, lease), {
         pollMs: options.pollMs ?? 100,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
@@ -181,6 +189,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     allowedHosts: options.allowedHosts,
     logRequests: options.logRequests,
     durable,
+    ops: () => ops.read(),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -204,6 +213,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       await drainHttp(server, 2000);
       await Promise.all(pumps.map((pump) => pump.stop()));
       await durable.stop();
+      unobserve();
       store.dispose();
       await embedded?.stop();
     },

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
-import type { DevTokenSigner } from "./dev-sign-in";
+import type { DevTokenSigner } from "./local-routes";
 
 export interface WebOptions {
   /** The built front end (dist/web). */

@@ -2,7 +2,9 @@ import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } fr
 import type { z, ZodTypeAny } from "zod";
 import { invalid, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { settings } from "../config";
+import { ATTRIBUTES, inSpan, pseudonymOf, recordHttpRequest } from "../telemetry";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
 import { authenticate } from "./auth";
 import { noneMatchHits, writePreconditions } from "./conditional";
@@ -100,8 +102,10 @@ export class ApiCall {
   }
 
   /** The authenticated caller's user id (401 without a valid token). */
-  caller(): Promise<string> {
-    return authenticate(this.request.headers.get("authorization"), settings().auth);
+  async caller(): Promise<string> {
+    const userId = await authenticate(this.request.headers.get("authorization"), settings().auth);
+    trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(userId));
+    return userId;
   }
 
   header(name: string): string | undefined {
@@ -121,14 +125,38 @@ export class ApiCall {
 /** Marks a response that repeats the result of an earlier request with the same Idempotency-Key. */
 export const replayHeaders = (created: boolean): Record<string, string> => (created ? {} : { "idempotent-replayed": "true" });
 
-/** `Server-Timing`: how many Cosmos DB requests the call made, what they were charged, and for how long. */
+/**
+ * `Server-Timing`: how many Cosmos DB requests the call made, and for how long. Their request
+ * charge goes to telemetry, not to every anonymous client.
+ */
 function serverTiming(usage: CosmosUsage, totalMs: number): string {
   return [
     `cosmos;desc="${usage.requests.length} requests";dur=${usage.durationMs.toFixed(1)}`,
     `cosmos-requests;desc="${usage.requests.length}"`,
-    `cosmos-charge;desc="${usage.requestCharge.toFixed(2)}"`,
     `total;dur=${totalMs.toFixed(1)}`,
   ].join(", ");
+}
+
+/**
+ * A route's handler as both hosts run it: one span per request (route template, status, the
+ * caller pseudonymized, request units) and the API's metrics, computed the same way everywhere.
+ */
+export function instrumented(route: { route: string }, handler: HttpHandler): HttpHandler {
+  const template = `/api/${route.route}`;
+  return (request, context) =>
+    inSpan(
+      `${request.method} ${template}`,
+      { kind: SpanKind.SERVER, attributes: { [ATTRIBUTES.method]: request.method, [ATTRIBUTES.route]: template } },
+      async (span) => {
+        const started = performance.now();
+        const { result, usage } = await measureCosmos(async () => handler(request, context));
+        const status = result.status ?? 200;
+        span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        recordHttpRequest({ route: template, method: request.method, status, durationMs: performance.now() - started, charge: usage.requestCharge });
+        return result;
+      },
+    );
 }
 
 /** GET and HEAD read; If-None-Match makes them 304 (writes evaluate it before writing instead: `writePreconditions`). */

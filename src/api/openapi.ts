@@ -24,7 +24,7 @@ const TITLES: Record<number, string> = {
 const header = (description: string, schema: { type: "string" | "integer" } = { type: "string" }) => ({ description, schema });
 const RESPONSE_HEADERS = {
   ETag: header("Strong entity tag of the returned representation"),
-  "Server-Timing": header("Cosmos DB requests the call made, their charge and duration"),
+  "Server-Timing": header("Cosmos DB requests the call made and their duration"),
   Location: header("URL of the created resource"),
   "Cache-Control": header("How long a CDN or browser may reuse the response"),
   "Idempotent-Replayed": header("`true` when this repeats the result of an earlier request with the same Idempotency-Key"),

@@ -1,4 +1,5 @@
 import { z, type ZodTypeAny } from "zod";
+import { instrumented } from "./http";
 import type { OperationDoc, Route } from "./route";
 import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
 import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
@@ -26,7 +27,12 @@ const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc 
   headers: ["If-None-Match"],
 });
 
-const withHead = (route: Omit<Route, "methods">): Route => ({ ...route, methods: route.method === "GET" ? ["GET", "HEAD"] : [route.method] });
+/** A route as the hosts serve it: its handler instrumented, and HEAD wherever GET is. */
+const served = (route: Omit<Route, "methods">): Route => ({
+  ...route,
+  handler: instrumented(route, route.handler),
+  methods: route.method === "GET" ? ["GET", "HEAD"] : [route.method],
+});
 
 /** THE route table (README, HTTP API): functions/ registers it with Azure Functions, local/host serves it. */
 export const routes: readonly Route[] = (
@@ -230,4 +236,4 @@ export const routes: readonly Route[] = (
       },
     },
   ] satisfies Omit<Route, "methods">[]
-).map(withHead);
+).map(served);

@@ -2,6 +2,7 @@ import type { ExponentialBackoffRetryOptions } from "@azure/functions";
 import { CONTAINERS } from "../store/definitions";
 import { handlePostsChanges } from "./posts-change-feed";
 import { setAsideMalformed } from "./set-aside";
+import { observedConsumer } from "./observed";
 import type { PipelineServices } from "./services";
 import { handleUsersChanges } from "./users-change-feed";
 
@@ -30,7 +31,9 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) => setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
+    handler: observedConsumer("postsChangeFeed", (documents, services) =>
+      setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
+    ),
   },
   {
     name: "usersChangeFeed",
@@ -39,7 +42,8 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     startFromBeginning: true,
     retry: retryForever,
     needsDurableClient: true,
-    handler: (documents, services) =>
+    handler: observedConsumer("usersChangeFeed", (documents, services) =>
       setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
+    ),
   },
 ];

@@ -2,6 +2,7 @@ import type { InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { ensureStarted } from "./orchestrations";
 import type { PipelinePolicy } from "./policy";
+import { recordOrchestration } from "../telemetry";
 import type { PipelineServices } from "./services";
 
 /**
@@ -9,12 +10,16 @@ import type { PipelineServices } from "./services";
  * same code: orchestrations start through `df.getClient(context)` (the durable client binding the
  * host supplies) and reports go to the invocation's log.
  */
-export function invocationServices(context: InvocationContext, policy?: Partial<PipelinePolicy>): PipelineServices {
+export function invocationServices(context: InvocationContext, policy?: Partial<PipelinePolicy>, lease?: string): PipelineServices {
   return {
+    lease,
     orchestrations: {
       async ensureStarted(name, instanceId, input) {
         const outcome = await ensureStarted(df.getClient(context), name, instanceId, input);
-        if (outcome !== "exists") context.log(`orchestration ${instanceId} ${outcome}`);
+        if (outcome !== "exists") {
+          context.log(`orchestration ${instanceId} ${outcome}`);
+          recordOrchestration(name, outcome);
+        }
         return outcome;
       },
     },

@@ -1,21 +1,22 @@
 import type { EntityHandler, OrchestrationHandler } from "durable-functions";
+import { observedActivity, observedOrchestrator } from "./observed";
 import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
 import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
 import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
 
 /** THE orchestrations: functions/ registers them with df.app.orchestration, local/host runs them. */
 export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
-  [PROPAGATION]: propagateUsername,
-  [CLAIMS_SWEEP]: releaseOrphanedUsernames,
-  [FEED_REFRESH]: refreshFeedCopy,
+  [PROPAGATION]: observedOrchestrator(PROPAGATION, propagateUsername),
+  [CLAIMS_SWEEP]: observedOrchestrator(CLAIMS_SWEEP, releaseOrphanedUsernames),
+  [FEED_REFRESH]: observedOrchestrator(FEED_REFRESH, refreshFeedCopy),
 };
 
 /** THE activities they call (df.app.activity), each taking its input as JSON delivers it. */
 export const activities: Readonly<Record<string, (input: never) => Promise<unknown>>> = {
-  [PROPAGATION_ACTIVITIES.findStalePartitions]: findStalePartitions,
-  [PROPAGATION_ACTIVITIES.renameInPartition]: renameInPartition,
-  [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: releaseOrphanedClaimsActivity,
-  [FEED_REFRESH_ACTIVITIES.copyPostToFeed]: copyPostToFeed,
+  [PROPAGATION_ACTIVITIES.findStalePartitions]: observedActivity(PROPAGATION_ACTIVITIES.findStalePartitions, findStalePartitions),
+  [PROPAGATION_ACTIVITIES.renameInPartition]: observedActivity(PROPAGATION_ACTIVITIES.renameInPartition, renameInPartition),
+  [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: observedActivity(CLAIMS_ACTIVITIES.releaseOrphanedClaims, releaseOrphanedClaimsActivity),
+  [FEED_REFRESH_ACTIVITIES.copyPostToFeed]: observedActivity(FEED_REFRESH_ACTIVITIES.copyPostToFeed, copyPostToFeed),
 };
 
 /** THE durable entities (df.app.entity): none yet; both hosts run whatever is added here. */

@@ -1,6 +1,7 @@
 import type { PostItem } from "../model/items";
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
+import { recordFeedCache } from "../telemetry";
 import { store, type BlogStore } from "./client";
 
 /** The feed container's only partition key value: every item is a post. */
@@ -44,7 +45,9 @@ export async function readFeedCached(limit: number): Promise<ShortPost[]> {
   if (ttlMs <= 0) return readFeed(limit);
   let cache = feedCaches.get(current);
   if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));
-  if (cache.items && current.now() - cache.readAt < ttlMs) return cache.items.slice(0, limit);
+  const hit = cache.items !== undefined && current.now() - cache.readAt < ttlMs;
+  recordFeedCache(hit);
+  if (hit) return cache.items!.slice(0, limit);
   const entry = cache;
   entry.refresh ??= (async () => {
     const startedAt = current.now();

@@ -3,6 +3,7 @@ import type { LikeItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
+import { recordLikeBatch } from "../telemetry";
 import { executeProcedure } from "./procedures";
 
 /** One like or unlike as the changeLikes stored procedure takes it. */
@@ -75,6 +76,7 @@ async function drain(postId: string, queue: Waiting[]): Promise<void> {
 }
 
 async function send(postId: string, changes: LikeChange[]): Promise<LikeOutcome[]> {
+  recordLikeBatch(changes.length);
   const result = await executeProcedure<ChangeLikesResult>(store().posts, SPROCS.changeLikes, postId, [postId, changes, store().settings.softDeleteTtlSeconds]);
   return result.status === "postNotFound" ? changes.map(() => ({ status: "postNotFound" })) : result.results;
 }

@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
+import { createDefaultHttpClient, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { SpanKind } from "@opentelemetry/api";
+import { ATTRIBUTES, inSpan, recordCosmosRequest } from "../telemetry";
 
 /** One HTTP request the SDK sent to Cosmos DB on behalf of an API call. */
 export interface CosmosRequest {
@@ -50,41 +52,83 @@ export async function measureCosmos<T>(work: () => Promise<T>, options: { queryM
   return { result, usage };
 }
 
-/** The SDK's own HTTP client, wrapped to count requests and request charge (a public SDK option). */
+const ITEM_OPERATIONS: Record<string, string> = { GET: "read", PUT: "replace", DELETE: "delete", PATCH: "patch" };
+
+/** What a request to Cosmos DB does, in the words of its REST API: read, query, create, upsert, execute, ... */
+export function cosmosOperation(request: PipelineRequest): { container: string; operation: string } {
+  const segments = new URL(request.url).pathname.split("/").filter(Boolean);
+  const container = segments[2] === "colls" && segments[3] ? decodeURIComponent(segments[3]) : "(account)";
+  const resource = segments[4];
+  const header = (name: string) => request.headers.get(name)?.toLowerCase() === "true";
+  if (resource === "sprocs" && request.method === "POST" && segments[5]) return { container, operation: "execute" };
+  if (resource !== "docs") return { container, operation: `${request.method.toLowerCase()} ${resource ?? segments[segments.length - 2] ?? "account"}` };
+  if (segments[5]) return { container, operation: ITEM_OPERATIONS[request.method] ?? request.method.toLowerCase() };
+  if (request.method === "GET") return { container, operation: request.headers.get("a-im") ? "change feed" : "read feed" };
+  if (header("x-ms-cosmos-is-query-plan-request")) return { container, operation: "query plan" };
+  if (header("x-ms-documentdb-isquery")) return { container, operation: "query" };
+  if (header("x-ms-cosmos-is-batch-request")) return { container, operation: "batch" };
+  return { container, operation: header("x-ms-documentdb-is-upsert") ? "upsert" : "create" };
+}
+
+/**
+ * The SDK's own HTTP client (a public SDK option), wrapped: every request Cosmos DB answers is
+ * a span and a metric (container, operation, status, request charge), and is counted for the
+ * measurement it runs in. A retry after a 429 or 503 is a request of its own, a sibling span.
+ */
 export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
   return {
-    async sendRequest(request) {
-      const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
-      if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
-      const usages: CosmosUsage[] = [];
-      for (let usage = current.getStore(); usage; usage = usage.parent) usages.push(usage);
-      const started = performance.now();
-      for (const usage of usages) if (usage.inFlight++ === 0) usage.busySince = started;
-      let response;
-      try {
-        response = await inner.sendRequest(request);
-      } finally {
-        const ended = performance.now();
-        for (const usage of usages) if (--usage.inFlight === 0) usage.durationMs += ended - usage.busySince;
-      }
-      const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
-      const record: CosmosRequest = {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        status: response.status,
-        partitionKey: request.headers.get("x-ms-documentdb-partitionkey") ?? undefined,
-        isQueryPlan: request.headers.get("x-ms-cosmos-is-query-plan-request")?.toLowerCase() === "true",
-        isQuery,
-        requestCharge: charge,
-        retrievedDocumentCount: retrievedDocuments(response.headers.get("x-ms-documentdb-query-metrics")),
-      };
-      for (const usage of usages) {
-        usage.requestCharge += charge;
-        usage.requests.push(record);
-      }
-      return response;
+    sendRequest(request) {
+      const { container, operation } = cosmosOperation(request);
+      const attributes = { [ATTRIBUTES.dbSystem]: "azure.cosmosdb", [ATTRIBUTES.container]: container, [ATTRIBUTES.operation]: operation };
+      return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+        const partitionKey = request.headers.get("x-ms-documentdb-partitionkey");
+        if (partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, partitionKey);
+        const response = await measured(inner, request);
+        const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
+        span.setAttributes({
+          [ATTRIBUTES.cosmosStatus]: response.status,
+          [ATTRIBUTES.requestCharge]: charge,
+          [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
+          [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
+        });
+        recordCosmosRequest({ container, operation, status: response.status, charge });
+        return response;
+      });
     },
   };
+}
+
+/** Sends `request`, counting it (and its charge and time) in every measurement it runs in. */
+async function measured(inner: HttpClient, request: PipelineRequest) {
+  const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
+  if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
+  const usages: CosmosUsage[] = [];
+  for (let usage = current.getStore(); usage; usage = usage.parent) usages.push(usage);
+  const started = performance.now();
+  for (const usage of usages) if (usage.inFlight++ === 0) usage.busySince = started;
+  let response;
+  try {
+    response = await inner.sendRequest(request);
+  } finally {
+    const ended = performance.now();
+    for (const usage of usages) if (--usage.inFlight === 0) usage.durationMs += ended - usage.busySince;
+  }
+  const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
+  const record: CosmosRequest = {
+    method: request.method,
+    path: new URL(request.url).pathname,
+    status: response.status,
+    partitionKey: request.headers.get("x-ms-documentdb-partitionkey") ?? undefined,
+    isQueryPlan: request.headers.get("x-ms-cosmos-is-query-plan-request")?.toLowerCase() === "true",
+    isQuery,
+    requestCharge: charge,
+    retrievedDocumentCount: retrievedDocuments(response.headers.get("x-ms-documentdb-query-metrics")),
+  };
+  for (const usage of usages) {
+    usage.requestCharge += charge;
+    usage.requests.push(record);
+  }
+  return response;
 }
 
 function retrievedDocuments(metrics: string | undefined): number | undefined {

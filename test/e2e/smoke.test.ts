@@ -17,13 +17,13 @@ const run = (...args: string[]) =>
   });
 
 describe("npm run smoke", () => {
-  it("passes every step against npm start, prints a table with timings and request charges, and cleans up", async () => {
+  it("passes every step against npm start, prints a table with timings, and cleans up", async () => {
     const { code, stdout, stderr } = await run("--url", app.system.url);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     for (const step of ["C1 create", "Q1", "C2", "C3", "C4", "Q2", "Q4", "Q5", "Q3 the change feed", "Q6 the change feed", "C1 rename", "clean up"])
       expect(stdout).toMatch(new RegExp(`pass  ${step}`));
     expect(stdout).toMatch(/smoke: 12 passed, 0 failed/);
-    expect(stdout).toMatch(/\d+ ms\s+\d+\.\d\d RU/);
+    expect(stdout).toMatch(/pass {2}Q2 \S.* +\d+ ms/);
     // The deleted post leaves the feed once the change feed has carried the delete.
     await within(20_000, async () => (await app.call("GET", "/feed?limit=100")).body.items.every((p: { title: string }) => !p.title.startsWith("Smoke test")));
   }, 120_000);

@@ -63,7 +63,7 @@ export class ChangeFeedPump {
     leaseContainer: Container,
     private readonly trigger: ChangeFeedTrigger,
     /** What the host gives each invocation (its durable client binding, its log), as the Functions host does. */
-    private readonly invocation: () => PipelineServices,
+    private readonly invocation: (lease: string) => PipelineServices,
     private readonly options: PumpOptions,
   ) {
     this.leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
@@ -244,7 +244,7 @@ export class ChangeFeedPump {
   private async deliver(documents: unknown[], leaseId: string): Promise<boolean> {
     for (let attempt = 1; !this.abort.signal.aborted; attempt++) {
       try {
-        await this.trigger.handler(documents, this.invocation());
+        await this.trigger.handler(documents, this.invocation(leaseId));
         return true;
       } catch (error) {
         const delay = this.backoff(attempt);

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { context as otelContext } from "@opentelemetry/api";
 import { InvocationContext } from "@azure/functions";
 import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
@@ -19,6 +20,7 @@ import {
 } from "./episodes";
 import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
 import { replayEpisode } from "./replay";
+import { InstanceSpans } from "./tracing";
 import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
@@ -54,6 +56,8 @@ export class DurableHost {
   private readonly store: InstanceStore;
   private readonly records = new Map<string, InstanceRecord>();
   private readonly running = new Map<string, Promise<void>>();
+  /** Each instance's span (distributed tracing). */
+  private readonly spans = new InstanceSpans();
   /** Cancels the armed durable timers (on stop). */
   private readonly timers = new Set<() => void>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -93,13 +97,13 @@ export class DurableHost {
   }
 
   /** Starts `name` as `instanceId`; an instance that has finished is replaced, a running one is an error (as on Azure). */
-  async startNew(name: string, options: { instanceId?: string; input?: unknown } = {}): Promise<string> {
+  async startNew(name: string, options: { instanceId?: string; input?: unknown; traceParent?: string } = {}): Promise<string> {
     // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
-    return this.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null));
+    return this.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null), undefined, options.traceParent);
   }
 
   /** A new instance of `name`, running; `parent` when it is a sub-orchestration. */
-  private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"]): string {
+  private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"], traceParent?: string): string {
     if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
     const existing = this.records.get(instanceId);
     if (existing && !FINISHED.includes(existing.runtimeStatus))
@@ -110,6 +114,7 @@ export class DurableHost {
       name,
       input,
       ...(parent ? { parent } : {}),
+      ...(traceParent ? { traceParent } : {}),
       runtimeStatus: "Pending",
       createdTime: now,
       lastUpdatedTime: now,
@@ -259,6 +264,7 @@ export class DurableHost {
     this.timers.clear();
     await Promise.all([...this.running.values()]);
     await Promise.allSettled([...this.inFlight]);
+    this.spans.endAll();
   }
 
   /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
@@ -285,6 +291,7 @@ export class DurableHost {
 
   private finish(record: InstanceRecord, status: RuntimeStatus, fields: Partial<InstanceRecord>): void {
     Object.assign(record, fields, { runtimeStatus: status, activities: [], timers: [], inbox: [] });
+    this.spans.end(record);
     if (record.parent) this.notifyParent(record);
   }
 
@@ -315,7 +322,8 @@ export class DurableHost {
       return;
     }
     try {
-      this.create(task.name, instanceId, task.input, { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId });
+      const link = { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId };
+      this.create(task.name, instanceId, task.input, link, this.spans.traceParentOf(parent));
     } catch (error) {
       this.deliver(
         parent,
@@ -405,7 +413,8 @@ export class DurableHost {
     });
     const run = (async () => {
       if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
-      return handler(JSON.parse(activity.input) as never, context);
+      // Inside the instance's span: the activity's own span is its child.
+      return otelContext.with(this.spans.contextOf(record), () => handler(JSON.parse(activity.input) as never, context));
     })().then(
       (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, JSON.stringify(result ?? null))),
       (error: unknown) => {

@@ -147,7 +147,12 @@ async function finishedWithin(durable: DurableHost, id: string, timeoutMs: numbe
 async function orchestrators(call: Call, res: ServerResponse, durable: DurableHost): Promise<boolean> {
   const [, name, instanceId] = call.parts;
   if (call.method !== "POST" || !name) return false;
-  const id = await durable.startNew(name, { instanceId: instanceId || undefined, input: call.body });
+  const traceparent = call.headers.traceparent;
+  const id = await durable.startNew(name, {
+    instanceId: instanceId || undefined,
+    input: call.body,
+    traceParent: typeof traceparent === "string" ? traceparent : undefined,
+  });
   // With `timeout` (seconds), as createAndWaitOnNewInstancePostUri asks: the output once it finishes within it.
   const timeout = Number(call.query.get("timeout"));
   if (timeout > 0) {

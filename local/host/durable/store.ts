@@ -54,6 +54,8 @@ export interface InstanceRecord {
   failure?: string;
   /** Changes with every continue-as-new and restart: answers for an older execution are dropped. */
   executionId: string;
+  /** The W3C traceparent of the trace that started it (the starter's span), for the instance's span. */
+  traceParent?: string;
   /** For a sub-orchestration: the parent, the task there that waits for this one, and the parent's execution then. */
   parent?: { instanceId: string; taskId: number; executionId: string };
   /** Completed episodes of the current execution. */

@@ -17,18 +17,27 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** What `/local/*` serves: dev sign-in (when on) and the operations page's figures. */
+export interface LocalRoutes {
+  devToken?: DevTokenSigner;
+  ops?: () => Promise<unknown>;
+}
+
 /**
  * `/local/*`: conveniences of `npm start` that must never reach another site. No CORS, a
  * loopback Host only (whatever LOCAL_ALLOWED_HOSTS says), and a browser's request only from a
- * page of this very origin; so neither a page elsewhere nor DNS rebinding can mint a token.
+ * page of this very origin; so neither a page elsewhere nor DNS rebinding can mint a token or
+ * read the operations figures.
  */
-export async function serveLocalRoute(req: IncomingMessage, res: ServerResponse, url: URL, signer: DevTokenSigner | undefined): Promise<void> {
+export async function serveLocalRoute(req: IncomingMessage, res: ServerResponse, url: URL, routes: LocalRoutes): Promise<void> {
   if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", `${url.pathname} answers loopback host names only (localhost, 127.0.0.1, [::1]).`);
-  if (url.pathname !== "/local/dev-token") return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
-  if (req.method !== "POST") return problem(res, 405, "Method Not Allowed", `Use POST on ${url.pathname}.`, { allow: "POST" });
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== url.origin)
-    return problem(res, 403, "Forbidden", `Dev sign-in answers pages of ${url.origin} only, not of ${origin}.`);
+    return problem(res, 403, "Forbidden", `${url.pathname} answers pages of ${url.origin} only, not of ${origin}.`);
+  if (url.pathname === "/local/ops") return serveOps(req, res, routes.ops);
+  if (url.pathname !== "/local/dev-token") return problem(res, 404, "Not Found", `No route for ${url.pathname}.`);
+  const signer = routes.devToken;
+  if (req.method !== "POST") return problem(res, 405, "Method Not Allowed", `Use POST on ${url.pathname}.`, { allow: "POST" });
   const userId = ((await readJson(req)) as { userId?: unknown } | undefined)?.userId;
   if (!signer)
     return problem(
@@ -42,4 +51,12 @@ export async function serveLocalRoute(req: IncomingMessage, res: ServerResponse,
   }
   res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
   res.end(JSON.stringify({ token: await signer(userId) }));
+}
+
+/** GET /local/ops: the operations figures, as the metrics stand now. */
+async function serveOps(req: IncomingMessage, res: ServerResponse, ops: LocalRoutes["ops"]): Promise<void> {
+  if (req.method !== "GET") return problem(res, 405, "Method Not Allowed", "Use GET on /local/ops.", { allow: "GET" });
+  if (!ops) return problem(res, 404, "Not Found", "This host has no operations figures.");
+  res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify(await ops()));
 }

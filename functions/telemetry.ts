@@ -1,0 +1,45 @@
+import { app, type LogLevel } from "@azure/functions";
+import { DefaultAzureCredential } from "@azure/identity";
+import { context, propagation } from "@opentelemetry/api";
+import { logs, SeverityNumber } from "@opentelemetry/api-logs";
+
+// The Function App's telemetry, chosen at start-up (index.ts imports this first): OpenTelemetry
+// to Application Insights, authenticated with the app's managed identity (the component accepts
+// Entra ID only). Without a connection string (func start without one) nothing is exported.
+const connectionString = process.env.APPLICATIONINSIGHTS_CONNECTION_STRING;
+
+const SEVERITY: Record<LogLevel, SeverityNumber> = {
+  trace: SeverityNumber.TRACE,
+  debug: SeverityNumber.DEBUG,
+  information: SeverityNumber.INFO,
+  warning: SeverityNumber.WARN,
+  error: SeverityNumber.ERROR,
+  critical: SeverityNumber.FATAL,
+  none: SeverityNumber.UNSPECIFIED,
+};
+
+if (connectionString) {
+  // Loaded only here: the distro is most of the bundle, and an app without a connection string never starts it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { useAzureMonitor } = require("@azure/monitor-opentelemetry") as typeof import("@azure/monitor-opentelemetry");
+  useAzureMonitor({
+    azureMonitorExporterOptions: { connectionString, credential: new DefaultAzureCredential() },
+    // Cosmos DB requests are spans of the app's own (src/store/metering.ts): the SDK's would repeat them.
+    instrumentationOptions: { azureSdk: { enabled: false } },
+  });
+  // What @azure/functions-opentelemetry-instrumentation does, through the same public hooks: that
+  // package patches @azure/functions as Node loads it, which a bundled app never does. The host
+  // (host.json telemetryMode OpenTelemetry) leaves the worker's logs to it; each invocation runs
+  // in the host's trace; and its log lines are OpenTelemetry logs, so they carry the trace id.
+  app.setup({ capabilities: { WorkerOpenTelemetryEnabled: true } });
+  app.hook.preInvocation((hook) => {
+    const trace = hook.invocationContext.traceContext;
+    if (trace?.traceParent)
+      hook.functionHandler = context.bind(
+        propagation.extract(context.active(), { traceparent: trace.traceParent, tracestate: trace.traceState }),
+        hook.functionHandler,
+      );
+  });
+  const logger = logs.getLogger("blog-backend");
+  app.hook.log((hook) => logger.emit({ body: hook.message, severityNumber: SEVERITY[hook.level], severityText: hook.level }));
+}

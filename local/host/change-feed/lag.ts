@@ -1,0 +1,29 @@
+import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
+import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
+import type { LagReading } from "../../../src/telemetry";
+import { LeaseStore } from "./leases";
+
+/** Changes counted past a checkpoint at most: beyond it, the estimate says "at least". */
+const COUNT_AT_MOST = 1000;
+
+/**
+ * The change feed estimator, as the change feed processor libraries have one: for each lease of
+ * a consumer, the changes after its checkpoint (counted up to COUNT_AT_MOST) and how long the
+ * oldest of them has waited. It reads the change feed, so it works whether the consumer runs or
+ * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
+ */
+export async function estimateLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs = Date.now()): Promise<LagReading[]> {
+  const leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
+  const ranges = new Map((await container.getFeedRanges()).map((range) => [leases.idOf(range), range]));
+  const readings: LagReading[] = [];
+  for (const lease of await leases.list()) {
+    const range = ranges.get(lease.id);
+    if (!range && !lease.continuation) continue;
+    const start = lease.continuation ? ChangeFeedStartFrom.Continuation(lease.continuation) : ChangeFeedStartFrom.Beginning(range!);
+    const page = await container.items.getChangeFeedIterator<{ _ts?: number }>({ changeFeedStartFrom: start, maxItemCount: COUNT_AT_MOST }).readNext();
+    const waiting = page.statusCode === StatusCodes.NotModified ? [] : page.result;
+    const oldest = Math.min(...waiting.map((change) => change._ts ?? nowMs / 1000));
+    readings.push({ consumer: trigger.name, lease: lease.id, items: waiting.length, seconds: waiting.length === 0 ? 0 : Math.max(0, nowMs / 1000 - oldest) });
+  }
+  return readings;
+}

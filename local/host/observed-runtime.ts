@@ -1,0 +1,49 @@
+import { metrics } from "@opentelemetry/api";
+import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
+import type { BlogStore } from "../../src/store/client";
+import { METRICS, observeChangeFeedLag, SCOPE } from "../../src/telemetry";
+import { estimateLag } from "./change-feed/lag";
+import type { DurableHost } from "./durable/host";
+import { opsFigures, type OpsFigures } from "./ops";
+import type { LocalTelemetry } from "./telemetry";
+
+/** Orchestration instances by runtime status, as the local durable host holds them. */
+async function instanceCounts(durable: DurableHost): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const instance of await durable.queryInstances()) counts[instance.runtimeStatus] = (counts[instance.runtimeStatus] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * What only the local runtime can measure, observed as metrics each time they are read: every
+ * consumer's lag per lease (the change feed estimator) and the orchestration instances by
+ * status. Returns the function that stops observing.
+ */
+export function observeLocalRuntime(store: BlogStore, durable: DurableHost): () => void {
+  const unobserveLag = observeChangeFeedLag(async () =>
+    (await Promise.all(changeFeedTriggers.map((trigger) => estimateLag(store.database.container(trigger.containerName), store.leases, trigger)))).flat(),
+  );
+  const instances = metrics
+    .getMeter(SCOPE)
+    .createObservableGauge(METRICS.orchestrationInstances, { unit: "{instance}", description: "Orchestration instances by runtime status" });
+  const observe = async (result: { observe(value: number, attributes: Record<string, string>): void }) => {
+    for (const [status, count] of Object.entries(await instanceCounts(durable))) result.observe(count, { status });
+  };
+  instances.addCallback(observe);
+  return () => {
+    unobserveLag();
+    instances.removeCallback(observe);
+  };
+}
+
+/** The operations page's reader: figures from the metrics, the request rate since the last reading. */
+export function opsReader(telemetry: LocalTelemetry, durable: DurableHost): { read(): Promise<OpsFigures> } {
+  let previous: { at: number; requests: number } | undefined;
+  return {
+    async read() {
+      const figures = opsFigures(await telemetry.collect(), await instanceCounts(durable), previous);
+      previous = { at: Date.parse(figures.at), requests: figures.requests };
+      return figures;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { SpanKind } from "@opentelemetry/api";
+import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
+import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration } from "../telemetry";
+import type { PipelineServices } from "./services";
+
+/**
+ * The pipeline's functions as both hosts register them, observed the same way everywhere: a
+ * span per change feed batch and per activity execution, and the orchestration outcomes.
+ */
+
+/** An orchestrator whose outcome is counted once: when it returns or throws for real, never on a replay. */
+export function observedOrchestrator(name: string, orchestrator: OrchestrationHandler): OrchestrationHandler {
+  return function* (context: OrchestrationContext) {
+    // Continuing as new is neither an end nor a failure: the instance goes on.
+    let continued = false;
+    const continueAsNew = context.df.continueAsNew.bind(context.df);
+    context.df.continueAsNew = (input: unknown) => {
+      continued = true;
+      continueAsNew(input);
+    };
+    try {
+      const output: unknown = yield* orchestrator(context);
+      if (!context.df.isReplaying && !continued) recordOrchestration(name, "completed");
+      return output;
+    } catch (error) {
+      if (!context.df.isReplaying) recordOrchestration(name, "failed");
+      throw error;
+    }
+  };
+}
+
+/** An activity run in a span of its own; a failed attempt counts as a retry of its orchestration's step. */
+export function observedActivity<I, O>(name: string, activity: (input: I) => Promise<O>): (input: I) => Promise<O> {
+  return (input) =>
+    inSpan(`activity ${name}`, { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.activity]: name } }, async () => {
+      try {
+        return await activity(input);
+      } catch (error) {
+        recordOrchestration(name, "retrying");
+        throw error;
+      }
+    });
+}
+
+/** How long the oldest change of a batch has waited since Cosmos DB took it (its `_ts`), in seconds. */
+export function batchLagSeconds(documents: unknown[], nowMs = Date.now()): number {
+  const stamps = documents.map((d) => (d as { _ts?: unknown })._ts).filter((ts): ts is number => typeof ts === "number");
+  return stamps.length === 0 ? 0 : Math.max(0, nowMs / 1000 - Math.min(...stamps));
+}
+
+/** A change feed handler whose every batch is a span (consumer, lease where the host knows it, items, lag) and counted. */
+export function observedConsumer(
+  consumer: string,
+  handler: (documents: unknown[], services: PipelineServices) => Promise<void>,
+): (documents: unknown[], services: PipelineServices) => Promise<void> {
+  return (documents, services) =>
+    inSpan(
+      `process ${consumer}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [ATTRIBUTES.consumer]: consumer,
+          [ATTRIBUTES.items]: documents.length,
+          [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),
+          ...(services.lease ? { [ATTRIBUTES.lease]: services.lease } : {}),
+        },
+      },
+      async () => {
+        recordChangeFeedItems(consumer, documents.length);
+        await handler(documents, services);
+      },
+    );
+}

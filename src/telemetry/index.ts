@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import { metrics, SpanStatusCode, trace, type Attributes, type Link, type Meter, type Span, type SpanKind } from "@opentelemetry/api";
+import { ATTRIBUTES, METRICS, SCOPE } from "./names";
+
+export { ATTRIBUTES, METRICS, SCOPE } from "./names";
+
+/**
+ * Telemetry through the OpenTelemetry API only: api, store and pipeline record here, and each
+ * host decides at start-up where it goes (Azure Monitor in Azure, OTLP and the operations page
+ * locally). Until a host registers providers, every call is a no-op.
+ */
+export const tracer = () => trace.getTracer(SCOPE);
+
+/** Runs `work` in a new active span; an error marks the span and is rethrown (it is logged where it is handled, once). */
+export async function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; links?: Link[] },
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer().startActiveSpan(name, options, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The trace id of the active span, for log lines (undefined outside a trace). */
+export function traceId(): string | undefined {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context && trace.isSpanContextValid(context) ? context.traceId : undefined;
+}
+
+/** A caller's id as telemetry may carry it: hashed, so traces never hold who it was. */
+export const pseudonymOf = (userId: string) => createHash("sha256").update(`blog-caller:${userId}`).digest("hex").slice(0, 16);
+
+/** A change feed consumer's position on one lease, as a host measures it. */
+export interface LagReading {
+  consumer: string;
+  lease: string;
+  seconds: number;
+  /** Items behind, where the host can count them. */
+  items?: number;
+}
+
+type LagSource = () => LagReading[] | Promise<LagReading[]>;
+const lagSources = new Set<LagSource>();
+
+/** A host's change feed lag readings, observed each time metrics are collected; returns the unregister function. */
+export function observeChangeFeedLag(read: LagSource): () => void {
+  lagSources.add(read);
+  return () => void lagSources.delete(read);
+}
+
+function createInstruments(meter: Meter) {
+  const lagSeconds = meter.createObservableGauge(METRICS.changeFeedLagSeconds, {
+    unit: "s",
+    description: "How far a change feed consumer is behind the newest change",
+  });
+  const lagItems = meter.createObservableGauge(METRICS.changeFeedLagItems, { unit: "{item}", description: "Changes not yet handed to a change feed consumer" });
+  meter.addBatchObservableCallback(
+    async (result) => {
+      // A source that cannot read now (the store unreachable) reports nothing this time.
+      const readings = await Promise.all(
+        [...lagSources].map((read) =>
+          Promise.resolve()
+            .then(read)
+            .catch(() => [] as LagReading[]),
+        ),
+      );
+      for (const reading of readings.flat()) {
+        const attributes = { [ATTRIBUTES.consumer]: reading.consumer, [ATTRIBUTES.lease]: reading.lease };
+        result.observe(lagSeconds, reading.seconds, attributes);
+        if (reading.items !== undefined) result.observe(lagItems, reading.items, attributes);
+      }
+    },
+    [lagSeconds, lagItems],
+  );
+  return {
+    requestCharge: meter.createHistogram(METRICS.requestCharge, { unit: "RU", description: "Request units of each Cosmos DB request" }),
+    routeCharge: meter.createHistogram(METRICS.routeCharge, { unit: "RU", description: "Request units of each API request" }),
+    cosmosRequests: meter.createCounter(METRICS.cosmosRequests, { unit: "{request}", description: "Cosmos DB requests by status" }),
+    httpRequests: meter.createCounter(METRICS.httpRequests, { unit: "{request}", description: "API requests by route and status class" }),
+    httpDuration: meter.createHistogram(METRICS.httpDuration, { unit: "ms", description: "API request duration" }),
+    changeFeedItems: meter.createCounter(METRICS.changeFeedItems, { unit: "{item}", description: "Documents handed to change feed consumers" }),
+    orchestrations: meter.createCounter(METRICS.orchestrations, { unit: "{instance}", description: "Orchestrations by outcome" }),
+    likeBatchSize: meter.createHistogram(METRICS.likeBatchSize, { unit: "{like}", description: "Likes and unlikes per stored procedure call" }),
+    feedCache: meter.createCounter(METRICS.feedCache, { unit: "{lookup}", description: "Q6 micro-cache lookups" }),
+  };
+}
+
+let bound: { provider: unknown; instruments: ReturnType<typeof createInstruments> } | undefined;
+
+/** The instruments of the meter provider registered now (a host registers one at start-up; tests register their own). */
+function instruments() {
+  const provider = metrics.getMeterProvider();
+  if (bound?.provider !== provider) bound = { provider, instruments: createInstruments(provider.getMeter(SCOPE)) };
+  return bound.instruments;
+}
+
+export function recordCosmosRequest(request: { container: string; operation: string; status: number; charge: number }): void {
+  const attributes = { [ATTRIBUTES.container]: request.container, [ATTRIBUTES.operation]: request.operation };
+  instruments().requestCharge.record(request.charge, attributes);
+  instruments().cosmosRequests.add(1, { ...attributes, [ATTRIBUTES.cosmosStatus]: request.status });
+}
+
+export function recordHttpRequest(request: { route: string; method: string; status: number; durationMs: number; charge: number }): void {
+  const attributes = { [ATTRIBUTES.route]: request.route, [ATTRIBUTES.method]: request.method };
+  instruments().httpRequests.add(1, { ...attributes, [ATTRIBUTES.statusClass]: `${Math.floor(request.status / 100)}xx` });
+  instruments().httpDuration.record(request.durationMs, attributes);
+  instruments().routeCharge.record(request.charge, attributes);
+}
+
+export function recordChangeFeedItems(consumer: string, items: number): void {
+  instruments().changeFeedItems.add(items, { [ATTRIBUTES.consumer]: consumer });
+}
+
+export type OrchestrationOutcome = "started" | "restarted" | "completed" | "failed" | "retrying";
+
+export function recordOrchestration(name: string, outcome: OrchestrationOutcome): void {
+  instruments().orchestrations.add(1, { [ATTRIBUTES.orchestration]: name, [ATTRIBUTES.outcome]: outcome });
+}
+
+export function recordLikeBatch(size: number): void {
+  instruments().likeBatchSize.record(size);
+}
+
+export function recordFeedCache(hit: boolean): void {
+  instruments().feedCache.add(1, { [ATTRIBUTES.cacheResult]: hit ? "hit" : "miss" });
+}
