@@ -3,6 +3,7 @@ import type { ScanFigures } from "./scan";
 import type { PipelineFigures } from "./pipeline";
 import type { ColdStartFigures } from "./cold-start";
 import type { ScaleFigures } from "./scale";
+import { ARTICLE_RU } from "./article";
 import type { ServerFigures } from "./server";
 
 export interface Row {
@@ -34,6 +35,8 @@ export interface Report {
     node: string;
     target: string;
     measuresRequestUnits: boolean;
+    /** Where the request units come from: the embedded server's cost model, or an Azure account. */
+    requestUnits?: "model" | "measured";
     users: number;
     posts: number;
     items: number;
@@ -78,18 +81,24 @@ const x = (n: number | null) => (n === null ? "n/a" : `${f(n)}x`);
 /** The article's summary table, V1 next to V3, with the V1/V3 ratios. */
 export function formatTable(report: Report): string {
   const ru = (s: Summary) => (report.meta.measuresRequestUnits ? f(s.requestCharge, 2) : "n/a");
+  const article = (model: "v1" | "v3", id: string) => (ARTICLE_RU[model][id] === undefined ? "n/a" : f(ARTICLE_RU[model][id], 2));
   const lines = [
     `Blog benchmark — ${report.meta.target}; ${report.meta.users} users, ${report.meta.posts} posts, ${report.meta.items} items; ${report.meta.iterations} calls per request; ${report.meta.date}`,
-    report.meta.measuresRequestUnits
-      ? ""
-      : "Request units: n/a — the embedded server measures none; 'items read' (query metrics + point reads) is the work figure.",
+    report.meta.requestUnits === "model"
+      ? "Request units: the embedded server's cost model (docs/request-units.md), beside the article's published figures."
+      : report.meta.measuresRequestUnits
+        ? "Request units: as the account charged them, beside the article's published figures."
+        : "Request units: n/a; 'items read' (query metrics + point reads) is the work figure.",
     "",
-    "| req | V1 latency p50/p95/p99 ms | V1 requests | V1 partitions | V1 items read | V1 RU | V3 latency p50/p95/p99 ms | V3 requests | V3 partitions | V3 items read | V3 RU | V1/V3 latency | V1/V3 items read | V1/V3 RU |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| req | V1 latency p50/p95/p99 ms | V1 requests | V1 partitions | V1 items read | V1 RU | article V1 RU | V3 latency p50/p95/p99 ms | V3 requests | V3 partitions | V3 items read | V3 RU | article V3 RU | V1/V3 latency | V1/V3 items read | V1/V3 RU |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of report.rows) {
-    const side = (s: Summary) => `${f(s.p50)} / ${f(s.p95)} / ${f(s.p99)} | ${f(s.requests)} | ${f(s.partitions)} | ${f(s.itemsRead)} | ${ru(s)}`;
-    lines.push(`| ${r.id} ${r.name} | ${side(r.v1)} | ${side(r.v3)} | ${x(r.ratio.latencyP50)} | ${x(r.ratio.itemsRead)} | ${x(r.ratio.requestCharge)} |`);
+    const side = (s: Summary, model: "v1" | "v3") =>
+      `${f(s.p50)} / ${f(s.p95)} / ${f(s.p99)} | ${f(s.requests)} | ${f(s.partitions)} | ${f(s.itemsRead)} | ${ru(s)} | ${article(model, r.id)}`;
+    lines.push(
+      `| ${r.id} ${r.name} | ${side(r.v1, "v1")} | ${side(r.v3, "v3")} | ${x(r.ratio.latencyP50)} | ${x(r.ratio.itemsRead)} | ${x(r.ratio.requestCharge)} |`,
+    );
   }
   lines.push(
     "",

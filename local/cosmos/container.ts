@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "../clock";
 import { newEtag, secondsOf } from "./system-properties";
 import { isObject, type Json, type JsonObject } from "./json";
 import { ChangeLog } from "./change-log";
+import { cost } from "./request-units";
 import { inScope, itemsOf, type Partition, type Scope } from "./logical-partitions";
 
 export type { Scope } from "./logical-partitions";
@@ -184,7 +185,9 @@ export class Container {
   }
 
   read(pk: string, id: string): JsonObject | undefined {
-    return this.liveItem(pk, id)?.doc();
+    const item = this.liveItem(pk, id);
+    cost.read(item?.json.length ?? 0);
+    return item?.doc();
   }
 
   create(pk: string, body: JsonObject): JsonObject {
@@ -212,13 +215,18 @@ export class Container {
     const current = this.existing(pk, id);
     checkEtag(current, ifMatch);
     this.set(pk, id, undefined);
+    cost.write(current.json.length, this.indexTerms(current));
     return current.doc();
   }
 
   /** Deletes every item of one logical partition (the service does this in the background; here at once). */
   deletePartition(pk: string): number {
     const ids = [...(this.partitions.get(pk)?.items.keys() ?? [])];
-    for (const id of ids) this.set(pk, id, undefined);
+    for (const id of ids) {
+      const item = this.item(pk, id)!;
+      this.set(pk, id, undefined);
+      cost.write(item.json.length, this.indexTerms(item));
+    }
     return ids.length;
   }
 
@@ -248,7 +256,9 @@ export class Container {
       : "pk" in scope
         ? undefined
         : this.indexes;
-    return runQuery(view, indexes, spec, continuation, maxItemCount, scanPageItems);
+    const page = runQuery(view, indexes, spec, continuation, maxItemCount, scanPageItems);
+    cost.query(page.retrieved, JSON.stringify(page.items).length);
+    return page;
   }
 
   /**
@@ -266,6 +276,7 @@ export class Container {
       items.push({ ...item.doc(), _lsn: item.lsn });
       if (items.length >= max) break;
     }
+    cost.query(items.length, JSON.stringify(items).length);
     // Nothing returned: stay where we are, so later writes below the scanned LSN are not skipped.
     return { items, lsn: items.length === 0 && "pk" in scope ? afterLsn : lsn };
   }
@@ -324,7 +335,21 @@ export class Container {
     const item = StoredItem.of(this.links, this.canonical(pk), previous?.id ?? id, doc, this.changeLog.nextLsn(range), seq);
     this.set(pk, id, item);
     this.changeLog.append(range, item);
+    // Index maintenance: the new version's terms go in, a live previous version's come out.
+    cost.write(item.json.length, this.indexTerms(item) + (previous && this.isLive(previous) ? this.indexTerms(previous) : 0));
     return doc;
+  }
+
+  /** How many index terms an item has: its values at the paths the indexing policy covers. */
+  private indexTerms(item: StoredItem): number {
+    let terms = 0;
+    const walk = (value: unknown, path: string[]) => {
+      if (Array.isArray(value)) value.forEach((element) => walk(element, [...path, "[]"]));
+      else if (value !== null && typeof value === "object") for (const [key, child] of Object.entries(value)) walk(child, [...path, key]);
+      else if (this.indexes.covers(path.filter((p) => p !== "[]"))) terms++;
+    };
+    walk(JSON.parse(item.json), []);
+    return terms;
   }
 
   /** The only place items change: records the undo step, and keeps counts, indexes and expiry in step. */

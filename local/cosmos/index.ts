@@ -4,6 +4,7 @@ import { DataDirectory } from "./storage";
 import { ThroughputBudget } from "./throughput";
 import { FaultInjector, type FaultSpec } from "./faults";
 import type { Clock } from "../clock";
+import type { CostFeatures } from "./request-units";
 
 export interface CosmosOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one. */
@@ -34,6 +35,8 @@ export interface CosmosOptions {
   compactAfterBytes?: number;
   /** What `_ts`, TTL expiry and the throughput budget read (the system clock by default; tests move a manual one). Signatures are checked against the wall clock. */
   clock?: Clock;
+  /** Told what each request did, in the cost model's units, and what it was charged (the calibration reads it). */
+  onCharged?: (features: CostFeatures, charge: number) => void;
 }
 
 export interface RunningCosmos {
@@ -66,6 +69,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     faults: options.faults && new FaultInjector(options.faults),
     scanPageItems: options.scanPageItems,
     clock: options.clock,
+    onCharged: options.onCharged,
   });
 
   const directory = options.dataDir ? openData(server, options.dataDir, options) : undefined;

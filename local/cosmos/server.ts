@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
 import { verifyMasterKey } from "./auth";
 import { DocumentRoutes } from "./documents";
+import { NO_COST, requestUnits, withMeter, type CostFeatures } from "./request-units";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
 import { ScriptedTransactions } from "./transactions";
 import { SCAN_PAGE_ITEMS } from "./query";
@@ -30,12 +31,23 @@ export class CosmosServer {
   readonly faults?: FaultInjector;
   /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
   private readonly scanPageItems: number;
+  /** Told what each request did and was charged (the calibration reads it). */
+  private readonly onCharged?: (features: CostFeatures, charge: number) => void;
 
   constructor(
     /** The account key every request must be signed with (master-key authorization). */
     private readonly key: string,
-    options: { limits: ScriptLimits; partitions?: number; budget?: ThroughputBudget; faults?: FaultInjector; scanPageItems?: number; clock?: Clock },
+    options: {
+      limits: ScriptLimits;
+      partitions?: number;
+      budget?: ThroughputBudget;
+      faults?: FaultInjector;
+      scanPageItems?: number;
+      clock?: Clock;
+      onCharged?: (features: CostFeatures, charge: number) => void;
+    },
   ) {
+    this.onCharged = options.onCharged;
     this.limits = options.limits;
     this.budget = options.budget;
     this.faults = options.faults;
@@ -70,12 +82,13 @@ export class CosmosServer {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let reply: Reply;
+    const features = { ...NO_COST };
     try {
       const call = await this.parse(req);
       // What the fault injector has injected is no data: chaos runs read it without the key.
       if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
       await this.injectFaults(call);
-      reply = this.route(call);
+      reply = withMeter(features, () => this.route(call));
     } catch (error) {
       const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
       if (cosmosError.status === 500) console.error("[cosmos] internal error", error);
@@ -83,11 +96,13 @@ export class CosmosServer {
       if (cosmosError.subStatus !== undefined) headers["x-ms-substatus"] = String(cosmosError.subStatus);
       reply = { status: cosmosError.status, body: cosmosError.toBody(), headers };
     }
+    // The cost model's charge for what the request did (docs/request-units.md), failed requests included, as Azure charges them.
+    const charge = requestUnits(features);
+    this.onCharged?.(features, charge);
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "x-ms-activity-id": randomUUID(),
-      // Not Azure's figure: the embedded server measures no request units.
-      "x-ms-request-charge": "0",
+      "x-ms-request-charge": charge.toFixed(2),
       "x-ms-schemaversion": "1.14",
       ...reply.headers,
     };

@@ -1,6 +1,7 @@
 import type { Account, ContainerState } from "./account";
 import { badRequest, CosmosError } from "./errors";
 import { isObject, type Json, type JsonObject } from "./json";
+import { cost } from "./request-units";
 import { runScript, type ScriptLimits } from "./sandbox";
 
 /** What a write names: which triggers to run and which ETag to require. */
@@ -74,6 +75,7 @@ export class ScriptedTransactions {
   ): { body: Json | undefined; logs: string[]; operations: number } {
     const state = this.account.container(dbId, collId);
     const sproc = this.account.script(dbId, collId, "sprocs", sprocId);
+    cost.script();
     const result = state.data.transaction(() => {
       const outcome = runScript(state.data, pk, this.links(state, dbId, collId), { body: sproc.body as string, params }, this.limits);
       if (failAfterWork) throw failAfterWork;

@@ -52,7 +52,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       scanItems: 2000,
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
-    expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: false });
+    expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: true, requestUnits: "model" });
     for (const r of report.rows) {
       for (const side of [r.v1, r.v3]) {
         expect(side.calls).toBe(3);
@@ -60,10 +60,10 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
         expect(side.p50).toBeLessThanOrEqual(side.p95);
         expect(side.p95).toBeLessThanOrEqual(side.p99);
         expect(side.requests).toBeGreaterThanOrEqual(1);
-        expect(side.requestCharge).toBe(0); // the embedded server never invents request units
+        expect(side.requestCharge).toBeGreaterThan(0); // the cost model charges what each call did
       }
       expect(r.ratio.latencyP50).toBeCloseTo(r.v1.p50 / r.v3.p50, 6);
-      expect(r.ratio.requestCharge).toBeNull();
+      expect(r.ratio.requestCharge).toBeCloseTo(r.v1.requestCharge / r.v3.requestCharge, 6);
     }
     const q = (id: string) => report.rows.find((r) => r.id === id)!;
     // Every V3 read is one data request (plus the query plan for queries) to one partition.
@@ -88,7 +88,9 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       [2000, 1000],
     ]);
     expect(table).toMatch(/\| 2000 items, 1000 results \| [\d.]+ s \|/);
-    expect(table).toContain("n/a");
+    // The model's request units beside the article's, for both models.
+    expect(table).toContain("the embedded server's cost model");
+    expect(table).toMatch(/\| Q6 the 20 most recent posts \|.*\| 2063\.54 \|.*\| 16\.97 \|/);
     expect(report.apiOverhead.map((o) => o.request)).toEqual(["Q2 get post", "Q6 feed (20)"]);
     for (const o of report.apiOverhead) {
       expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Container } from "@azure/cosmos";
+import { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "../../local/cosmos/request-units";
+import { fit, relativeError } from "../../bench/calibrate";
+import { cosmosFixture, type CosmosFixture } from "../support/cosmos";
+
+/**
+ * The embedded server's request units: a cost model, not constants. Each charge follows from
+ * what the operation did, so these relations hold whatever the coefficients are fitted to.
+ */
+let f: CosmosFixture;
+let c: Container;
+beforeAll(async () => {
+  f = await cosmosFixture();
+  c = await f.container({ indexingPolicy: { includedPaths: [{ path: "/*" }], excludedPaths: [{ path: "/unindexed/?" }, { path: '/"_etag"/?' }] } });
+  for (let i = 0; i < 200; i++) await c.items.create({ id: `i${i}`, pk: "p", tag: `t${i % 20}`, unindexed: `t${i % 20}` });
+});
+afterAll(() => f.stop());
+
+describe("the cost model's request units", () => {
+  it("charge a bigger item more, to read and to write", async () => {
+    const small = await c.items.create({ id: "small", pk: "q", text: "x" });
+    const large = await c.items.create({ id: "large", pk: "q", text: "x".repeat(20_000) });
+    expect(large.requestCharge).toBeGreaterThan(small.requestCharge);
+    const readSmall = await c.item("small", "q").read();
+    const readLarge = await c.item("large", "q").read();
+    expect(readSmall.requestCharge).toBe(COEFFICIENTS.reads); // up to 1 KB: one read unit
+    expect(readLarge.requestCharge).toBeGreaterThan(readSmall.requestCharge);
+  });
+
+  it("charge a write by the index terms it adds, and a replace for the terms it removes too", async () => {
+    const few = await c.items.create({ id: "few", pk: "r", a: 1 });
+    const many = await c.items.create({ id: "many", pk: "r", a: 1, b: 2, c: 3, d: [4, 5, 6], e: { f: 7, g: 8 } });
+    expect(many.requestCharge).toBeGreaterThan(few.requestCharge);
+    const replaced = await c.item("many", "r").replace({ id: "many", pk: "r", a: 1, b: 2, c: 3, d: [4, 5, 6], e: { f: 7, g: 8 } });
+    expect(replaced.requestCharge).toBeGreaterThan(many.requestCharge);
+  });
+
+  it("charge an indexed query less than the same query over an unindexed path (a scan)", async () => {
+    const indexed = await c.items.query("SELECT * FROM c WHERE c.tag = 't3'", { partitionKey: "p" }).fetchAll();
+    const scan = await c.items.query("SELECT * FROM c WHERE c.unindexed = 't3'", { partitionKey: "p" }).fetchAll();
+    expect(indexed.resources).toHaveLength(10);
+    expect(scan.resources).toHaveLength(10);
+    expect(indexed.requestCharge).toBeLessThan(scan.requestCharge);
+  });
+
+  it("charge a stored procedure for the operations it makes", async () => {
+    const { resource: sproc } = await c.scripts.storedProcedures.create({
+      id: "writeMany",
+      body: "function writeMany(n) { var c = getContext().getCollection(); for (var i = 0; i < n; i++) c.createDocument(c.getSelfLink(), { id: 'w' + n + '-' + i, pk: 's' }, function () {}); getContext().getResponse().setBody(n); }",
+    });
+    const one = await c.scripts.storedProcedure(sproc!.id).execute("s", [1]);
+    const five = await c.scripts.storedProcedure(sproc!.id).execute("s", [5]);
+    const write = (await c.items.create({ id: "single", pk: "s" })).requestCharge;
+    expect(five.requestCharge - one.requestCharge).toBeCloseTo(4 * write, 0);
+  });
+});
+
+describe("the calibration", () => {
+  it("recovers the coefficients that made a set of charges, and measures its error on others", () => {
+    const truth: CostFeatures = { ...NO_COST, reads: 1, writes: 5, indexTerms: 0.4, queries: 2.5, loadedItems: 0.2 };
+    const rows: CostFeatures[] = [
+      { ...NO_COST, reads: 1 },
+      { ...NO_COST, writes: 1, indexTerms: 3 },
+      { ...NO_COST, writes: 2, indexTerms: 10 },
+      { ...NO_COST, queries: 1, loadedItems: 10 },
+      { ...NO_COST, queries: 3, loadedItems: 100 },
+      { ...NO_COST, reads: 2, queries: 1, loadedItems: 5 },
+    ];
+    const targets = rows.map((r) => requestUnits(r, truth));
+    const fitted = fit(rows, targets, { reads: 1, readExtraKb: 0, writtenKb: 0, returnedKb: 0, scripts: 0 });
+    for (const key of ["writes", "indexTerms", "queries", "loadedItems"] as const) expect(fitted[key]).toBeCloseTo(truth[key], 2);
+    expect(relativeError(rows, targets, fitted)).toBeLessThan(0.01);
+  });
+});
