@@ -138,4 +138,29 @@ describe("the blog in a browser", () => {
     await page.goto(postUrl);
     await page.locator("#notice", { hasText: "Not Found" }).waitFor();
   });
+
+  it("shows the operations page with live figures: RU per route, the change feed's lag, orchestrations, readable on a phone", async () => {
+    await page.goto(`${site}#/ops`);
+    const routes = page.locator("table[data-test=routes]");
+    await routes.waitFor();
+    // The session above put requests on the API: their routes are listed with what they cost.
+    await expect(routes.locator("tr", { hasText: "/api/posts/{postId}/comments" }).count()).resolves.toBeGreaterThan(0);
+    const feedRow = routes.locator("tr", { hasText: "/api/feed" });
+    const before = Number((await feedRow.locator("td").nth(1).innerText()).replace(/,/g, ""));
+    // Live: a request made elsewhere appears within a refresh or two, without reloading the page.
+    await fetch(`${site}api/feed`);
+    await page.waitForFunction(
+      (count) => {
+        const row = [...document.querySelectorAll("table[data-test=routes] tr")].find((tr) => tr.textContent?.includes("/api/feed"));
+        return Number(row?.querySelectorAll("td")[1]?.textContent?.replace(/,/g, "")) > count;
+      },
+      before,
+      { timeout: 15_000 },
+    );
+    await page.locator("table[data-test=lag]").waitFor();
+    await expect(page.locator("[data-test=ru] .tile-value").innerText()).resolves.not.toBe("0.0");
+    await page.locator("[data-test=orchestrations]").waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "ops.png"), fullPage: true });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  });
 });

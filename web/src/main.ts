@@ -49,7 +49,7 @@ function renderSession(app: App, render: () => void): void {
   show(box, form);
 }
 
-/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile. */
+/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile, #/ops. */
 async function route(app: App): Promise<void> {
   const [, first, id, action] = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   if (first === "posts" && id && action === "edit") return editorView(app, id);
@@ -57,6 +57,8 @@ async function route(app: App): Promise<void> {
   if (first === "users" && id) return userView(app, id);
   if (first === "write") return editorView(app);
   if (first === "profile") return profileView(app);
+  // Loaded only when asked for: most visitors never open it.
+  if (first === "ops") return (await import("./ops")).opsView(app);
   return feedView(app);
 }
 
@@ -83,6 +85,7 @@ async function start(): Promise<void> {
       h("a", { href: "#/" }, "Feed"),
       signedIn && h("a", { href: "#/write" }, "Write"),
       signedIn && h("a", { href: "#/profile" }, "Profile"),
+      h("a", { href: "#/ops" }, "Ops"),
     );
     // Each render draws into a container of its own: an older render still awaiting the API
     // then writes into a detached one instead of over the page the person is on now.
