@@ -47,6 +47,9 @@ param environmentName string
 @metadata({ azd: { type: 'location' } })
 param location string
 
+@description('Optional e-mail address for the alerts (API 5xx, Cosmos DB throttling and RU consumption, change feed lag, failed orchestrations and executions).')
+param alertEmail string = ''
+
 @description('Optional object id of the deploying user or group: gets data-plane access to Cosmos DB and storage for local runs and debugging.')
 param principalId string = ''
 
@@ -181,6 +184,21 @@ module api 'app/api.bicep' = {
       AUTH_SCOPE: authScope
       SOFT_DELETE_TTL_SECONDS: string(softDeleteTtlSeconds)
     }
+  }
+}
+
+module observability 'app/observability.bicep' = {
+  name: 'observability'
+  scope: rg
+  params: {
+    location: location
+    tags: tags
+    cosmosAccountName: cosmos.outputs.accountName
+    logAnalyticsName: monitoring.outputs.logAnalyticsName
+    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    functionAppName: api.outputs.name
+    actionGroupName: 'ag-${resourceToken}'
+    alertEmail: alertEmail
   }
 }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { APP_SETTINGS } from "../../src/config";
 import { containerDefinitions } from "../../src/store/definitions";
+import { ATTRIBUTES, METRICS } from "../../src/telemetry/names";
 
 /**
  * The ARM template `bicep build` makes of infra/ (infra/compiled/main.json; CI rebuilds it with
@@ -114,5 +115,38 @@ describe("the compiled template", () => {
       .filter((name) => !fromAzd.includes(name));
     expect(read).toEqual(expect.arrayContaining(["API_BASE_URL", "API_PRINCIPAL_ID", "AZURE_RESOURCE_GROUP"]));
     for (const name of [...read, "SERVICE_API_NAME", "AZURE_FUNCTION_APP_NAME", "WEB_URI"]) expect(Object.keys(template.outputs), name).toContain(name);
+  });
+});
+
+describe("the compiled template: what an operator watches", () => {
+  const observability = () => resourcesOf(moduleNamed("observability"));
+  const ofType = (type: string) => observability().filter((r) => r.type === type);
+
+  it("sends Cosmos DB's request logs to the workspace, in resource-specific tables", () => {
+    const [diagnostics] = ofType("Microsoft.Insights/diagnosticSettings");
+    expect(diagnostics.properties).toMatchObject({ logAnalyticsDestinationType: "Dedicated" });
+    expect(text(diagnostics.properties)).toContain("DataPlaneRequests");
+    expect(text(diagnostics.properties)).toContain("PartitionKeyRUConsumption");
+  });
+
+  it("alerts on API 5xx, Cosmos DB 429s and normalized RU, change feed lag, failed orchestrations and executions, to an action group with an optional e-mail", () => {
+    const metricAlerts = ofType("Microsoft.Insights/metricAlerts").map((r) => text(r.properties));
+    expect(metricAlerts.some((a) => a.includes("Http5xx"))).toBe(true);
+    expect(metricAlerts.some((a) => a.includes("TotalRequests") && a.includes("429"))).toBe(true);
+    expect(metricAlerts.some((a) => a.includes("NormalizedRUConsumption"))).toBe(true);
+    const logAlerts = text(variable(moduleNamed("observability").properties!.template!, "logAlerts"));
+    for (const signal of [ATTRIBUTES.lagSeconds, METRICS.orchestrations, "Success == false"]) expect(logAlerts).toContain(signal);
+    const [group] = ofType("Microsoft.Insights/actionGroups");
+    expect(text(group.properties)).toContain("alertEmail");
+    expect(template.parameters?.alertEmail).toMatchObject({ defaultValue: "" });
+  });
+
+  it("adds a workbook with the operations page's views, over the metric names the app records", () => {
+    const [workbook] = ofType("Microsoft.Insights/workbooks");
+    const queries = text(variable(moduleNamed("observability").properties!.template!, "workbookQueries"));
+    // The names the app records them under (src/telemetry/names.ts): a rename there fails here.
+    for (const metric of [METRICS.routeCharge, METRICS.httpRequests, METRICS.cosmosRequests, ATTRIBUTES.lagSeconds, METRICS.orchestrations])
+      expect(queries).toContain(metric);
+    expect(text(workbook.properties)).toContain("Notebook/1.0");
   });
 });
