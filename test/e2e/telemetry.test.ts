@@ -7,11 +7,11 @@ import { ChangeFeedPump } from "../../local/host/change-feed/pump";
 import type { OpsFigures } from "../../local/host/ops";
 import { opsFigures } from "../../local/host/ops";
 import { localTelemetry } from "../../local/host/telemetry";
-import type { ChangeFeedTrigger } from "../../src/pipeline/change-feed-triggers";
 import { observedActivity } from "../../src/pipeline/observed";
 import { ATTRIBUTES, observeChangeFeedLag, pseudonymOf } from "../../src/telemetry";
 import { cosmosFixture, eventually } from "../support/cosmos";
 import { localSystem, within, type Client } from "../support/system";
+import { watchedTrigger } from "../support/watched";
 
 /**
  * Telemetry through the OpenTelemetry SDK the local host installs, with an in-memory span
@@ -100,15 +100,7 @@ describe("telemetry: metrics", () => {
     try {
       const watched = await fixture.container({ id: "watched", partitionKey: { paths: ["/pk"] } });
       const leases = await fixture.container({ id: "leases", partitionKey: { paths: ["/id"] } });
-      const trigger: ChangeFeedTrigger = {
-        name: "watchedChangeFeed",
-        containerName: "watched",
-        leaseContainerPrefix: "watched-",
-        startFromBeginning: true,
-        retry: { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 20, maximumInterval: 200 },
-        needsDurableClient: false,
-        handler: async () => {},
-      };
+      const trigger = watchedTrigger(async () => {});
       const pump = (owner: string) =>
         new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), {
           pollMs: 20,

@@ -2,7 +2,7 @@ import type { Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CosmosOptions } from "../../local/cosmos";
 import { ChangeFeedPump } from "../../local/host/change-feed/pump";
-import type { ChangeFeedTrigger } from "../../src/pipeline/change-feed-triggers";
+import { watchedTrigger } from "../support/watched";
 import { cosmosFixture, eventually, type CosmosFixture } from "../support/cosmos";
 
 /**
@@ -31,18 +31,10 @@ async function setup(cosmos: CosmosOptions = {}) {
 function consumer(watched: Container, leases: Container, owner: string, gate: () => Promise<void> = async () => {}) {
   const delivered: string[] = [];
   const logs: string[] = [];
-  const trigger: ChangeFeedTrigger = {
-    name: "watchedChangeFeed",
-    containerName: "watched",
-    leaseContainerPrefix: "watched-",
-    startFromBeginning: true,
-    retry: { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 20, maximumInterval: 200 },
-    needsDurableClient: false,
-    async handler(documents) {
-      await gate();
-      delivered.push(...(documents as { id: string }[]).map((d) => d.id));
-    },
-  };
+  const trigger = watchedTrigger(async (documents) => {
+    await gate();
+    delivered.push(...(documents as { id: string }[]).map((d) => d.id));
+  });
   const pump = new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), {
     pollMs: 20,
     maxItems: 100,

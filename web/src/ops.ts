@@ -1,20 +1,6 @@
 import { h, show } from "./dom";
+import type { OpsFigures } from "../../src/telemetry/ops-figures";
 import type { App } from "./views";
-
-/** The local host's operations figures (GET /local/ops): the same metrics telemetry exports. */
-interface OpsFigures {
-  at: string;
-  requestsPerSecond: number;
-  requests: number;
-  statusClasses: Record<string, number>;
-  routes: { route: string; requests: number; requestUnits: number; requestUnitsPerRequest: number; meanMs: number }[];
-  cosmos: { requests: number; requestUnits: number; throttled: number; unavailable: number };
-  lag: { consumer: string; lease: string; seconds: number; items?: number }[];
-  orchestrations: Record<string, number>;
-  instances: Record<string, number>;
-  likeBatches: { calls: number; likes: number };
-  feedCache: { hits: number; misses: number };
-}
 
 const REFRESH_MS = 2000;
 const n = (value: number, digits = 0) => value.toLocaleString("en", { maximumFractionDigits: digits, minimumFractionDigits: digits });
