@@ -10,6 +10,7 @@ import { ChaosClient } from "./api";
 import { checkGuarantees } from "./check";
 import { injectedFaults, runHost, START_SCRIPT, type HostProcess } from "./host";
 import { Saboteur } from "./saboteur";
+import type { OpsFigures } from "../src/telemetry/ops-figures";
 import { emptyAcknowledged, Workload } from "./workload";
 
 /** Azure's failures at rates a busy account sees on a bad day. */
@@ -46,6 +47,20 @@ export interface ChaosResult {
 }
 
 /** One host process on the run's data directory, with the faults of this incarnation (re-seeded per restart). */
+/** The running host's operations figures in a few words (those of its current incarnation), or nothing if it cannot say now. */
+async function opsSummary(apiUrl: string | undefined): Promise<string> {
+  if (!apiUrl) return "";
+  try {
+    const response = await fetch(apiUrl.replace(/\/api$/, "/local/ops"), { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) return "";
+    const ops = (await response.json()) as OpsFigures;
+    const lag = Math.max(0, ...ops.lag.map((l) => l.items ?? 0));
+    return `; ops: ${ops.requestsPerSecond.toFixed(1)} req/s, ${Math.round(ops.cosmos.requestUnits)} RU, ${ops.cosmos.throttled} throttled, ${ops.statusClasses["5xx"] ?? 0} 5xx, lag ≤ ${lag} changes`;
+  } catch {
+    return "";
+  }
+}
+
 class Incarnation {
   constructor(
     readonly process: HostProcess,
@@ -102,8 +117,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await saboteur.act();
     }
   })();
+  // Each progress line also reads the host's operations figures (what #/ops shows, live).
   const progress = setInterval(
-    () => log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts`),
+    () =>
+      void opsSummary(host?.url).then((ops) =>
+        log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts${ops}`),
+      ),
     5000,
   );
   const restarter = (async () => {
