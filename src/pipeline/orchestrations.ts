@@ -22,7 +22,7 @@ export const activities: Readonly<Record<string, (input: never) => Promise<unkno
 /** THE durable entities (df.app.entity): none yet; both hosts run whatever is added here. */
 export const entities: Readonly<Record<string, EntityHandler<unknown>>> = {};
 
-/** The part of the durable client the starters use (df.getClient(context) in Azure, the local host's own). */
+/** The part of the durable client the starters use: the package's, from df.getClient(context), in both hosts. */
 export interface DurableClientLike {
   getStatus(instanceId: string): Promise<{ runtimeStatus: string } | undefined>;
   startNew(name: string, options: { instanceId: string; input: unknown }): Promise<string>;

@@ -124,14 +124,8 @@ export function settleDelivered(record: InstanceRecord, delivered: HistoryEvent,
     if (activity?.name === DURABLE_HTTP_ACTIVITY && delivered.EventType === HistoryEventType.TaskCompleted)
       pollLater(record, activity, delivered, at, episode, work);
     if (activity?.retry && FAILURES.includes(delivered.EventType)) {
-      const timer: PendingTimer = {
-        id: record.nextEventId++,
-        fireAt: new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString(),
-        retry: activity,
-      };
-      episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
-      record.timers.push(timer);
-      work.timers.push(timer);
+      const fireAt = new Date(at.getTime() + retryDelay(activity.retry, activity.attempt)).toISOString();
+      startTimer(record, { id: record.nextEventId++, fireAt, retry: activity }, at, episode, work);
     }
   }
   if (delivered.EventType === HistoryEventType.TimerFired) {
@@ -159,6 +153,13 @@ function startTask(record: InstanceRecord, task: PendingActivity, at: Date, epis
   work.activities.push(task);
 }
 
+/** Creates `timer` now: its history event, and the timer to arm. */
+function startTimer(record: InstanceRecord, timer: PendingTimer, at: Date, episode: HistoryEvent[], work: EpisodeWork): void {
+  episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
+  record.timers.push(timer);
+  work.timers.push(timer);
+}
+
 /**
  * A durable HTTP 202 with Location: a timer, then a GET of the location, as the extension polls
  * and the package's replay expects. Both ids are taken now, in the order the package numbers them.
@@ -168,9 +169,7 @@ function pollLater(record: InstanceRecord, activity: PendingActivity, delivered:
   if (!poll) return;
   const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(at.getTime() + poll.delayMs).toISOString() };
   timer.poll = { id: record.nextEventId++, name: DURABLE_HTTP_ACTIVITY, input: JSON.stringify(poll.request), attempt: 1 };
-  episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
-  record.timers.push(timer);
-  work.timers.push(timer);
+  startTimer(record, timer, at, episode, work);
 }
 
 /** Schedules a new action: its history event, and the activity or timer to start. */
@@ -185,24 +184,16 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
         attempt: 1,
         retry: action.retryOptions,
       };
-      episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
-      record.activities.push(activity);
-      work.activities.push(activity);
+      startTask(record, activity, at, episode, work);
       return;
     }
     case ActionType.CallHttp: {
       // The extension runs it as its built-in HTTP activity: a task like any other, once.
-      const activity: PendingActivity = { id: record.nextEventId++, name: DURABLE_HTTP_ACTIVITY, input: JSON.stringify(action.httpRequest), attempt: 1 };
-      episode.push(historyEvents.taskScheduled(at, activity.id, activity.name, activity.input));
-      record.activities.push(activity);
-      work.activities.push(activity);
+      startTask(record, { id: record.nextEventId++, name: DURABLE_HTTP_ACTIVITY, input: JSON.stringify(action.httpRequest), attempt: 1 }, at, episode, work);
       return;
     }
     case ActionType.CreateTimer: {
-      const timer: PendingTimer = { id: record.nextEventId++, fireAt: new Date(action.fireAt!).toISOString() };
-      episode.push(historyEvents.timerCreated(at, timer.id, timer.fireAt));
-      record.timers.push(timer);
-      work.timers.push(timer);
+      startTimer(record, { id: record.nextEventId++, fireAt: new Date(action.fireAt!).toISOString() }, at, episode, work);
       return;
     }
     case ActionType.CallSubOrchestrator:
@@ -217,9 +208,7 @@ export function scheduleAction(record: InstanceRecord, action: PackageAction, at
         retry: action.retryOptions,
         subOrchestration: { instanceId: childId(record, action.instanceId, id) },
       };
-      episode.push(scheduled(at, child));
-      record.activities.push(child);
-      work.activities.push(child);
+      startTask(record, child, at, episode, work);
       return;
     }
     case ActionType.CallEntity:

@@ -162,7 +162,8 @@ async function orchestrators(call: Call, res: ServerResponse, durable: DurableHo
       return true;
     }
   }
-  json(res, 202, managementUrls(call.webhooks, id), { location: managementUrls(call.webhooks, id).statusQueryGetUri });
+  const links = managementUrls(call.webhooks, id);
+  json(res, 202, links, { location: links.statusQueryGetUri });
   return true;
 }
 
