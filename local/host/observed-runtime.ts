@@ -37,11 +37,11 @@ export function observeLocalRuntime(store: BlogStore, durable: DurableHost): () 
 }
 
 /** The operations page's reader: figures from the metrics, the request rate since the last reading. */
-export function opsReader(telemetry: LocalTelemetry, durable: DurableHost): { read(): Promise<OpsFigures> } {
+export function opsReader(telemetry: LocalTelemetry): { read(): Promise<OpsFigures> } {
   let previous: { at: number; requests: number } | undefined;
   return {
     async read() {
-      const figures = opsFigures(await telemetry.collect(), await instanceCounts(durable), previous);
+      const figures = opsFigures(await telemetry.collect(), previous);
       previous = { at: Date.parse(figures.at), requests: figures.requests };
       return figures;
     },

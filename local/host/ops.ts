@@ -20,12 +20,7 @@ const total = (points: Point[], where: (a: Attributes) => boolean = () => true) 
 const histogramCount = (points: Point[]) => points.reduce((sum, p) => sum + (typeof p.value === "number" ? 0 : p.value.count), 0);
 
 /** Reads figures from collected metrics; `previous` (the last reading) gives the request rate. */
-export function opsFigures(
-  metrics: ResourceMetrics,
-  instances: Record<string, number>,
-  previous?: { at: number; requests: number },
-  now = Date.now(),
-): OpsFigures {
+export function opsFigures(metrics: ResourceMetrics, previous?: { at: number; requests: number }, now = Date.now()): OpsFigures {
   const http = pointsOf(metrics, METRICS.httpRequests);
   const requests = total(http);
   const statusClasses: Record<string, number> = {};
@@ -70,6 +65,9 @@ export function opsFigures(
     const outcome = attribute(point.attributes, ATTRIBUTES.outcome);
     orchestrations[outcome] = (orchestrations[outcome] ?? 0) + Number(point.value);
   }
+  // The instances by status, from the gauge the local host observes (the same reading telemetry exports).
+  const instances: Record<string, number> = {};
+  for (const point of pointsOf(metrics, METRICS.orchestrationInstances)) instances[attribute(point.attributes, "status")] = Number(point.value);
   const likes = pointsOf(metrics, METRICS.likeBatchSize);
   const cache = pointsOf(metrics, METRICS.feedCache);
   const seconds = previous ? (now - previous.at) / 1000 : 0;

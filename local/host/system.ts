@@ -161,7 +161,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // orchestration instances as observed metrics, and the operations page's figures from them.
   const telemetry = localTelemetry();
   const unobserve = observeLocalRuntime(store, durable);
-  const ops = opsReader(telemetry, durable);
+  const ops = opsReader(telemetry);
   const pumps = changeFeedTriggers.map(
     (trigger) =>
       new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, (lease) => invocation(trigger.name, lease), {

@@ -27,7 +27,7 @@ afterAll(() => app.stop());
 
 const finished = () => spans.getFinishedSpans();
 const childrenOf = (parent: ReadableSpan) => finished().filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
-const figures = async (): Promise<OpsFigures> => opsFigures(await telemetry.collect(), {});
+const figures = async (): Promise<OpsFigures> => opsFigures(await telemetry.collect());
 
 describe("telemetry: traces", () => {
   it("makes a request one span, with each of its Cosmos DB requests a child span carrying its request charge", async () => {
@@ -139,7 +139,7 @@ describe("the operations figures at /local/ops", () => {
     expect(ops.headers.get("access-control-allow-origin")).toBeNull();
     const body = (await ops.json()) as OpsFigures;
     expect(body.routes.length).toBeGreaterThan(0);
-    expect(body.instances).toEqual(expect.any(Object));
+    expect(body.instances.Completed).toBeGreaterThanOrEqual(1); // the propagation above, read from the instances gauge
     expect((await fetch(`${base}/local/ops`, { headers: { origin: "https://elsewhere.example" } })).status).toBe(403);
   });
 });
