@@ -138,8 +138,9 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
 }
 
 /**
- * A route's handler as both hosts run it: one span per request (route template, status, the
- * caller pseudonymized, request units) and the API's metrics, computed the same way everywhere.
+ * A route's handler as both hosts run it: its Cosmos DB requests measured once, for one span per
+ * request (route template, status, the caller pseudonymized, request units), the API's metrics,
+ * and the `Server-Timing` header, computed the same way everywhere.
  */
 export function instrumented(route: { route: string }, handler: HttpHandler): HttpHandler {
   const template = `/api/${route.route}`;
@@ -151,10 +152,11 @@ export function instrumented(route: { route: string }, handler: HttpHandler): Ht
         const started = performance.now();
         const { result, usage } = await measureCosmos(async () => handler(request, context));
         const status = result.status ?? 200;
+        const durationMs = performance.now() - started;
         span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        recordHttpRequest({ route: template, method: request.method, status, durationMs: performance.now() - started, charge: usage.requestCharge });
-        return result;
+        recordHttpRequest({ route: template, method: request.method, status, durationMs, charge: usage.requestCharge });
+        return { ...result, headers: { ...(result.headers as Record<string, string>), "server-timing": serverTiming(usage, durationMs) } };
       },
     );
 }
@@ -172,20 +174,17 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
 }
 
-/** Wraps a handler: Cosmos metering, problem+json for every error, ETag/Location/Server-Timing headers. */
+/** Wraps a handler: problem+json for every error, ETag/Location headers, HEAD as GET without a body. */
 export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandler {
   return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
-    const started = performance.now();
-    const { result: response, usage } = await measureCosmos(async (): Promise<HttpResponseInit> => {
-      try {
-        return toResponse(request, await work(new ApiCall(request, context)));
-      } catch (error) {
-        return problemResponse(error, (message, cause) => context.error(message, cause));
-      }
-    });
-    const headers = { ...(response.headers as Record<string, string>), "server-timing": serverTiming(usage, performance.now() - started) };
+    let response: HttpResponseInit;
+    try {
+      response = toResponse(request, await work(new ApiCall(request, context)));
+    } catch (error) {
+      response = problemResponse(error, (message, cause) => context.error(message, cause));
+    }
     // HEAD: GET's status and headers, no body (RFC 9110 9.3.2).
-    if (request.method === "HEAD") return { status: response.status, headers };
-    return { ...response, headers };
+    if (request.method === "HEAD") return { status: response.status, headers: response.headers };
+    return response;
   };
 }
