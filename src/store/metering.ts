@@ -81,24 +81,22 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
       const { container, operation } = cosmosOperation(request);
       const attributes = { [ATTRIBUTES.dbSystem]: "azure.cosmosdb", [ATTRIBUTES.container]: container, [ATTRIBUTES.operation]: operation };
       return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-        const partitionKey = request.headers.get("x-ms-documentdb-partitionkey");
-        if (partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, partitionKey);
-        const response = await measured(inner, request);
-        const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
+        const { response, record } = await measured(inner, request);
+        if (record.partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, record.partitionKey);
         span.setAttributes({
           [ATTRIBUTES.cosmosStatus]: response.status,
-          [ATTRIBUTES.requestCharge]: charge,
+          [ATTRIBUTES.requestCharge]: record.requestCharge,
           [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
           [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
         });
-        recordCosmosRequest({ container, operation, status: response.status, charge });
+        recordCosmosRequest({ container, operation, status: response.status, charge: record.requestCharge });
         return response;
       });
     },
   };
 }
 
-/** Sends `request`, counting it (and its charge and time) in every measurement it runs in. */
+/** Sends `request`, counting it (and its charge and time) in every measurement it runs in; the response, and the request as counted. */
 async function measured(inner: HttpClient, request: PipelineRequest) {
   const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
   if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
@@ -128,7 +126,7 @@ async function measured(inner: HttpClient, request: PipelineRequest) {
     usage.requestCharge += charge;
     usage.requests.push(record);
   }
-  return response;
+  return { response, record };
 }
 
 function retrievedDocuments(metrics: string | undefined): number | undefined {
