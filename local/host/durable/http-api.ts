@@ -94,21 +94,11 @@ function filterOf(query: URLSearchParams): InstanceFilter {
     const value = query.get(name);
     if (value === null) return undefined;
     const date = new Date(value);
-    if (Number.isNaN(date.getTime())) throw new DurableApiError(400, `${name} '${value}' is no date.`);
+    if (Number.isNaN(date.getTime())) throw new DurableRequestError(400, `${name} '${value}' is no date.`);
     return date;
   };
   const statuses = (query.get("runtimeStatus")?.split(",") ?? []).filter(Boolean);
   return { runtimeStatus: statuses.length > 0 ? statuses : undefined, createdTimeFrom: time("createdTimeFrom"), createdTimeTo: time("createdTimeTo") };
-}
-
-/** A refusal of a malformed request, answered with its status. */
-class DurableApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 interface Call {
@@ -126,9 +116,9 @@ interface Call {
 function page<T>(items: T[], call: Call): { items: T[]; headers: Record<string, string> } {
   const token = call.headers["x-ms-continuation-token"];
   const offset = typeof token === "string" ? Number(Buffer.from(token, "base64url").toString()) : 0;
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new DurableApiError(400, "The continuation token is not one this API gave.");
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new DurableRequestError(400, "The continuation token is not one this API gave.");
   const top = Number(call.query.get("top") ?? 100);
-  if (!Number.isSafeInteger(top) || top < 1) throw new DurableApiError(400, "top must be a positive integer.");
+  if (!Number.isSafeInteger(top) || top < 1) throw new DurableRequestError(400, "top must be a positive integer.");
   const end = offset + top;
   return { items: items.slice(offset, end), headers: end < items.length ? { "x-ms-continuation-token": Buffer.from(String(end)).toString("base64url") } : {} };
 }
@@ -260,8 +250,7 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
     if (resource && (await resource(call, res, durable))) return;
   } catch (error) {
     // As text, as the extension answers: the package's client makes its error from the body as it is.
-    if (error instanceof DurableRequestError || error instanceof DurableApiError)
-      return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
+    if (error instanceof DurableRequestError) return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
     return problem(res, 400, "Bad Request", (error as Error).message);
   }
   return problem(res, 404, "Not Found", `No Durable Functions API at ${url.pathname} for ${method}.`);

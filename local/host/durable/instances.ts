@@ -23,10 +23,10 @@ export interface InstanceFilter {
   createdTimeTo?: Date;
 }
 
-/** A request the instance's state refuses, with the status the Durable Functions HTTP API answers. */
+/** A request the host refuses (malformed, or refused by an instance's state), with the status the Durable Functions HTTP API answers. */
 export class DurableRequestError extends Error {
   constructor(
-    readonly status: 404 | 409 | 412,
+    readonly status: 400 | 404 | 409 | 412,
     message: string,
   ) {
     super(message);
