@@ -89,6 +89,7 @@ export class Container {
     this.definition = resource;
     this.indexes.setPolicy(resource.indexingPolicy as JsonObject);
     for (const partition of this.partitions.values()) partition.indexes = undefined;
+    for (const item of this.allItems()) item.indexTerms = undefined;
   }
 
   get id(): string {
@@ -340,8 +341,9 @@ export class Container {
     return doc;
   }
 
-  /** How many index terms an item has: its values at the paths the indexing policy covers. */
+  /** How many index terms an item has: its values at the paths the indexing policy covers (counted once per version). */
   private indexTerms(item: StoredItem): number {
+    if (item.indexTerms !== undefined) return item.indexTerms;
     let terms = 0;
     const walk = (value: unknown, path: string[]) => {
       if (Array.isArray(value)) value.forEach((element) => walk(element, [...path, "[]"]));
@@ -349,6 +351,7 @@ export class Container {
       else if (this.indexes.covers(path.filter((p) => p !== "[]"))) terms++;
     };
     walk(JSON.parse(item.json), []);
+    item.indexTerms = terms;
     return terms;
   }
 

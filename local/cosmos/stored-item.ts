@@ -17,6 +17,8 @@ const SYSTEM_FIELDS = new Set(["_rid", "_self", "_etag", "_attachments", "_ts"])
  */
 export class StoredItem {
   expiresAt?: number;
+  /** Its index terms under the container's indexing policy, counted once (for the cost model); cleared when the policy changes. */
+  indexTerms?: number;
 
   constructor(
     private readonly links: Links,
