@@ -136,7 +136,7 @@ export function relativeError(rows: CostFeatures[], targets: number[], coefficie
   return rows.reduce((sum, r, i) => sum + Math.abs(requestUnits(r, coefficients) - targets[i]) / targets[i], 0) / rows.length;
 }
 
-/** `npm run calibrate`: fits the coefficients on the article's V3 table and reports the error on its V1 table. */
+/** `npm run calibrate`: fits the coefficients on the article's V1 table and reports the error on its held-out V3 table. */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { users: { type: "string", default: "60" }, seed: { type: "string", default: "7" }, iterations: { type: "string", default: "5" } },

@@ -13,7 +13,7 @@ export interface CostFeatures {
   /** Point reads, and the kilobytes they returned beyond the first of each. */
   reads: number;
   readExtraKb: number;
-  /** Writes (create, replace, upsert, patch, delete), their kilobytes, and the index terms they added or removed. */
+  /** Writes (create, replace, upsert, patch, delete), their kilobytes, and the index terms they added or removed (a replace: those that changed). */
   writes: number;
   writtenKb: number;
   indexTerms: number;
@@ -79,6 +79,11 @@ export function withMeter<T>(features: CostFeatures, work: () => T): T {
   } finally {
     current = outer;
   }
+}
+
+/** Runs `work` without charging it: the emulator's own bookkeeping, which Azure does not bill (resolving a `_self` link). */
+export function uncharged<T>(work: () => T): T {
+  return withMeter({ ...NO_COST }, work);
 }
 
 const add = (delta: Partial<CostFeatures>) => {

@@ -5,6 +5,7 @@ import vm from "node:vm";
 import type { Container } from "./container";
 import { badRequest, CosmosError, notFound, requestTimeout } from "./errors";
 import { isObject, type Json, type JsonObject } from "./json";
+import { cost, uncharged } from "./request-units";
 
 export interface ScriptLimits {
   /** Collection calls a script may make before they start returning `false` (isAccepted). */
@@ -103,8 +104,15 @@ class ScriptCollection {
     const options = (isObject(args[args.length - 1]) ? args[args.length - 1] : {}) as JsonObject;
     const etag = typeof options.etag === "string" ? options.etag : undefined;
     switch (op) {
-      case "read":
-        return { resource: this.find(documentRef(args[0])) };
+      case "read": {
+        let found: JsonObject | undefined;
+        try {
+          found = this.find(documentRef(args[0]));
+          return { resource: found };
+        } finally {
+          cost.read(found ? JSON.stringify(found).length : 0); // a miss is charged too
+        }
+      }
       case "query":
         return this.query(args[1], options);
       case "create": {
@@ -134,13 +142,18 @@ class ScriptCollection {
     return value;
   }
 
-  /** A document of this partition by id or by `_rid` (scripts often pass `doc._self`). */
+  /**
+   * A document of this partition by id or by `_rid` (scripts often pass `doc._self`). Uncharged:
+   * Azure resolves a link as part of the operation that names it; a read charges itself.
+   */
   private find(ref: string): JsonObject {
-    const byId = this.container.read(this.pk, ref);
-    if (byId) return byId;
-    const page = this.container.query({ pk: this.pk }, { query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] });
-    if (page.items.length === 0) throw notFound();
-    return page.items[0] as JsonObject;
+    return uncharged(() => {
+      const byId = this.container.read(this.pk, ref);
+      if (byId) return byId;
+      const page = this.container.query({ pk: this.pk }, { query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] });
+      if (page.items.length === 0) throw notFound();
+      return page.items[0] as JsonObject;
+    });
   }
 
   private query(spec: Json, options: JsonObject): { resource: Json; options: JsonObject } {

@@ -28,12 +28,17 @@ describe("the cost model's request units", () => {
     expect(readLarge.requestCharge).toBeGreaterThan(readSmall.requestCharge);
   });
 
-  it("charge a write by the index terms it adds, and a replace for the terms it removes too", async () => {
+  it("charge a write by the index terms it adds, and a replace by the terms it changes", async () => {
     const few = await c.items.create({ id: "few", pk: "r", a: 1 });
     const many = await c.items.create({ id: "many", pk: "r", a: 1, b: 2, c: 3, d: [4, 5, 6], e: { f: 7, g: 8 } });
     expect(many.requestCharge).toBeGreaterThan(few.requestCharge);
-    const replaced = await c.item("many", "r").replace({ id: "many", pk: "r", a: 1, b: 2, c: 3, d: [4, 5, 6], e: { f: 7, g: 8 } });
-    expect(replaced.requestCharge).toBeGreaterThan(many.requestCharge);
+    // A counter bump (what createComment does to its post) takes one term out and puts one in.
+    const bumped = await c.item("many", "r").replace({ id: "many", pk: "r", a: 2, b: 2, c: 3, d: [4, 5, 6], e: { f: 7, g: 8 } });
+    expect(bumped.requestCharge).toBeLessThan(many.requestCharge);
+    const rewritten = await c.item("many", "r").replace({ id: "many", pk: "r", a: 9, b: 9, c: 9, d: [9, 9, 9], e: { f: 9, g: 9 } });
+    expect(rewritten.requestCharge).toBeGreaterThan(many.requestCharge);
+    const unchanged = await c.item("many", "r").replace({ id: "many", pk: "r", a: 9, b: 9, c: 9, d: [9, 9, 9], e: { f: 9, g: 9 } });
+    expect(unchanged.requestCharge).toBeLessThan(bumped.requestCharge);
   });
 
   it("charge an indexed query less than the same query over an unindexed path (a scan)", async () => {
@@ -53,6 +58,21 @@ describe("the cost model's request units", () => {
     const five = await c.scripts.storedProcedure(sproc!.id).execute("s", [5]);
     const write = (await c.items.create({ id: "single", pk: "s" })).requestCharge;
     expect(five.requestCharge - one.requestCharge).toBeCloseTo(4 * write, 0);
+  });
+
+  it("charge a script's read and replace by self link as the same two requests would be charged", async () => {
+    const { resource: sproc } = await c.scripts.storedProcedures.create({
+      id: "bump",
+      body:
+        "function bump(id) { var c = getContext().getCollection(); c.readDocument(c.getAltLink() + '/docs/' + id, {}, function (err, doc) {" +
+        " if (err) throw err; doc.n += 1; c.replaceDocument(doc._self, doc, {}, function (e) { if (e) throw e; }); }); }",
+    });
+    await c.items.create({ id: "counted", pk: "t", n: 1, text: "y".repeat(500) });
+    await c.items.create({ id: "twin", pk: "t", n: 1, text: "y".repeat(500) });
+    const script = await c.scripts.storedProcedure(sproc!.id).execute("t", ["counted"]);
+    const read = await c.item("twin", "t").read<{ n: number }>();
+    const replace = await c.item("twin", "t").replace({ id: "twin", pk: "t", n: 2, text: "y".repeat(500) });
+    expect(script.requestCharge).toBeCloseTo(COEFFICIENTS.scripts + read.requestCharge + replace.requestCharge, 1);
   });
 });
 
