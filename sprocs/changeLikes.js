@@ -101,6 +101,7 @@ function changeLikes(postId, changes, ttlSeconds) {
     var body = { status: "applied", results: results };
     if (delta === 0) return response.setBody(body);
     post.likeCount = Math.max(0, (post.likeCount || 0) + delta);
+    delete post.traceparent; // not these requests' trace: the change feed must not join it
     ensure(
       collection.replaceDocument(post._self, post, { etag: post._etag }, function (err) {
         if (err) throw err;

@@ -38,6 +38,7 @@ function createComment(postId, comment) {
           if (createErr && createErr.number === 409) return returnExisting();
           if (createErr) throw createErr;
           post.commentCount = (post.commentCount || 0) + 1;
+          delete post.traceparent; // not this request's trace: the change feed must not join it
           ensure(
             collection.replaceDocument(post._self, post, { etag: post._etag }, function (replaceErr) {
               if (replaceErr) throw replaceErr;

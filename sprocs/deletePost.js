@@ -28,6 +28,7 @@ function deletePost(postId, ttlSeconds, continuation) {
     doc.deleted = true;
     doc.deletedDate = deletedAt;
     doc.ttl = ttlSeconds;
+    delete doc.traceparent; // not this request's trace: the change feed must not join it
     return collection.replaceDocument(doc._self, doc, {});
   }
 

@@ -12,4 +12,6 @@ interface BlogItem {
   deleted?: boolean;
   deletedDate?: string;
   ttl?: number;
+  /** The trace context of the request that wrote it; a script's rewrite drops it (that request did not cause this change). */
+  traceparent?: string;
 }

@@ -33,6 +33,7 @@ function updateUsernames(userId, username, continuation) {
       for (var i = 0; i < docs.length; i++) {
         var doc = /** @type {BlogItem} */ (docs[i]);
         doc.userUsername = username;
+        delete doc.traceparent; // not this rename's trace: the change feed must not join it
         if (!collection.replaceDocument(doc._self, doc, {})) return finish("");
         updated++;
       }

@@ -66,8 +66,21 @@ export interface LikeItem {
 
 export type PostsContainerItem = PostItem | CommentItem | LikeItem;
 
-/** System properties Cosmos DB adds, and our own bookkeeping; never part of an API response. */
-const SYSTEM_FIELDS = ["_rid", "_self", "_etag", "_attachments", "_ts", "_lsn", "ttl", "deleted", "deletedDate", "sourceLsn", "requestFingerprint"] as const;
+/** System properties Cosmos DB adds, and our own bookkeeping (the writing request's trace context too); never part of an API response. */
+const SYSTEM_FIELDS = [
+  "_rid",
+  "_self",
+  "_etag",
+  "_attachments",
+  "_ts",
+  "_lsn",
+  "ttl",
+  "deleted",
+  "deletedDate",
+  "sourceLsn",
+  "requestFingerprint",
+  "traceparent",
+] as const;
 
 export function withoutSystemFields<T extends object>(item: T): T {
   const copy = { ...item } as Record<string, unknown>;

@@ -1,6 +1,6 @@
-import { SpanKind } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, trace, type Context, type Link } from "@opentelemetry/api";
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
-import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration } from "../telemetry";
+import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration, traceOriginOf } from "../telemetry";
 import type { PipelineServices } from "./services";
 
 /**
@@ -48,6 +48,24 @@ export function batchLagSeconds(documents: unknown[], nowMs = Date.now()): numbe
   return stamps.length === 0 ? 0 : Math.max(0, nowMs / 1000 - Math.min(...stamps));
 }
 
+/**
+ * Where a batch's span belongs: linked to the trace context of every change that carries one,
+ * and a child of it when the whole batch came from one write's trace (the usual batch of one
+ * request's change), so that request, this batch and what it starts are one trace. The span
+ * the host ran the batch in (the Functions invocation) is linked then.
+ */
+function batchPlacement(documents: unknown[]): { parent?: Context; links: Link[] } {
+  const origins = new Map<string, Link>();
+  for (const doc of documents) {
+    const origin = traceOriginOf(doc);
+    if (origin) origins.set(`${origin.traceId}-${origin.spanId}`, { context: origin });
+  }
+  const links = [...origins.values()];
+  if (links.length !== 1) return { links };
+  const invocation = trace.getActiveSpan()?.spanContext();
+  return { parent: trace.setSpanContext(ROOT_CONTEXT, links[0].context), links: invocation ? [{ context: invocation }] : [] };
+}
+
 /** A change feed handler whose every batch is a span (consumer, lease where the host knows it, items, lag) and counted. */
 export function observedConsumer(
   consumer: string,
@@ -58,6 +76,7 @@ export function observedConsumer(
       `process ${consumer}`,
       {
         kind: SpanKind.CONSUMER,
+        ...batchPlacement(documents),
         attributes: {
           [ATTRIBUTES.consumer]: consumer,
           [ATTRIBUTES.items]: documents.length,

@@ -6,6 +6,7 @@ import { SPROCS } from "./definitions";
 import { changeLike } from "./like-batches";
 import { cosmosStatus } from "./failures";
 import { executeProcedure, executeUntilDone } from "./procedures";
+import { withTraceOrigin } from "../telemetry";
 
 export type StoredPost = PostItem & { _etag: string };
 
@@ -52,7 +53,7 @@ export async function createPost(
     ...(idempotent ? { requestFingerprint: requestFingerprint(fields) } : {}),
   };
   try {
-    const { resource } = await store().posts.items.create(post);
+    const { resource } = await store().posts.items.create(withTraceOrigin(post));
     return { post: resource as StoredPost, created: true };
   } catch (error) {
     if (cosmosStatus(error) !== 409) throw error;
@@ -68,6 +69,12 @@ async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
   if (!post) throw notFound(`Post '${postId}' does not exist.`);
   if (post.userId !== callerId) throw forbidden("Only the author may change this post.");
   return post;
+}
+
+/** An edit carries its request's trace context to the change feed, as a create does (withTraceOrigin). */
+function traceOriginPatch(): { op: "set"; path: string; value: string }[] {
+  const { traceparent } = withTraceOrigin<{ traceparent?: string }>({});
+  return traceparent ? [{ op: "set", path: "/traceparent", value: traceparent }] : [];
 }
 
 /**
@@ -94,6 +101,7 @@ export async function updatePost(
             { op: "set", path: "/title", value: fields.title },
             { op: "set", path: "/content", value: fields.content },
             { op: "set", path: "/updatedDate", value: nowIso() },
+            ...traceOriginPatch(),
           ],
         },
         // The client's If-Match held on the read; the write must still see the same version.

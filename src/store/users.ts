@@ -5,6 +5,7 @@ import { nowIso, usernameClaimId, type UserItem, type UsernameClaim } from "../m
 import { LIMITS } from "../model/limits";
 import { store } from "./client";
 import { cosmosStatus } from "./failures";
+import { withTraceOrigin } from "../telemetry";
 
 export type StoredUser = UserItem & { _etag: string };
 type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
@@ -184,7 +185,7 @@ export async function createUser(userId: string, username: string): Promise<Stor
   const user: UserItem = { id: userId, type: "user", userId, username, creationDate: nowIso() };
   let stored: StoredUser;
   try {
-    stored = (await store().users.items.create(user)).resource as StoredUser;
+    stored = (await store().users.items.create(withTraceOrigin(user))).resource as StoredUser;
   } catch (error) {
     // Only a claim this call created may be freed, and only if the existing profile uses another name.
     if (created) await releaseIfUnused(usernameClaimId(username)).catch(() => false);
@@ -251,7 +252,7 @@ async function renameOnce(
     if (newClaim) await acquireClaim(userId, username);
     const replaced = await store()
       .users.item(userId, userId)
-      .replace<UserItem>(renamedProfile(current, userId, username), { accessCondition: { type: "IfMatch", condition: current._etag } })
+      .replace<UserItem>(withTraceOrigin(renamedProfile(current, userId, username)), { accessCondition: { type: "IfMatch", condition: current._etag } })
       .then(
         (response) => response.resource as StoredUser,
         (error: unknown) => {

@@ -1,5 +1,19 @@
 import { createHash } from "node:crypto";
-import { metrics, SpanStatusCode, trace, type Attributes, type Link, type Meter, type Span, type SpanKind } from "@opentelemetry/api";
+import {
+  context,
+  metrics,
+  propagation,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Meter,
+  type Span,
+  type SpanContext,
+  type SpanKind,
+} from "@opentelemetry/api";
 import { ATTRIBUTES, METRICS, SCOPE } from "./names";
 
 export { ATTRIBUTES, METRICS, SCOPE } from "./names";
@@ -11,13 +25,16 @@ export { ATTRIBUTES, METRICS, SCOPE } from "./names";
  */
 export const tracer = () => trace.getTracer(SCOPE);
 
-/** Runs `work` in a new active span; an error marks the span and is rethrown (it is logged where it is handled, once). */
+/**
+ * Runs `work` in a new active span (a child of `parent`, or of the active span); an error marks
+ * the span and is rethrown (it is logged where it is handled, once).
+ */
 export async function inSpan<T>(
   name: string,
-  options: { kind?: SpanKind; attributes?: Attributes; links?: Link[] },
+  { parent, ...options }: { kind?: SpanKind; attributes?: Attributes; links?: Link[]; parent?: Context },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  return tracer().startActiveSpan(name, options, async (span) => {
+  return tracer().startActiveSpan(name, options, parent ?? context.active(), async (span) => {
     try {
       return await work(span);
     } catch (error) {
@@ -34,6 +51,26 @@ export async function inSpan<T>(
 export function traceId(): string | undefined {
   const context = trace.getActiveSpan()?.spanContext();
   return context && trace.isSpanContextValid(context) ? context.traceId : undefined;
+}
+
+/**
+ * The item with the trace context of the write that stores it (its W3C `traceparent`), so the
+ * change feed batch the write causes joins that trace: a document is the only thing that travels
+ * from a request to the change feed. Outside a trace, a stale context is dropped.
+ */
+export function withTraceOrigin<T extends object>(item: T): T {
+  const { traceparent: _stale, ...rest } = item as T & { traceparent?: unknown };
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return (carrier.traceparent ? { ...rest, traceparent: carrier.traceparent } : rest) as T;
+}
+
+/** The span context a document was written in, from the `traceparent` it carries (undefined when none or malformed). */
+export function traceOriginOf(document: unknown): SpanContext | undefined {
+  const traceparent = (document as { traceparent?: unknown } | null)?.traceparent;
+  if (typeof traceparent !== "string") return undefined;
+  const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return origin && trace.isSpanContextValid(origin) ? origin : undefined;
 }
 
 /** A caller's id as telemetry may carry it: hashed, so traces never hold who it was. */

@@ -7,7 +7,8 @@ import { ChangeFeedPump } from "../../local/host/change-feed/pump";
 import type { OpsFigures } from "../../local/host/ops";
 import { opsFigures } from "../../local/host/ops";
 import { localTelemetry } from "../../local/host/telemetry";
-import { observedActivity } from "../../src/pipeline/observed";
+import { observedActivity, observedConsumer } from "../../src/pipeline/observed";
+import type { PipelineServices } from "../../src/pipeline/services";
 import { ATTRIBUTES, observeChangeFeedLag, pseudonymOf } from "../../src/telemetry";
 import { cosmosFixture, eventually } from "../support/cosmos";
 import { localSystem, within, type Client } from "../support/system";
@@ -47,7 +48,7 @@ describe("telemetry: traces", () => {
     expect(request.value.attributes[ATTRIBUTES.requestCharge]).toBeCloseTo(total, 6);
   });
 
-  it("follows a rename from the change feed batch to the orchestration it starts and its activities, in one trace", async () => {
+  it("follows a rename from its request to the change feed batch, the orchestration it starts and its activities, in one trace", async () => {
     await app.call("POST", "/users", { as: "renamer", body: { username: "renamer" } });
     const post = (await app.call("POST", "/posts", { as: "renamer", body: { title: "t", content: "c" } })).body;
     // Carried by the posts consumer first, so the rename's propagation is what rewrites it.
@@ -61,9 +62,49 @@ describe("telemetry: traces", () => {
     expect(batch?.kind).toBe(SpanKind.CONSUMER);
     expect(batch?.attributes[ATTRIBUTES.lease]).toEqual(expect.stringMatching(/^users-/));
     expect(orchestration.value.spanContext().traceId).toBe(batch!.spanContext().traceId);
+    // The profile carries the trace context of the request that wrote it, so the batch is part of that request's trace.
+    const request = finished().find((s) => s.name === "PUT /api/users/{userId}" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("renamer"));
+    expect(request).toBeDefined();
+    expect(batch!.spanContext().traceId).toBe(request!.spanContext().traceId);
     const activities = childrenOf(orchestration.value).map((s) => s.name);
     expect(activities).toContain("activity findStalePartitions");
     expect(activities).toContain("activity renameInPartition");
+  });
+
+  it("puts a post's copies in the trace of the request that wrote the post, and a like's count change in none of its", async () => {
+    await app.call("POST", "/users", { as: "copier", body: { username: "copier" } });
+    const created = await app.call("POST", "/posts", { as: "copier", body: { title: "traced", content: "c" } });
+    const request = finished().find((s) => s.name === "POST /api/posts" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("copier"))!;
+    const inTrace = (trace: string) => finished().filter((s) => s.spanContext().traceId === trace);
+    const copies = await within(10_000, async () => {
+      const batch = inTrace(request.spanContext().traceId).find((s) => s.name === "process postsChangeFeed");
+      return batch && finished().filter((s) => s.parentSpanContext?.spanId === batch.spanContext().spanId && s.kind === SpanKind.CLIENT);
+    });
+    expect(copies.value.map((s) => s.attributes[ATTRIBUTES.container])).toEqual(expect.arrayContaining(["users", "feed"]));
+    // The trace context the post carries is bookkeeping: no response shows it.
+    for (const body of [created.body, (await app.call("GET", `/posts/${created.body.id}`)).body, (await app.call("GET", "/users/copier/posts")).body])
+      expect(JSON.stringify(body)).not.toContain("traceparent");
+    await app.call("POST", "/users", { as: "liker", body: { username: "liker" } });
+    expect((await app.call("POST", `/posts/${created.body.id}/likes`, { as: "liker" })).status).toBe(201);
+    await within(10_000, async () => (await app.call("GET", "/users/copier/posts")).body.items.find((p: { likeCount: number }) => p.likeCount === 1));
+    // The stored procedure that counted the like rewrote the post without the creating request's context.
+    expect(inTrace(request.spanContext().traceId).filter((s) => s.name === "process postsChangeFeed")).toHaveLength(1);
+  });
+
+  it("makes a batch of changes from several traces a trace of its own, linked to each of them", async () => {
+    const origin = (n: number) => `00-${String(n).padStart(32, "a")}-${String(n).padStart(16, "b")}-01`;
+    const consumer = observedConsumer("linkedChangeFeed", async () => {});
+    const services = { lease: "linked-0" } as PipelineServices;
+    await consumer(
+      [{ id: "1", traceparent: origin(1) }, { id: "2", traceparent: origin(2) }, { id: "3", traceparent: "not a trace context" }, { id: "4" }],
+      services,
+    );
+    await consumer([{ id: "5", traceparent: origin(5) }, { id: "6" }], services);
+    const [mixed, single] = finished().filter((s) => s.name === "process linkedChangeFeed");
+    expect(mixed.parentSpanContext).toBeUndefined();
+    expect(mixed.links.map((l) => l.context.traceId).sort()).toEqual([origin(1).slice(3, 35), origin(2).slice(3, 35)]);
+    expect(single.spanContext().traceId).toBe(origin(5).slice(3, 35));
+    expect(single.parentSpanContext?.spanId).toBe(origin(5).slice(36, 52));
   });
 
   it("makes a failed activity an error span, counted as a retry of its step", async () => {
