@@ -30,6 +30,8 @@ export interface ChaosOptions {
   /** Seconds between acts of sabotage (a malformed document written behind the API, a lease deleted or garbled); 0 for none (default 2). */
   sabotageEverySeconds?: number;
   log?: (line: string) => void;
+  /** Told the API URL of each host incarnation as it starts (to watch its operations page, say). */
+  onHost?: (apiUrl: string) => void;
 }
 
 export interface ChaosResult {
@@ -96,7 +98,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const spec = options.faults === "" ? undefined : parseFaultSpec(options.faults ?? DEFAULT_FAULTS);
   const faultsFor = (incarnation: number) => spec && JSON.stringify({ ...spec, seed: options.seed * 1000 + incarnation });
   const dataDir = mkdtempSync(join(tmpdir(), "chaos-"));
-  let host: Incarnation | undefined = await Incarnation.start(dataDir, faultsFor(0));
+  const startHost = async (faults: string | undefined) => {
+    const started = await Incarnation.start(dataDir, faults);
+    options.onHost?.(started.url);
+    return started;
+  };
+  let host: Incarnation | undefined = await startHost(faultsFor(0));
   const api = new ChaosClient(() => host?.url, 20_000);
   const violations: string[] = [];
   const workload = new Workload(api, rng, emptyAcknowledged(), (violation) => violations.push(violation), (options.users ?? 8) * 3);
@@ -134,7 +141,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       host = undefined;
       faults += await stopping.stop(signal);
       restarts++;
-      host = await Incarnation.start(dataDir, faultsFor(restarts));
+      host = await startHost(faultsFor(restarts));
       log(`chaos: host restarted after ${signal} (${restarts})`);
     }
   })();
@@ -155,7 +162,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
   // Settle without faults: the pipeline catches up, then every guarantee must hold.
   log(`chaos: workload done (${workload.operations} operations); checking the guarantees while the pipeline settles`);
-  host = await Incarnation.start(dataDir, undefined);
+  host = await startHost(undefined);
   const client = new CosmosClient({ endpoint: host.cosmosEndpoint, key: host.cosmosKey, connectionPolicy: { enableEndpointDiscovery: false } });
   const settleStarted = Date.now();
   let remaining: string[];
@@ -209,7 +216,12 @@ async function main(): Promise<void> {
   const numbers = { seconds, seed: Number(values.seed), users: Number(values.users), restartEverySeconds: Number(values["restart-every"]) };
   for (const [name, value] of Object.entries(numbers))
     if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
-  const result = await runChaos({ ...numbers, faults: values.faults, log: (line) => console.log(line) });
+  const result = await runChaos({
+    ...numbers,
+    faults: values.faults,
+    log: (line) => console.log(line),
+    onHost: (url) => console.log(`chaos: host up, its operations page live at ${url.replace(/\/api$/, "/")}#/ops`),
+  });
   for (const violation of result.violations.slice(0, 50)) console.log(`  violation: ${violation}`);
   if (values.out) writeFileSync(values.out, JSON.stringify({ ...result, faultSpec: values.faults ?? DEFAULT_FAULTS, seed: numbers.seed }, null, 2));
   const { acknowledged: a } = result;
