@@ -26,6 +26,30 @@ const HELD_OUT: Model = "v3";
 const PUBLISHED: Partial<CostFeatures> = { reads: 1, readExtraKb: 0.1, writtenKb: 0.5, returnedKb: 0.1 };
 const FEATURES = Object.keys(NO_COST) as (keyof CostFeatures)[];
 
+/** An embedded server and a store on it, where `measure` tells what the requests `work` makes did, in the cost model's units. */
+export async function meteredStore(databaseName: string) {
+  let sink: CostFeatures | undefined;
+  const cosmos = await startCosmos({ onCharged: (features) => sink && FEATURES.forEach((key) => (sink![key] += features[key])) });
+  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName }, feedCacheMs: 0 }));
+  await provision(store.client, databaseName);
+  return {
+    store,
+    async measure(work: () => Promise<unknown>): Promise<CostFeatures> {
+      const features = (sink = { ...NO_COST });
+      try {
+        await work();
+        return features;
+      } finally {
+        sink = undefined;
+      }
+    },
+    async dispose(): Promise<void> {
+      store.dispose();
+      await cosmos.stop();
+    },
+  };
+}
+
 /**
  * What each of the article's requests did, in the cost model's units, per model: the mean over
  * `iterations` calls on a generated dataset of the article's shape, measured in the embedded
@@ -37,14 +61,11 @@ export async function measureFeatures(options: {
   iterations: number;
   progress?: boolean;
 }): Promise<Record<Model, Record<string, CostFeatures>>> {
-  let sink: CostFeatures | undefined;
-  const cosmos = await startCosmos({ onCharged: (features) => sink && FEATURES.forEach((key) => (sink![key] += features[key])) });
-  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "calibrate" }, feedCacheMs: 0 }));
+  const metered = await meteredStore("calibrate");
   try {
-    await provision(store.client, "calibrate");
-    const v1Containers = await createV1Containers(store.database);
+    const v1Containers = await createV1Containers(metered.store.database);
     const dataset = generateDataset(options.users, options.seed);
-    await loadV3(store, dataset, () => {});
+    await loadV3(metered.store, dataset, () => {});
     await loadV1(v1Containers, dataset, () => {});
     const list = scenarios(dataset, new V1Strategy(v1Containers), random(options.seed + 1), 100);
     const bar = options.progress ? new ProgressBar("measuring", list.length * options.iterations * 2) : undefined;
@@ -55,10 +76,8 @@ export async function measureFeatures(options: {
       for (const model of ["v1", "v3"] as const) {
         const mean = { ...NO_COST };
         for (let i = 0; i < options.iterations; i++) {
-          sink = { ...NO_COST };
-          await scenario[model](i);
-          FEATURES.forEach((key) => (mean[key] += sink![key] / options.iterations));
-          sink = undefined;
+          const features = await metered.measure(() => scenario[model](i));
+          FEATURES.forEach((key) => (mean[key] += features[key] / options.iterations));
           bar?.tick();
         }
         result[model][scenario.id] = mean;
@@ -67,8 +86,7 @@ export async function measureFeatures(options: {
     bar?.finish();
     return result;
   } finally {
-    store.dispose();
-    await cosmos.stop();
+    await metered.dispose();
   }
 }
 

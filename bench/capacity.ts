@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import { requestUnits } from "../local/cosmos/request-units";
+import type { UserItem } from "../src/model/items";
+import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
+import { createPost, likePost, readPost } from "../src/store/posts";
+import { measureFeatures, meteredStore } from "./calibrate";
+
+/** The cost model's figures that docs/capacity.md is written from (`npm run capacity` prints them). */
+export interface CapacityFigures {
+  /** The ten requests of our V3, as the benchmark's scenarios make them. */
+  requests: Record<string, number>;
+  /** What one like costs when it shares a changeLikes call with others (group commit), by batch size. */
+  likeInBatchOf: Record<number, number>;
+  /** The posts change feed's work for one new post, the feed full: the author's list copy, the feed copy and its post-trigger. */
+  newPostPipeline: number;
+  /** Its work for a counter change of a post in the feed, the feed refresh deferred (the author's list copy only). */
+  counterChangePipeline: number;
+}
+
+export const LIKE_BATCHES = [1, 5, 20];
+const FEED_SIZE = 100;
+
+const user = (n: number): UserItem => ({ id: `c${n}`, type: "user", userId: `c${n}`, username: `capacity_${n}`, creationDate: new Date().toISOString() });
+
+/** A new post run through the posts change feed handler as the trigger hands it over; returns its id. */
+async function publish(n: number): Promise<string> {
+  const { post } = await createPost(randomUUID(), user(n % 10), { title: `post ${n}`, content: "x".repeat(400) });
+  await handlePostsChanges([{ ...post, _lsn: n + 1 }]);
+  return post.postId;
+}
+
+/** A feed refresh is an orchestration: deferred here, as the posts change feed defers it within FEED_REFRESH_SECONDS. */
+const deferredRefreshes = { orchestrations: { ensureStarted: async () => undefined } };
+
+/** The figures, measured on an embedded server with the committed coefficients. */
+export async function capacityFigures(options = { users: 40, seed: 7, iterations: 3 }): Promise<CapacityFigures> {
+  const features = await measureFeatures(options);
+  const requests = Object.fromEntries(Object.entries(features.v3).map(([id, f]) => [id, requestUnits(f)]));
+  const metered = await meteredStore("capacity");
+  try {
+    for (let n = 0; n < FEED_SIZE; n++) await publish(n);
+    let newest = "";
+    const newPostPipeline = requestUnits(await metered.measure(async () => (newest = await publish(FEED_SIZE))));
+    await likePost(newest, user(99));
+    const liked = (await readPost(newest))!;
+    const counterChangePipeline = requestUnits(await metered.measure(() => handlePostsChanges([{ ...liked, _lsn: FEED_SIZE + 2 }], deferredRefreshes)));
+    // A like alone, then 1 + B at once: the first goes alone, the other B wait and share the next call.
+    let liker = 100;
+    const likes = async (count: number) => {
+      const { post } = await createPost(randomUUID(), user(0), { title: "liked", content: "x".repeat(400) });
+      return () => Promise.all(Array.from({ length: count }, () => likePost(post.postId, user(liker++))));
+    };
+    const alone = requestUnits(await metered.measure(await likes(1)));
+    const likeInBatchOf: Record<number, number> = { 1: alone };
+    for (const batch of LIKE_BATCHES.filter((b) => b > 1)) {
+      const together = requestUnits(await metered.measure(await likes(1 + batch)));
+      likeInBatchOf[batch] = Math.round(((together - alone) / batch) * 100) / 100;
+    }
+    return { requests, likeInBatchOf, newPostPipeline, counterChangePipeline };
+  } finally {
+    await metered.dispose();
+  }
+}
+
+/** `npm run capacity`: the figures docs/capacity.md is written from (a test checks they still agree). */
+function printCapacityFigures(figures: CapacityFigures): void {
+  console.log("figures for docs/capacity.md (the model, our V3):");
+  console.log(
+    `  ${Object.entries(figures.requests)
+      .map(([id, ru]) => `${id} ${ru.toFixed(2)}`)
+      .join(", ")}`,
+  );
+  console.log(
+    `  a like in a call of B: ${Object.entries(figures.likeInBatchOf)
+      .map(([b, ru]) => `B=${b} ${ru.toFixed(2)}`)
+      .join(", ")}`,
+  );
+  console.log(`  the posts change feed's work for a new post (feed full): ${figures.newPostPipeline.toFixed(2)}`);
+  console.log(`  ... for a counter change, the feed refresh deferred: ${figures.counterChangePipeline.toFixed(2)}`);
+}
+
+if (require.main === module) void capacityFigures().then(printCapacityFigures);
