@@ -6,7 +6,7 @@ import { SPROCS } from "./definitions";
 import { changeLike } from "./like-batches";
 import { cosmosStatus } from "./failures";
 import { executeProcedure, executeUntilDone } from "./procedures";
-import { withTraceOrigin } from "../telemetry";
+import { activeTraceparent, withTraceOrigin } from "../telemetry";
 
 export type StoredPost = PostItem & { _etag: string };
 
@@ -73,7 +73,7 @@ async function ownPost(postId: string, callerId: string): Promise<StoredPost> {
 
 /** An edit carries its request's trace context to the change feed, as a create does (withTraceOrigin). */
 function traceOriginPatch(): { op: "set"; path: string; value: string }[] {
-  const { traceparent } = withTraceOrigin<{ traceparent?: string }>({});
+  const traceparent = activeTraceparent();
   return traceparent ? [{ op: "set", path: "/traceparent", value: traceparent }] : [];
 }
 

@@ -60,9 +60,15 @@ export function traceId(): string | undefined {
  */
 export function withTraceOrigin<T extends object>(item: T): T {
   const { traceparent: _stale, ...rest } = item as T & { traceparent?: unknown };
+  const traceparent = activeTraceparent();
+  return (traceparent ? { ...rest, traceparent } : rest) as T;
+}
+
+/** The W3C `traceparent` of the active span (undefined outside a trace, or when no host installed telemetry). */
+export function activeTraceparent(): string | undefined {
   const carrier: { traceparent?: string } = {};
   propagation.inject(context.active(), carrier);
-  return (carrier.traceparent ? { ...rest, traceparent: carrier.traceparent } : rest) as T;
+  return carrier.traceparent;
 }
 
 /** The span context a document was written in, from the `traceparent` it carries (undefined when none or malformed). */

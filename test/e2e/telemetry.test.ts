@@ -71,7 +71,7 @@ describe("telemetry: traces", () => {
     expect(activities).toContain("activity renameInPartition");
   });
 
-  it("puts a post's copies in the trace of the request that wrote the post, and a like's count change in none of its", async () => {
+  it("puts a post's copies in the trace of the request that wrote or edited the post, and a like's count change in none of its", async () => {
     await app.call("POST", "/users", { as: "copier", body: { username: "copier" } });
     const created = await app.call("POST", "/posts", { as: "copier", body: { title: "traced", content: "c" } });
     const request = finished().find((s) => s.name === "POST /api/posts" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("copier"))!;
@@ -89,6 +89,10 @@ describe("telemetry: traces", () => {
     await within(10_000, async () => (await app.call("GET", "/users/copier/posts")).body.items.find((p: { likeCount: number }) => p.likeCount === 1));
     // The stored procedure that counted the like rewrote the post without the creating request's context.
     expect(inTrace(request.spanContext().traceId).filter((s) => s.name === "process postsChangeFeed")).toHaveLength(1);
+    // An edit stamps its own request's context: its change joins the edit's trace.
+    expect((await app.call("PUT", `/posts/${created.body.id}`, { as: "copier", body: { title: "edited", content: "c" } })).status).toBe(200);
+    const edit = finished().find((s) => s.name === "PUT /api/posts/{postId}" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("copier"))!;
+    await within(10_000, async () => inTrace(edit.spanContext().traceId).find((s) => s.name === "process postsChangeFeed"));
   });
 
   it("makes a batch of changes from several traces a trace of its own, linked to each of them", async () => {
