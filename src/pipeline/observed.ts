@@ -50,9 +50,9 @@ export function batchLagSeconds(documents: unknown[], nowMs = Date.now()): numbe
 
 /**
  * Where a batch's span belongs: linked to the trace context of every change that carries one,
- * and a child of it when the whole batch came from one write's trace (the usual batch of one
- * request's change), so that request, this batch and what it starts are one trace. The span
- * the host ran the batch in (the Functions invocation) is linked then.
+ * and a child of it when they all carry the same (the usual batch of one request's changes), so
+ * that request, this batch and what it starts are one trace. The span the host ran the batch in
+ * (the Functions invocation) is linked then.
  */
 function batchPlacement(documents: unknown[]): { parent?: Context; links: Link[] } {
   const origins = new Map<string, Link>();
