@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { APP_SETTINGS } from "../../src/config";
 import { containerDefinitions } from "../../src/store/definitions";
 import { ATTRIBUTES, METRICS } from "../../src/telemetry/names";
+import { APP_COSMOS_DATA_ACTIONS, APP_STORAGE_ROLES } from "../support/app-roles";
 
 /**
  * The ARM template `bicep build` makes of infra/ (infra/compiled/main.json; CI rebuilds it with
@@ -72,22 +73,11 @@ describe("the compiled template", () => {
     expect(text(forApp.properties)).toMatch(/"scope":"\[format\('\{0\}\/dbs\/\{1\}'/);
     const definition = cosmos.find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions")!;
     const actions = text(definition.properties);
-    for (const action of [
-      "items/create",
-      "items/read",
-      "items/replace",
-      "items/upsert",
-      "items/delete",
-      "executeQuery",
-      "readChangeFeed",
-      "executeStoredProcedure",
-    ])
-      expect(actions).toContain(action);
+    for (const action of APP_COSMOS_DATA_ACTIONS) expect(actions).toContain(action);
     // AzureWebJobsStorage__* (host, Durable Functions, deployment package): blob, queue and table roles on the account.
     const rbac = resourcesOf(moduleNamed("rbac")).filter((r) => r.type === "Microsoft.Authorization/roleAssignments");
     const variables = text(moduleNamed("rbac").properties!.template!.variables);
-    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"])
-      expect(variables).toContain(role);
+    for (const role of APP_STORAGE_ROLES) expect(variables).toContain(role);
     expect(rbac.some((r) => text(r).includes("Microsoft.Storage/storageAccounts") && text(r.properties).includes("parameters('appPrincipalId')"))).toBe(true);
   });
 

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { CONTAINERS, containerDefinitions, SPROCS, POST_TRIGGERS } from "../../src/store/definitions";
+import { APP_COSMOS_DATA_ACTIONS, APP_STORAGE_ROLES } from "../support/app-roles";
 
 const root = resolve(__dirname, "../..");
 const infra = join(root, "infra");
@@ -158,23 +159,9 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     const rbac = source(join(infra, "app/rbac.bicep"));
     expect(cosmos).toMatch(/sqlRoleAssignments@[\d-]+' = \{[\s\S]*?principalId: appPrincipalId/);
     expect(source(join(infra, "main.bicep"))).toMatch(/appPrincipalId: identity\.outputs\.principalId/);
-    for (const action of [
-      "items/create",
-      "items/read",
-      "items/replace",
-      "items/upsert",
-      "items/delete",
-      "executeQuery",
-      "readChangeFeed",
-      "executeStoredProcedure",
-      "readMetadata",
-    ]) {
-      expect(cosmos).toContain(action);
-    }
+    for (const action of APP_COSMOS_DATA_ACTIONS) expect(cosmos).toContain(action);
     expect(cosmos).not.toMatch(/dataActions:[\s\S]*containers\/\*'/);
-    for (const role of ["b7e6dc6d-f1e8-4753-8033-0f276bb0955b", "974c5e8b-45b9-4653-ba55-5f855dd0fb88", "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3"]) {
-      expect(rbac).toContain(role);
-    }
+    for (const role of APP_STORAGE_ROLES) expect(rbac).toContain(role);
     const assignments = [...all.matchAll(/(roleAssignments|sqlRoleAssignments|sqlRoleDefinitions)@[\d-]+' = [^\n]*\n(?:.*\n){0,3}?\s*name: (\S+)/g)];
     expect(assignments.length).toBeGreaterThanOrEqual(5);
     for (const [, , name] of assignments) expect(name).toMatch(/^guid\(/);
