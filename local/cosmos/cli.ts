@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { parseFaultSpec } from "./faults";
 import { startCosmos } from "./index";
+import { commaList } from "../host-names";
 
 /** `npm run cosmos -- --port 8081`: serves the embedded Cosmos DB-compatible server until stopped. */
 async function main(): Promise<void> {
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     operationsPerSecond: values["operations-per-second"] ? Number(values["operations-per-second"]) : undefined,
     faults: values.faults === undefined ? undefined : parseFaultSpec(values.faults),
     recoverDamagedData: values["recover-data"],
+    allowedHosts: commaList(process.env.LOCAL_ALLOWED_HOSTS),
   });
   console.log(`Embedded Cosmos DB listening (${values["data-dir"] ? `data in ${values["data-dir"]}, kept across restarts` : "data in memory, lost on exit"})`);
   if (values.faults !== undefined) console.log(`  injecting faults: ${values.faults}`);

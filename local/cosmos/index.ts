@@ -35,6 +35,8 @@ export interface CosmosOptions {
   compactAfterBytes?: number;
   /** What `_ts`, TTL expiry and the throughput budget read (the system clock by default; tests move a manual one). Signatures are checked against the wall clock. */
   clock?: Clock;
+  /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any): a foreign Host is refused (DNS rebinding). */
+  allowedHosts?: readonly string[];
   /** Told what each request did, in the cost model's units, and what it was charged (the calibration reads it). */
   onCharged?: (features: CostFeatures, charge: number) => void;
 }
@@ -70,6 +72,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     scanPageItems: options.scanPageItems,
     clock: options.clock,
     onCharged: options.onCharged,
+    allowedHosts: options.allowedHosts ?? [],
   });
 
   const directory = options.dataDir ? openData(server, options.dataDir, options) : undefined;

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "./account";
 import { verifyMasterKey } from "./auth";
+import { hostnameOf, isAllowedHost } from "../host-names";
 import { DocumentRoutes } from "./documents";
 import { NO_COST, requestUnits, withMeter, type CostFeatures } from "./request-units";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "./errors";
@@ -33,6 +34,8 @@ export class CosmosServer {
   private readonly scanPageItems: number;
   /** Told what each request did and was charged (the calibration reads it). */
   private readonly onCharged?: (features: CostFeatures, charge: number) => void;
+  /** Host names answered besides loopback ones. */
+  private readonly allowedHosts: readonly string[];
 
   constructor(
     /** The account key every request must be signed with (master-key authorization). */
@@ -45,8 +48,10 @@ export class CosmosServer {
       scanPageItems?: number;
       clock?: Clock;
       onCharged?: (features: CostFeatures, charge: number) => void;
+      allowedHosts?: readonly string[];
     },
   ) {
+    this.allowedHosts = options.allowedHosts ?? [];
     this.onCharged = options.onCharged;
     this.limits = options.limits;
     this.budget = options.budget;
@@ -84,6 +89,7 @@ export class CosmosServer {
     let reply: Reply;
     const features = { ...NO_COST };
     try {
+      this.checkHost(req.headers.host);
       const call = await this.parse(req);
       // What the fault injector has injected is no data: chaos runs read it without the key.
       if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
@@ -109,6 +115,18 @@ export class CosmosServer {
     const text = reply.body === undefined ? "" : JSON.stringify(reply.body);
     res.writeHead(reply.status, { ...headers, "content-length": Buffer.byteLength(text) });
     res.end(text);
+  }
+
+  /**
+   * A request must name this machine (or a host LOCAL_ALLOWED_HOSTS lists): with the account key
+   * public, a page that rebinds its own name to 127.0.0.1 would otherwise read and write the
+   * whole account, same-origin and without CORS.
+   */
+  private checkHost(host: string | undefined): void {
+    const name = host === undefined ? "localhost" : hostnameOf(host);
+    if (name === undefined) throw badRequest("The Host header is no host name.");
+    if (!isAllowedHost(name, this.allowedHosts))
+      throw new CosmosError(403, "Forbidden", `This server answers loopback host names only, not '${name}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
   }
 
   private async parse(req: IncomingMessage): Promise<Call> {

@@ -2,15 +2,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadIssuerSettings, loadSettings, loadTuning } from "../../src/config";
 import { parseFaultSpec } from "../cosmos/faults";
+import { commaList } from "../host-names";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
-/** CORS_ALLOWED_ORIGINS and LOCAL_ALLOWED_HOSTS: comma-separated values, or `*`. */
-const commaList = (value: string | undefined) =>
-  (value ?? "")
-    .split(",")
-    .map((origin) => origin.trim())
-    .filter(Boolean);
 
 /** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
 function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string } | undefined {

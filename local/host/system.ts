@@ -113,6 +113,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       dataDir: options.dataDir && join(options.dataDir, "cosmos"),
       faults: options.faults,
       recoverDamagedData: options.recoverDamagedData,
+      allowedHosts: options.allowedHosts,
     }));
   const store = useStore(
     createStore({
