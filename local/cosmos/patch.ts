@@ -20,7 +20,7 @@ function segments(path: unknown): string[] {
 function parentOf(doc: JsonObject, parts: string[], path: string): { parent: JsonObject | Json[]; key: string } {
   let node: Json = doc;
   for (const part of parts.slice(0, -1)) {
-    const next: Json | undefined = Array.isArray(node) ? node[Number(part)] : isObject(node) ? node[part] : undefined;
+    const next: Json | undefined = Array.isArray(node) || isObject(node) ? read(node, part) : undefined;
     if (next === undefined || next === null || typeof next !== "object") throw badRequest(`Patch path '${path}' does not exist.`);
     node = next;
   }
@@ -40,8 +40,15 @@ function exists(parent: JsonObject | Json[], key: string): boolean {
   return Array.isArray(parent) ? Number(key) >= 0 && Number(key) < parent.length : Object.hasOwn(parent, key);
 }
 
+/** Own properties only: a path such as `/__proto__/x` names a property of the item, never Object.prototype (which would pollute every object in the server). */
 function read(parent: JsonObject | Json[], key: string): Json | undefined {
-  return Array.isArray(parent) ? parent[Number(key)] : parent[key];
+  if (Array.isArray(parent)) return parent[Number(key)];
+  return Object.hasOwn(parent, key) ? parent[key] : undefined;
+}
+
+/** Sets an own property, `__proto__` included (an ordinary property name in a JSON document), never the prototype. */
+function write(parent: JsonObject, key: string, value: Json): void {
+  Object.defineProperty(parent, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function remove(parent: JsonObject | Json[], key: string, path: string): Json | undefined {
@@ -60,16 +67,16 @@ function apply(doc: JsonObject, operation: PatchOperation): void {
   switch (op) {
     case "add":
       if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, path, true), 0, value);
-      else parent[key] = value;
+      else write(parent, key, value);
       return;
     case "set":
       if (Array.isArray(parent)) parent[arrayIndex(parent, key, path, true)] = value;
-      else parent[key] = value;
+      else write(parent, key, value);
       return;
     case "replace":
       if (!exists(parent, key)) throw badRequest(`Patch path '${path}' for replace operation does not exist.`);
       if (Array.isArray(parent)) parent[Number(key)] = value;
-      else parent[key] = value;
+      else write(parent, key, value);
       return;
     case "remove":
       remove(parent, key, path);
@@ -79,7 +86,7 @@ function apply(doc: JsonObject, operation: PatchOperation): void {
       const current = exists(parent, key) ? read(parent, key) : 0;
       if (typeof current !== "number") throw badRequest(`Patch path '${path}' is not a number.`);
       if (Array.isArray(parent)) parent[Number(key)] = current + value;
-      else parent[key] = current + value;
+      else write(parent, key, current + value);
       return;
     }
     case "move": {

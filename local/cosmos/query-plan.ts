@@ -45,7 +45,7 @@ function valueAggregate(select: Node): { name: string; argument: Node } | undefi
   const value = select.value as Node | undefined;
   if (!value || value.type !== "scalar_function_expression" || value.udf) return undefined;
   const name = String((value.name as Node).name).toUpperCase();
-  return AGGREGATES[name] ? { name, argument: (value.arguments as Node[])[0] } : undefined;
+  return Object.hasOwn(AGGREGATES, name) ? { name, argument: (value.arguments as Node[])[0] } : undefined;
 }
 
 /**

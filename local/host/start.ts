@@ -6,7 +6,6 @@ import { commaList } from "../host-names";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
-
 /** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
 function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string } | undefined {
   const [clientId, authority, scope] = [env.WEB_AUTH_CLIENT_ID, env.WEB_AUTH_AUTHORITY, env.WEB_API_SCOPE].map((value) => value?.trim());

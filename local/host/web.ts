@@ -67,7 +67,7 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse, pathna
   if (req.method !== "GET" && req.method !== "HEAD") return false;
   if (pathname === "/config.json") return (send(res, web, 200, "application/json", JSON.stringify(web.config)), true);
   const relative = filePath(pathname);
-  if (relative === undefined || relative.split(sep).includes("..") || !TYPES[extname(relative)]) return false;
+  if (relative === undefined || relative.split(sep).includes("..") || !Object.hasOwn(TYPES, extname(relative))) return false;
   const isMap = extname(relative) === ".map";
   if (isMap && !web.sourceMapsDir) return false;
   try {

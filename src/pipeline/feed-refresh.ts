@@ -3,6 +3,7 @@ import { FEED_PARTITION, type FeedEntry } from "../store/feed";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
 import { copyOf, feed, type PostChange } from "../store/views";
+import { feedRefreshInput, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
 export const FEED_REFRESH = "refreshFeedCopy";
@@ -71,7 +72,7 @@ export async function copyPostToFeed(input: { postId: string; sourceLsn: number 
 
 /** Orchestration: wait until the refresh is due (a durable timer), then copy; after a failure, back off and try again. */
 export function* refreshFeedCopy(context: OrchestrationContext): Generator<Task, string | undefined, unknown> {
-  const input = context.df.getInput<FeedRefreshInput>();
+  const input: FeedRefreshInput = orchestrationInput(FEED_REFRESH, feedRefreshInput, context.df.getInput());
   const policy = withDefaults(input.policy);
   const dueAt = new Date(input.dueAt);
   if (dueAt > context.df.currentUtcDateTime) yield context.df.createTimer(dueAt);

@@ -1,5 +1,6 @@
 import type { OrchestrationContext, Task } from "durable-functions";
 import { releaseOrphanedClaims } from "../store/users";
+import { claimsSweepInput, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
 export const CLAIMS_SWEEP = "releaseOrphanedUsernames";
@@ -22,7 +23,7 @@ export async function releaseOrphanedClaimsActivity(input: { userId: string; unb
  * claim that may still be part of a profile's creation in flight is looked at again later.
  */
 export function* releaseOrphanedUsernames(context: OrchestrationContext): Generator<Task, { released: number } | undefined, unknown> {
-  const input = context.df.getInput<ClaimsSweepInput>();
+  const input: ClaimsSweepInput = orchestrationInput(CLAIMS_SWEEP, claimsSweepInput, context.df.getInput());
   const policy = withDefaults(input.policy);
   const later = (ms: number) => context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + ms));
   try {

@@ -1,8 +1,8 @@
 import type { OrchestrationContext, Task } from "durable-functions";
 import { MalformedItemError } from "../model/errors";
-import { LIMITS } from "../model/limits";
 import { readUser, readWellFormedUser } from "../store/users";
 import { stalePartitionsPage, rewriteUsernamesInPartition } from "../store/usernames";
+import { orchestrationInput, propagationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
 export const PROPAGATION = "propagateUsername";
@@ -77,10 +77,7 @@ const initialStatus = (): PropagationStatus => ({ username: null, sweep: 0, page
  * Progress is the custom status.
  */
 export function* propagateUsername(context: OrchestrationContext): Generator<Task, PropagationStatus | undefined, unknown> {
-  const input = context.df.getInput<PropagationInput>();
-  // Inputs no activity could ever act on fail the instance at once, with the reason.
-  if (typeof input?.userId !== "string" || !LIMITS.idPattern.test(input.userId))
-    throw new Error(`propagateUsername needs a valid userId, got ${JSON.stringify(input?.userId)}`);
+  const input: PropagationInput = orchestrationInput(PROPAGATION, propagationInput, context.df.getInput());
   const policy = withDefaults(input.policy);
   const status = input.status ?? initialStatus();
   const continueWith = (next: Partial<PropagationInput>) => context.df.continueAsNew({ ...input, status, ...next });

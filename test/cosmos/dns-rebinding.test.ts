@@ -24,7 +24,12 @@ afterAll(async () => {
 function signed(endpoint: string, host: string, method: string, path: string, body = ""): Promise<number> {
   const port = Number(new URL(endpoint).port);
   const headers = { ...authorizationHeaders(f.cosmos.key, method, path), host, "content-length": String(Buffer.byteLength(body)), connection: "close" };
-  if (body) Object.assign(headers, { "content-type": "application/query+json", "x-ms-documentdb-isquery": "true", "x-ms-documentdb-query-enablecrosspartition": "true" });
+  if (body)
+    Object.assign(headers, {
+      "content-type": "application/query+json",
+      "x-ms-documentdb-isquery": "true",
+      "x-ms-documentdb-query-enablecrosspartition": "true",
+    });
   const head = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}`)
     .join("\r\n");

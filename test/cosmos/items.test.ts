@@ -76,6 +76,18 @@ describe("items", () => {
     expect(await statusOf(c.item("nope", "x").patch([{ op: "set", path: "/a", value: 1 }]))).toBe(404);
   });
 
+  it("patches a path named __proto__ as the item's own property, never Object.prototype (which every object in the server shares)", async () => {
+    await c.items.create({ id: "proto", pk: "x" });
+    expect(await statusOf(c.item("proto", "x").patch([{ op: "set", path: "/__proto__/polluted", value: "yes" }]))).toBe(400);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    const { resource } = await c.item("proto", "x").patch([{ op: "set", path: "/__proto__", value: { polluted: "yes" } }]);
+    expect(Object.hasOwn(resource!, "__proto__")).toBe(true);
+    await c.item("proto", "x").patch([{ op: "set", path: "/__proto__/polluted", value: "still no" }]);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    const { resource: read } = await c.item("proto", "x").read();
+    expect(JSON.stringify(read)).toContain('"__proto__":{"polluted":"still no"}');
+  });
+
   it("rejects an item whose partition key differs from the one named", async () => {
     await c.items.create({ id: "m", pk: "a" });
     expect(await statusOf(c.item("m", "a").replace({ id: "m", pk: "b" }))).toBe(400);

@@ -84,7 +84,9 @@ describe("propagateUsername, from its history", () => {
   });
 
   it("fails at once, with the reason, on an input or a profile no retry can mend", async () => {
-    await expect(replay(propagateUsername, new History("propagateUsername", { userId: "not a valid id!" }))).rejects.toThrow(/needs a valid userId/);
+    await expect(replay(propagateUsername, new History("propagateUsername", { userId: "not a valid id!" }))).rejects.toThrow(
+      /propagateUsername refuses its input: userId/,
+    );
     const malformed = new History("propagateUsername", input);
     malformed.completed(malformed.scheduled(findStalePartitions, lookup), {
       username: null,

@@ -58,14 +58,17 @@ export class EntityHost {
   private readonly records = new Map<string, EntityRecord>();
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
+  /** The entity functions by lower-case name (entity ids are lower-case); a Map, so a name from a request never finds Object's members. */
+  private readonly handlers: Map<string, EntityHandler>;
 
   constructor(
-    private readonly handlers: Record<string, EntityHandler>,
+    handlers: Record<string, EntityHandler>,
     private readonly store: EntityStore,
     private readonly respond: (response: EntityResponse) => void,
     private readonly log: (line: string) => void,
     private readonly now: () => Date = () => new Date(),
   ) {
+    this.handlers = new Map(Object.entries(handlers).map(([name, handler]) => [name.toLowerCase(), handler]));
     for (const record of store.loadAll()) this.records.set(record.id, record);
   }
 
@@ -81,6 +84,11 @@ export class EntityHost {
     record.queue.push(request);
     this.store.save(record);
     this.kick(record);
+  }
+
+  /** Whether an entity function of this name is registered. */
+  isRegistered(name: string): boolean {
+    return this.handlers.has(name.toLowerCase());
   }
 
   signal(name: string, key: string, operation: string, input?: unknown): void {
@@ -132,7 +140,7 @@ export class EntityHost {
   private async turn(record: EntityRecord): Promise<void> {
     const batch = record.queue.slice();
     const self = parseSchedulerId(record.id);
-    const handler = Object.entries(this.handlers).find(([name]) => name.toLowerCase() === self.name)?.[1];
+    const handler = this.handlers.get(self.name);
     let outcome: { isError: boolean; result?: string }[];
     if (!handler) {
       outcome = batch.map(() => ({ isError: true, result: JSON.stringify({ message: `No entity named '${self.name}' is registered.` }) }));

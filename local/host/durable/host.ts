@@ -66,9 +66,14 @@ export class DurableHost {
   private stopped = false;
   /** The durable entities: their state, queues and turns. */
   readonly entities: EntityHost;
+  /** The registered functions by name: Maps, so a name from a request never finds Object's members (`constructor`, `toString`). */
+  private readonly orchestrations: Map<string, OrchestrationHandler>;
+  private readonly activities: Map<string, ActivityHandler>;
 
   constructor(private readonly options: DurableHostOptions) {
     this.store = options.store ?? memoryInstanceStore();
+    this.orchestrations = new Map(Object.entries(options.orchestrations));
+    this.activities = new Map(Object.entries(options.activities));
     this.log = options.log ?? (() => {});
     this.clock = options.clock ?? systemClock;
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
@@ -104,7 +109,7 @@ export class DurableHost {
 
   /** A new instance of `name`, running; `parent` when it is a sub-orchestration. */
   private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"], traceParent?: string): string {
-    if (!this.options.orchestrations[name]) throw new Error(`No orchestration named '${name}' is registered.`);
+    if (!this.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
     const existing = this.records.get(instanceId);
     if (existing && !FINISHED.includes(existing.runtimeStatus))
       throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
@@ -364,7 +369,7 @@ export class DurableHost {
     const rewindPoint = rewindPointOf(record, delivered);
     settleDelivered(record, delivered, at, episode, work);
 
-    const replayed = await replayEpisode(this.options.orchestrations[record.name], record, [...record.history, ...episode], this.log);
+    const replayed = await replayEpisode(this.orchestrations.get(record.name)!, record, [...record.history, ...episode], this.log);
     if ("failure" in replayed) return this.fail(record, replayed.failure, replayed.orchestratorThrew ? rewindPoint : undefined);
     const { state } = replayed;
 
@@ -405,7 +410,7 @@ export class DurableHost {
   private dispatch(record: InstanceRecord, activity: PendingActivity): void {
     if (activity.subOrchestration) return this.startChild(record, activity);
     const execution = record.executionId;
-    const handler = activity.name === DURABLE_HTTP_ACTIVITY ? (durableHttp as ActivityHandler) : this.options.activities[activity.name];
+    const handler = activity.name === DURABLE_HTTP_ACTIVITY ? (durableHttp as ActivityHandler) : this.activities.get(activity.name);
     const context = new InvocationContext({
       functionName: activity.name,
       invocationId: randomUUID(),

@@ -206,6 +206,7 @@ function entities(call: Call, res: ServerResponse, durable: DurableHost): boolea
     return true;
   }
   if (key === undefined) return false;
+  if (!durable.entities.isRegistered(name)) throw new DurableRequestError(404, `No entity function named '${name}' is registered.`);
   if (call.method === "POST") {
     durable.entities.signal(name, key, call.query.get("op") ?? "", call.body);
     json(res, 202, {});
@@ -218,7 +219,28 @@ function entities(call: Call, res: ServerResponse, durable: DurableHost): boolea
   return true;
 }
 
-const RESOURCES = { orchestrators, instances, entities } as const;
+/** A Map, so a path segment never finds Object's members (`constructor`, `toString`, `__proto__`). */
+type Resource = (call: Call, res: ServerResponse, durable: DurableHost) => boolean | Promise<boolean>;
+const RESOURCES = new Map<string, Resource>([
+  ["orchestrators", orchestrators],
+  ["instances", instances],
+  ["entities", entities],
+]);
+
+/**
+ * Why a request that a web page made is refused, if it is one. The API is for the app's own
+ * durable clients and the developer's tools, none of which is a page: a page on another site can
+ * still send a "simple" POST (text/plain, no-cors) or load a URL as an image, so any request a
+ * browser marks as coming from another origin or site is refused, as `/local/*` refuses it.
+ */
+function browserRefusal(req: IncomingMessage, url: URL): string | undefined {
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== url.origin) return `The Durable Functions API answers no web page, and ${origin} is another origin.`;
+  const site = req.headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none")
+    return `The Durable Functions API answers no request from another site (Sec-Fetch-Site: ${site}).`;
+  return undefined;
+}
 
 /**
  * The Durable Functions HTTP API over the local durable host, at both of the extension's
@@ -229,6 +251,8 @@ const RESOURCES = { orchestrators, instances, entities } as const;
  */
 export async function serveDurableApi(req: IncomingMessage, res: ServerResponse, url: URL, durable: DurableHost, base: string): Promise<void> {
   if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", "The Durable Functions API answers loopback host names only.");
+  const refusal = browserRefusal(req, url);
+  if (refusal) return problem(res, 403, "Forbidden", refusal);
   const method = req.method ?? "GET";
   const bytes = await readBody(req);
   if (bytes === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
@@ -245,7 +269,7 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   } catch {
     return problem(res, 400, "Bad Request", "The request body is not valid JSON.");
   }
-  const resource = RESOURCES[call.parts[0] as keyof typeof RESOURCES] as (typeof RESOURCES)[keyof typeof RESOURCES] | undefined;
+  const resource = RESOURCES.get(call.parts[0]!);
   try {
     if (resource && (await resource(call, res, durable))) return;
   } catch (error) {
