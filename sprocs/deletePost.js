@@ -6,13 +6,16 @@
  * already marked has its remaining items marked. The query selects only unmarked items and is
  * re-run from the start each page (marked items drop out). Bounded: when the server stops
  * accepting operations it returns a continuation ("" = call again).
- * Response body: {status: "deleted", continuation} or {status: "postNotFound"}.
+ * With `ifMatch` (the client's If-Match, resolved to the ETag it names), the post is marked only
+ * if it is still that version, in the same transaction as the check.
+ * Response body: {status: "deleted", continuation}, {status: "postNotFound"} or {status: "preconditionFailed"}.
  *
  * @param {string} postId
  * @param {number} ttlSeconds
  * @param {string | null} [continuation]
+ * @param {string | null} [ifMatch]
  */
-function deletePost(postId, ttlSeconds, continuation) {
+function deletePost(postId, ttlSeconds, continuation, ifMatch) {
   var collection = getContext().getCollection();
   var response = getContext().getResponse();
   var pageSize = 100;
@@ -50,6 +53,7 @@ function deletePost(postId, ttlSeconds, continuation) {
     if (err && err.number === 404) return response.setBody({ status: "postNotFound" });
     if (err) throw err;
     if (post.type !== "post") return response.setBody({ status: "postNotFound" });
+    if (ifMatch !== null && ifMatch !== undefined && (post.deleted || post._etag !== ifMatch)) return response.setBody({ status: "preconditionFailed" });
     if (!post.deleted && !markDeleted(post)) throw new Error("deletePost was not accepted; retry the request.");
     drain();
   });

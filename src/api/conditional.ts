@@ -34,9 +34,12 @@ export function ifMatchHolds(header: string | undefined, etag: string): boolean 
  * anything is written: false when they fail (412, nothing written); true when the client named
  * this version (If-Match), so the write must still find it; undefined when the client set none.
  * `If-None-Match: *` fails on any existing resource; a listed tag fails by weak comparison.
+ * A resource with no current version (`undefined`: one about to be created, or gone) fails any
+ * If-Match, `*` included, and passes any If-None-Match.
  */
-export function writePreconditions(ifMatch: string | undefined, ifNoneMatch: string | undefined): (etag: string) => boolean | undefined {
+export function writePreconditions(ifMatch: string | undefined, ifNoneMatch: string | undefined): (etag: string | undefined) => boolean | undefined {
   return (etag) => {
+    if (etag === undefined) return ifMatch === undefined ? undefined : false;
     if (noneMatchHits(ifNoneMatch, etag)) return false;
     return ifMatchHolds(ifMatch, etag);
   };

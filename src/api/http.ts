@@ -1,13 +1,13 @@
 import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { z, ZodTypeAny } from "zod";
-import { invalid, tooLarge, unsupportedMediaType } from "../model/errors";
+import { invalid, preconditionFailed, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { settings } from "../config";
 import { ATTRIBUTES, inSpan, pseudonymOf, recordHttpRequest } from "../telemetry";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
 import { authenticate } from "./auth";
-import { noneMatchHits, writePreconditions } from "./conditional";
+import { ifMatchHolds, noneMatchHits, writePreconditions } from "./conditional";
 import { problemResponse } from "./problems";
 import { id, idempotencyKey } from "./schemas";
 
@@ -97,8 +97,18 @@ export class ApiCall {
   }
 
   /** The client's preconditions on the version this write replaces (If-Match, If-None-Match). */
-  writePreconditions(): (etag: string) => boolean | undefined {
+  writePreconditions(): (etag: string | undefined) => boolean | undefined {
     return writePreconditions(this.header("if-match"), this.header("if-none-match"));
+  }
+
+  /** 412 unless the client's preconditions hold for the resource's current version (`undefined`: it has none yet). */
+  requirePreconditions(etag: string | undefined): void {
+    if (this.writePreconditions()(etag) === false) throw preconditionFailed();
+  }
+
+  /** Whether the client sent preconditions at all (a route reads the version they are about only then). */
+  hasPreconditions(): boolean {
+    return this.header("if-match") !== undefined || this.header("if-none-match") !== undefined;
   }
 
   /** The authenticated caller's user id (401 without a valid token). */
@@ -168,6 +178,9 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   const headers: Record<string, string> = { ...result.headers };
   if (result.etag) headers.etag = result.etag;
   if (result.location) headers.location = result.location;
+  // A read's If-Match (RFC 9110 13.1.1): a representation the client does not name is 412, before If-None-Match (13.2.2).
+  if (isRead(request.method) && result.status === 200 && ifMatchHolds(request.headers.get("if-match") ?? undefined, result.etag ?? "") === false)
+    throw preconditionFailed("The resource's current ETag is not one If-Match names.");
   if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag))
     return { status: 304, headers };
   if (result.body === undefined) return { status: result.status, headers };

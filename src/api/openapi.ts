@@ -32,8 +32,13 @@ const RESPONSE_HEADERS = {
 };
 
 const REQUEST_HEADERS = {
-  "If-Match": z.string().optional().openapi({ description: "Only apply the change if the current ETag matches (412 otherwise)" }),
-  "If-None-Match": z.string().optional().openapi({ description: "ETags (or `*`) the client holds: 304 when one still matches (weak comparison)" }),
+  "If-Match": z
+    .string()
+    .optional()
+    .openapi({ description: "Only if the current ETag is one listed (strong comparison; `*`: only if the resource exists): 412 otherwise, nothing changed" }),
+  "If-None-Match": z.string().optional().openapi({
+    description: "ETags (or `*`) the client holds: a read answers 304 when one still matches (weak comparison), a write is 412 and changes nothing",
+  }),
   "Idempotency-Key": idempotencyKey
     .optional()
     .openapi({ description: "A repeat by the same caller with the same key returns the first result and creates nothing" }),

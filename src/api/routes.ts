@@ -12,8 +12,10 @@ import { createUserProfile, getUserProfile, listPostsOfUser, updateUserProfile }
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
 const STORE = [429, 500, 503];
-const READ_ERRORS = [400, 404, ...STORE];
-const WRITE_ERRORS = [400, 401, 403, 404, 413, 415, ...STORE];
+const READ_ERRORS = [400, 404, 412, ...STORE];
+/** Every route honours both (RFC 9110 13.1): a read's If-Match and a write's If-None-Match are 412 when they fail. */
+const CONDITIONS: NonNullable<OperationDoc["headers"]> = ["If-Match", "If-None-Match"];
+const WRITE_ERRORS = [400, 401, 403, 404, 412, 413, 415, ...STORE];
 const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc => ({
   summary,
   request,
@@ -24,7 +26,7 @@ const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc 
     { status: 304, description: "Not modified (If-None-Match)" },
   ],
   errors: READ_ERRORS,
-  headers: ["If-None-Match"],
+  headers: CONDITIONS,
 });
 
 /** A route as the hosts serve it: its handler instrumented, and HEAD wherever GET is. */
@@ -49,6 +51,7 @@ export const routes: readonly Route[] = (
         body: userBody,
         success: [{ status: 201, description: "Created", schema: userResponse }],
         errors: [...WRITE_ERRORS, 409],
+        headers: CONDITIONS,
         responseHeaders: ["ETag", "Location"],
       },
     },
@@ -63,8 +66,8 @@ export const routes: readonly Route[] = (
         auth: true,
         body: userBody,
         success: [{ status: 200, description: "Updated", schema: userResponse }],
-        errors: [...WRITE_ERRORS, 409, 412],
-        headers: ["If-Match"],
+        errors: [...WRITE_ERRORS, 409],
+        headers: CONDITIONS,
       },
     },
     {
@@ -81,7 +84,7 @@ export const routes: readonly Route[] = (
           { status: 304, description: "Not modified" },
         ],
         errors: READ_ERRORS,
-        headers: ["If-None-Match"],
+        headers: CONDITIONS,
       },
     },
     {
@@ -103,7 +106,7 @@ export const routes: readonly Route[] = (
         body: postBody,
         success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: postResponse }],
         errors: [...WRITE_ERRORS, 422],
-        headers: ["Idempotency-Key"],
+        headers: [...CONDITIONS, "Idempotency-Key"],
         responseHeaders: ["ETag", "Location", "Idempotent-Replayed"],
       },
     },
@@ -118,8 +121,8 @@ export const routes: readonly Route[] = (
         auth: true,
         body: postBody,
         success: [{ status: 200, description: "Updated", schema: postResponse }],
-        errors: [...WRITE_ERRORS, 412],
-        headers: ["If-Match"],
+        errors: WRITE_ERRORS,
+        headers: CONDITIONS,
       },
     },
     {
@@ -136,7 +139,7 @@ export const routes: readonly Route[] = (
           { status: 304, description: "Not modified" },
         ],
         errors: READ_ERRORS,
-        headers: ["If-None-Match"],
+        headers: CONDITIONS,
         responseHeaders: ["Cache-Control"],
       },
     },
@@ -149,7 +152,8 @@ export const routes: readonly Route[] = (
         summary: "Delete your post, its comments and likes (idempotent)",
         auth: true,
         success: [{ status: 204, description: "Deleted" }],
-        errors: [...WRITE_ERRORS],
+        errors: WRITE_ERRORS,
+        headers: CONDITIONS,
       },
     },
     {
@@ -164,7 +168,7 @@ export const routes: readonly Route[] = (
         body: commentBody,
         success: [{ status: 201, description: "Created (or the first result again, for a repeated Idempotency-Key)", schema: commentResponse }],
         errors: [...WRITE_ERRORS, 422],
-        headers: ["Idempotency-Key"],
+        headers: [...CONDITIONS, "Idempotency-Key"],
         responseHeaders: ["Idempotent-Replayed"],
       },
     },
@@ -189,6 +193,7 @@ export const routes: readonly Route[] = (
           { status: 200, description: "Already liked: nothing changed", schema: likeResponse },
         ],
         errors: WRITE_ERRORS,
+        headers: CONDITIONS,
       },
     },
     {
@@ -196,7 +201,14 @@ export const routes: readonly Route[] = (
       method: "DELETE",
       route: "posts/{postId}/likes",
       handler: unlikeBlogPost,
-      doc: { summary: "Take your like back", request: "C4", auth: true, success: [{ status: 204, description: "Unliked" }], errors: WRITE_ERRORS },
+      doc: {
+        summary: "Take your like back",
+        request: "C4",
+        auth: true,
+        success: [{ status: 204, description: "Unliked" }],
+        errors: WRITE_ERRORS,
+        headers: CONDITIONS,
+      },
     },
     { name: "listLikes", method: "GET", route: "posts/{postId}/likes", handler: listPostLikes, doc: list("A post's likes", "Q5", likeResponse) },
     {
@@ -213,8 +225,8 @@ export const routes: readonly Route[] = (
           { status: 200, description: "The feed", schema: feedResponse },
           { status: 304, description: "Not modified" },
         ],
-        errors: [400, ...STORE],
-        headers: ["If-None-Match"],
+        errors: [400, 412, ...STORE],
+        headers: CONDITIONS,
         responseHeaders: ["Cache-Control"],
       },
     },
@@ -230,8 +242,8 @@ export const routes: readonly Route[] = (
           { status: 200, description: "The OpenAPI document", schema: z.object({ openapi: z.string() }).passthrough() },
           { status: 304, description: "Not modified" },
         ],
-        errors: [],
-        headers: ["If-None-Match"],
+        errors: [412],
+        headers: CONDITIONS,
         responseHeaders: ["Cache-Control"],
       },
     },

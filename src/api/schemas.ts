@@ -15,8 +15,13 @@ const REFUSED: { pattern: RegExp; what: string }[] = [
 ];
 /** The whitespace controls content keeps: tab, line feed, carriage return. */
 const LINE_BREAKS_AND_TABS = /[\t\n\r]/;
-// Something a reader can see: not only spaces and zero-width or format characters.
-const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Cc}]/u;
+/**
+ * Something a reader can see: a letter, number, punctuation mark or symbol (a mark alone, a
+ * space or a format character draws nothing) that Unicode does not class as a default ignorable
+ * code point, which renderers draw as nothing: Hangul fillers, the grapheme joiner, variation
+ * selectors. U+2800 BRAILLE PATTERN BLANK is the one symbol whose glyph is empty by definition.
+ */
+const VISIBLE = /(?![\p{Default_Ignorable_Code_Point}\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
 
 const codePoint = (char: string) => `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 

@@ -1,6 +1,6 @@
 import { forbidden, MalformedItemError, notFound, preconditionFailed, unprocessable } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
-import { nowIso, requestFingerprint, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
+import { likeId, nowIso, requestFingerprint, type CommentItem, type LikeItem, type PostItem, type UserItem } from "../model/items";
 import { store } from "./client";
 import { SPROCS } from "./definitions";
 import { changeLike } from "./like-batches";
@@ -120,26 +120,39 @@ export async function updatePost(
  * procedure call at a time. Idempotent: a repeat, or the posts change feed seeing the deleted
  * post, finishes whatever an earlier call left undone. False when there is no such post (any more).
  */
-export async function finishDeletion(postId: string): Promise<boolean> {
-  let found = true;
+export async function finishDeletion(postId: string, ifMatch?: string): Promise<"deleted" | "postNotFound" | "preconditionFailed"> {
+  let outcome: "deleted" | "postNotFound" | "preconditionFailed" = "deleted";
   await executeUntilDone<{ status: string; continuation?: string | null }>(
     store().posts,
     SPROCS.deletePost,
     postId,
-    (continuation) => [postId, store().settings.softDeleteTtlSeconds, continuation],
+    // The version check belongs to the first call only (it marks the post); later pages finish the work.
+    (continuation) => [postId, store().settings.softDeleteTtlSeconds, continuation, continuation === null ? (ifMatch ?? null) : null],
     (result) => {
-      found = result.status !== "postNotFound";
+      if (result.status === "postNotFound" || result.status === "preconditionFailed") outcome = result.status;
     },
   );
-  return found;
+  return outcome;
 }
 
-/** DELETE of a post: only its author; a repeat by the author answers the same and completes the work. */
-export async function deletePost(postId: string, callerId: string): Promise<void> {
+/**
+ * DELETE of a post: only its author; a repeat by the author answers the same and completes the
+ * work. The client's preconditions hold against the post as it is (a deleted one has no current
+ * version, so If-Match fails on it); If-Match is checked again where the post is marked.
+ */
+export async function deletePost(
+  postId: string,
+  callerId: string,
+  preconditions: (etag: string | undefined) => boolean | undefined = () => undefined,
+): Promise<void> {
   const post = await readPostDocument(postId);
   if (!post || (post.deleted && post.userId !== callerId)) throw notFound(`Post '${postId}' does not exist.`);
   if (post.userId !== callerId) throw forbidden("Only the author may change this post.");
-  if (!(await finishDeletion(postId))) throw notFound(`Post '${postId}' does not exist.`);
+  const condition = preconditions(post.deleted ? undefined : post._etag);
+  if (condition === false) throw preconditionFailed();
+  const outcome = await finishDeletion(postId, condition === true ? post._etag : undefined);
+  if (outcome === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
+  if (outcome === "preconditionFailed") throw preconditionFailed();
 }
 
 /**
@@ -160,6 +173,17 @@ export async function likePost(postId: string, liker: UserItem): Promise<{ like:
   const outcome = await changeLike(postId, { userId: liker.userId, like: true, userUsername: liker.username, creationDate: nowIso() });
   if (outcome.status !== "created" && outcome.status !== "exists") throw notFound(`Post '${postId}' does not exist.`);
   return { like: outcome.like, created: outcome.status === "created" };
+}
+
+/**
+ * The version of the caller's like of a post, for a client's preconditions on it (RFC 9110 13.1):
+ * undefined when there is none. A like has no other version than its existence, so the check
+ * and the like change are not one transaction: If-None-Match: * ("only if not liked yet") and
+ * If-Match: * ("only if liked") are what a client can mean.
+ */
+export async function readLikeVersion(postId: string, userId: string): Promise<string | undefined> {
+  const { resource } = await store().posts.item(likeId(userId), postId).read<LikeItem & { _etag: string }>();
+  return resource && resource.type === "like" && !resource.deleted ? resource._etag : undefined;
 }
 
 /** Unlike: the like is soft-deleted and likeCount decremented in the same transaction. */

@@ -262,7 +262,13 @@ async function renameOnce(
       );
     if (replaced) {
       if (malformed) log(`repaired the malformed profile of '${userId}'`);
-      if (newClaim && previous !== undefined) await releaseAfterRename(previous, log);
+      if (newClaim && previous !== undefined) {
+        await releaseAfterRename(previous, log);
+        // Releasing the old name fences the profile with one more replace: answer with the version
+        // stored now, so the ETag the client gets is current (RFC 9110 9.3.4), unless someone renamed it since.
+        const stored = await readProfileDocument(userId);
+        if (stored && usernameOf(stored) === username) return stored as unknown as StoredUser;
+      }
       return replaced;
     }
     if (clientCondition === true) throw preconditionFailed();

@@ -98,6 +98,31 @@ describe("the text rules", () => {
     }
   });
 
+  it.each([
+    ["U+3164 HANGUL FILLER", "\u3164\u3164"],
+    ["U+FFA0 HALFWIDTH HANGUL FILLER", "\uffa0"],
+    ["U+1160 HANGUL JUNGSEONG FILLER", "\u1160 \u1160"],
+    ["U+2800 BRAILLE PATTERN BLANK", "\u2800\u2800"],
+    ["U+034F COMBINING GRAPHEME JOINER", "\u034f"],
+    ["a combining mark alone", "\u0301"],
+  ])("refuse text made only of %s, which draws nothing, as not visible", async (_what, text) => {
+    for (const [path, body, field] of [
+      ["/api/posts", { title: text, content: "x" }, "title"],
+      ["/api/posts", { title: "x", content: text }, "content"],
+      [`/api/posts/${postId}/comments`, { content: text }, "content"],
+    ] as const) {
+      const response = await api.request("POST", path, { as: "writer", body });
+      expect(response.status, `${path} ${field}`).toBe(400);
+      expect(response.body.errors.find((e: { path: string }) => e.path === field).message).toBe("must contain visible text");
+    }
+  });
+
+  it("take text in any script, emoji and symbols, with a filler or joiner among visible characters", async () => {
+    for (const title of ["한글", "٣", "😀", "→", "a\u034fb", "\u3164한"]) {
+      expect((await api.request("POST", "/api/posts", { as: "writer", body: { title, content: "x" } })).status, title).toBe(201);
+    }
+  });
+
   it("keep newlines and tabs in content, but not in titles", async () => {
     expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "x", content: "a\n\tb\r\nc" } })).status).toBe(201);
     expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "a\nb", content: "x" } })).status).toBe(400);
@@ -169,5 +194,64 @@ describe("HEAD and query parameters", () => {
       expect(response.status, path).toBe(400);
       expect(response.body.errors[0]).toMatchObject({ path: "limit" });
     }
+  });
+});
+
+describe("a rename's ETag", () => {
+  it("is the stored profile's: a GET right after shows it, and a PUT with If-Match naming it succeeds", async () => {
+    await api.user("renamer", "renamer-1");
+    const renamed = await api.request("PUT", "/api/users/renamer", { as: "renamer", body: { username: "renamer-2" } });
+    expect(renamed.status).toBe(200);
+    expect((await api.request("GET", "/api/users/renamer")).headers.etag).toBe(renamed.headers.etag);
+    const again = await api.request("PUT", "/api/users/renamer", {
+      as: "renamer",
+      body: { username: "renamer-3" },
+      headers: { "if-match": renamed.headers.etag },
+    });
+    expect(again.status).toBe(200);
+    expect((await api.request("GET", "/api/users/renamer")).headers.etag).toBe(again.headers.etag);
+  });
+});
+
+describe("preconditions on every method (RFC 9110 13.1)", () => {
+  const newPost = async () => (await api.request("POST", "/api/posts", { as: "writer", body: { title: "to delete", content: "c" } })).body.postId as string;
+
+  it("a DELETE with an If-Match naming another version, or If-None-Match: *, is 412 and deletes nothing", async () => {
+    const id = await newPost();
+    for (const headers of [{ "if-match": '"nope"' }, { "if-none-match": "*" }]) {
+      expect((await api.request("DELETE", `/api/posts/${id}`, { as: "writer", headers })).status, JSON.stringify(headers)).toBe(412);
+      expect((await api.request("GET", `/api/posts/${id}`)).status).toBe(200);
+    }
+    const { etag } = (await api.request("GET", `/api/posts/${id}`)).headers;
+    expect((await api.request("DELETE", `/api/posts/${id}`, { as: "writer", headers: { "if-match": etag } })).status).toBe(204);
+    expect((await api.request("GET", `/api/posts/${id}`)).status).toBe(404);
+    // Gone: no current version for an If-Match to name.
+    expect((await api.request("DELETE", `/api/posts/${id}`, { as: "writer", headers: { "if-match": "*" } })).status).toBe(412);
+  });
+
+  it("a GET whose If-Match names no current ETag is 412; one that names it is 200", async () => {
+    const { etag } = (await api.request("GET", `/api/posts/${postId}`)).headers;
+    expect((await api.request("GET", `/api/posts/${postId}`, { headers: { "if-match": '"nope"' } })).status).toBe(412);
+    expect((await api.request("GET", `/api/posts/${postId}`, { headers: { "if-match": etag } })).status).toBe(200);
+    expect((await api.request("GET", `/api/posts/${postId}/comments`, { headers: { "if-match": '"nope"' } })).status).toBe(412);
+  });
+
+  it("a like's If-None-Match: * fails once liked and an unlike's If-Match fails on another version, changing nothing", async () => {
+    const id = await newPost();
+    expect((await api.request("POST", `/api/posts/${id}/likes`, { as: "writer", headers: { "if-none-match": "*" } })).status).toBe(201);
+    expect((await api.request("POST", `/api/posts/${id}/likes`, { as: "writer", headers: { "if-none-match": "*" } })).status).toBe(412);
+    expect((await api.request("DELETE", `/api/posts/${id}/likes`, { as: "writer", headers: { "if-match": '"nope"' } })).status).toBe(412);
+    expect((await api.request("GET", `/api/posts/${id}`)).body.likeCount).toBe(1);
+    expect((await api.request("DELETE", `/api/posts/${id}/likes`, { as: "writer", headers: { "if-match": "*" } })).status).toBe(204);
+  });
+
+  it("a comment, post or profile to be created has no version: If-Match on it is 412 and creates nothing", async () => {
+    const id = await newPost();
+    const comment = await api.request("POST", `/api/posts/${id}/comments`, { as: "writer", body: { content: "hi" }, headers: { "if-match": "*" } });
+    expect(comment.status).toBe(412);
+    expect((await api.request("GET", `/api/posts/${id}`)).body.commentCount).toBe(0);
+    expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "x", content: "y" }, headers: { "if-match": "*" } })).status).toBe(412);
+    expect((await api.request("POST", "/api/users", { as: "nobody-yet", body: { username: "nobody-yet" }, headers: { "if-match": "*" } })).status).toBe(412);
+    expect((await api.request("GET", "/api/users/nobody-yet")).status).toBe(404);
   });
 });

@@ -13,6 +13,8 @@ export const addComment = endpoint(async (call) => {
   const postId = call.param("postId");
   const key = call.idempotencyKey();
   const { content } = await call.body(commentBody);
+  // The comment is new: it has no version an If-Match could name.
+  call.requirePreconditions(undefined);
   const author = await requireProfile(userId);
   const commentId = key === undefined ? randomUUID() : idFromParts("comment", postId, userId, key);
   const { comment, created } = await createComment(postId, author, commentId, content);

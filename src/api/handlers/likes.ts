@@ -1,6 +1,6 @@
 import { withoutSystemFields } from "../../model/items";
 import { listLikes } from "../../store/lists";
-import { likePost, unlikePost } from "../../store/posts";
+import { likePost, readLikeVersion, unlikePost } from "../../store/posts";
 import { endpoint } from "../http";
 import { pagedList } from "../pagination";
 import { emptyBody } from "../schemas";
@@ -11,6 +11,7 @@ export const likeBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   await call.body(emptyBody);
+  if (call.hasPreconditions()) call.requirePreconditions(await readLikeVersion(postId, userId));
   const liker = await requireProfile(userId);
   const { like, created } = await likePost(postId, liker);
   return { status: created ? 201 : 200, body: withoutSystemFields(like) };
@@ -20,6 +21,7 @@ export const likeBlogPost = endpoint(async (call) => {
 export const unlikeBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
+  if (call.hasPreconditions()) call.requirePreconditions(await readLikeVersion(postId, userId));
   await unlikePost(postId, userId);
   return { status: 204 };
 });

@@ -11,6 +11,7 @@ export const createBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const key = call.idempotencyKey();
   const fields = await call.body(postBody);
+  call.requirePreconditions(undefined);
   const author = await requireProfile(userId);
   const postId = key === undefined ? randomUUID() : idFromParts("post", userId, key);
   const { post, created } = await createPost(postId, author, fields, key !== undefined);
@@ -43,10 +44,10 @@ export const getBlogPost = endpoint(async (call) => {
   return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
 });
 
-/** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. */
+/** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. Honours If-Match and If-None-Match. */
 export const deleteBlogPost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
-  await deletePost(postId, userId);
+  await deletePost(postId, userId, call.writePreconditions());
   return { status: 204 };
 });

@@ -11,6 +11,7 @@ const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.user
 export const createUserProfile = endpoint(async (call) => {
   const userId = await call.caller();
   const { username } = await call.body(userBody);
+  call.requirePreconditions(undefined);
   const user = await createUser(userId, username);
   return { status: 201, body: publicUser(user), etag: user._etag, location: `/api/users/${encodeURIComponent(userId)}` };
 });
