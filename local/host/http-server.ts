@@ -118,7 +118,7 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
     }
     if (url.pathname.startsWith("/local/")) return serveLocalRoute(req, res, url, { devToken: web?.devToken, ops });
     const durableBase = durable && durableApiBase(url.pathname);
-    if (durable && durableBase) return serveDurableApi(req, res, url, durable, durableBase);
+    if (durable && durableBase) return serveDurableApi(req, res, url, durable, durableBase, log);
     if (applyCors(req, res, corsAllowedOrigins).preflight) {
       res.writeHead(204);
       res.end();

@@ -3,7 +3,7 @@ import { FEED_PARTITION, type FeedEntry } from "../store/feed";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
 import { copyOf, feed, type PostChange } from "../store/views";
-import { feedRefreshInput, orchestrationInput } from "./orchestration-inputs";
+import { feedRefreshInput, instanceIdOf, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
 export const FEED_REFRESH = "refreshFeedCopy";
@@ -37,7 +37,7 @@ export function feedWritePlan(entry: FeedEntry | undefined, post: PostChange, re
 }
 
 /** One refresh per post and due time: every counter change until then is covered by it. */
-export const feedRefreshInstanceId = (postId: string, dueAtMs: number) => `feed-refresh-${postId}-${dueAtMs}`;
+export const feedRefreshInstanceId = (postId: string, dueAtMs: number) => instanceIdOf("feed-refresh", postId, dueAtMs);
 
 /**
  * Activity: brings the feed's copy of a post up to the post as it is now, if the feed still

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { LIMITS } from "../model/limits";
 
@@ -65,4 +66,20 @@ export function orchestrationInput<S extends z.ZodType>(orchestration: string, s
   throw new Error(
     `${orchestration} refuses its input: ${issue.path.join(".") || "input"}: ${issue.message} (got ${String(JSON.stringify(got)).slice(0, 200)})`,
   );
+}
+
+/**
+ * An instance id made of `parts`, as the orchestration's starter derives it from a change (so a
+ * redelivered change maps to the same instance). Readable when short and plain; otherwise the
+ * ids in it are hashed: every id the API accepts (128 characters, `|` and `@` included) must give
+ * an instance id every durable store keeps (Azure Storage's table keys, a file name locally).
+ */
+export function instanceIdOf(prefix: string, ...parts: (string | number)[]): string {
+  const readable = [prefix, ...parts].join("-");
+  // At most 100 characters, the length Durable Functions documents for instance ids; the API's id characters are safe in every store.
+  if (readable.length <= 100 && /^[A-Za-z0-9_.@|-]+$/.test(readable)) return readable;
+  return [
+    prefix,
+    ...parts.map((part) => (typeof part === "number" ? String(part) : `h${createHash("sha256").update(part).digest("base64url").slice(0, 22)}`)),
+  ].join("-");
 }

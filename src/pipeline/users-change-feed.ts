@@ -1,5 +1,6 @@
 import type { UserItem, UsernameClaim } from "../model/items";
 import type { PipelinePolicy } from "./policy";
+import { instanceIdOf } from "./orchestration-inputs";
 import type { OrchestrationStarter } from "./services";
 import { CLAIMS_SWEEP, type ClaimsSweepInput } from "./username-claims";
 import { PROPAGATION, type PropagationInput } from "./username-propagation";
@@ -26,12 +27,12 @@ export async function handleUsersChanges(documents: unknown[], starter: Orchestr
   for (const doc of documents) {
     if (isRenamedUser(doc)) {
       const propagation: PropagationInput = { userId: doc.userId, policy };
-      await starter.ensureStarted(PROPAGATION, `username-${doc.userId}-${Date.parse(doc.usernameChangedDate!)}`, propagation);
+      await starter.ensureStarted(PROPAGATION, instanceIdOf("username", doc.userId, Date.parse(doc.usernameChangedDate!)), propagation);
     }
     const owner = isClaim(doc) ? doc.ownerId : isRenamedUser(doc) ? doc.userId : undefined;
     if (owner !== undefined) {
       const sweep: ClaimsSweepInput = { userId: owner, policy };
-      await starter.ensureStarted(CLAIMS_SWEEP, `claims-${owner}-${versionOf(doc as { _etag?: string })}`, sweep);
+      await starter.ensureStarted(CLAIMS_SWEEP, instanceIdOf("claims", owner, versionOf(doc as { _etag?: string })), sweep);
     }
   }
 }

@@ -132,8 +132,9 @@ export class DurableHost {
       timers: [],
     };
     this.newExecution(record, record.input);
-    this.records.set(instanceId, record);
+    // Saved before it is known: an instance that cannot be stored leaves nothing behind, so its starter sees the failure and tries again.
     this.save(record);
+    this.records.set(instanceId, record);
     this.kick(record);
     return instanceId;
   }

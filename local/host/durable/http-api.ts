@@ -249,7 +249,14 @@ function browserRefusal(req: IncomingMessage, url: URL): string | undefined {
  * entity signal, read and query. Loopback callers only, never CORS, as the Functions host keeps
  * it behind its keys.
  */
-export async function serveDurableApi(req: IncomingMessage, res: ServerResponse, url: URL, durable: DurableHost, base: string): Promise<void> {
+export async function serveDurableApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  durable: DurableHost,
+  base: string,
+  log: (line: string) => void = () => {},
+): Promise<void> {
   if (!isLoopbackHost(url.hostname)) return problem(res, 403, "Forbidden", "The Durable Functions API answers loopback host names only.");
   const refusal = browserRefusal(req, url);
   if (refusal) return problem(res, 403, "Forbidden", refusal);
@@ -275,7 +282,9 @@ export async function serveDurableApi(req: IncomingMessage, res: ServerResponse,
   } catch (error) {
     // As text, as the extension answers: the package's client makes its error from the body as it is.
     if (error instanceof DurableRequestError) return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
-    return problem(res, 400, "Bad Request", (error as Error).message);
+    // The host's own failure (a file it could not write): logged here, and no path or stack to the caller.
+    log(`durable API ${method} ${url.pathname}: ${(error as Error).stack ?? String(error)}`);
+    return problem(res, 500, "Internal Server Error", "The durable host could not complete the request; its log says why.");
   }
   return problem(res, 404, "Not Found", `No Durable Functions API at ${url.pathname} for ${method}.`);
 }

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import type { EntityRecord, EntityStore } from "./entities";
 
 export type RuntimeStatus = "Pending" | "Running" | "Suspended" | "Completed" | "Failed" | "Terminated";
@@ -122,7 +123,7 @@ function recordProblem(value: unknown): string | undefined {
  */
 export function fileInstanceStore(directory: string, onDamaged: (file: string, reason: string) => void = () => {}): InstanceStore {
   mkdirSync(directory, { recursive: true });
-  const file = (instanceId: string) => join(directory, `${encodeURIComponent(instanceId)}.json`);
+  const file = (instanceId: string) => join(directory, fileNameOf(instanceId));
   const load = (name: string): InstanceRecord | undefined => {
     const path = join(directory, name);
     let reason: string | undefined;
@@ -151,6 +152,16 @@ export function fileInstanceStore(directory: string, onDamaged: (file: string, r
   };
 }
 
+/**
+ * The file an instance or entity lives in: its id, escaped, when that makes a name every file
+ * system takes (at most 255 bytes); a hash of it otherwise. The record inside names the id, so
+ * nothing reads it back from the file name.
+ */
+function fileNameOf(id: string): string {
+  const readable = encodeURIComponent(id);
+  return readable.length <= 200 ? `${readable}.json` : `~${createHash("sha256").update(id).digest("base64url")}.json`;
+}
+
 /** Writes `value` as JSON to a temporary file renamed over `path`: a crash leaves the old file or the new, never half. */
 function writeWhole(path: string, value: unknown): void {
   writeFileSync(`${path}.tmp`, JSON.stringify(value));
@@ -165,6 +176,6 @@ function fileEntityStore(directory: string): EntityStore {
       readdirSync(directory)
         .filter((name) => name.endsWith(".json"))
         .map((name) => JSON.parse(readFileSync(join(directory, name), "utf8")) as EntityRecord),
-    save: (record) => writeWhole(join(directory, `${encodeURIComponent(record.id)}.json`), record),
+    save: (record) => writeWhole(join(directory, fileNameOf(record.id)), record),
   };
 }
