@@ -10,10 +10,21 @@ export interface Clock {
   at(when: Date, fire: () => void): () => void;
 }
 
+/**
+ * The longest single wait: Node fires a timer of more than 2^31-1 ms (24.8 days) at once, so a
+ * later time is waited for a day at a time, as the Durable Functions extension caps each timer.
+ */
+const LONGEST_WAIT_MS = 24 * 60 * 60 * 1000;
+
 export const systemClock: Clock = {
   now: () => new Date(),
   at(when, fire) {
-    const handle = setTimeout(fire, Math.max(0, when.getTime() - Date.now()));
+    let handle: NodeJS.Timeout;
+    const wait = () => {
+      const remaining = when.getTime() - Date.now();
+      handle = remaining > LONGEST_WAIT_MS ? setTimeout(wait, LONGEST_WAIT_MS) : setTimeout(fire, Math.max(0, remaining));
+    };
+    wait();
     return () => clearTimeout(handle);
   },
 };
