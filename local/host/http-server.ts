@@ -162,6 +162,11 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
     const url = requestUrl(req);
     if (!url) return problem(res, 400, "Bad Request", "The Host header or the request target does not form a valid http URL.");
     answer(req, res, url).catch((error: unknown) => {
+      // A client that hung up mid-body is no fault of the host: one quiet line, no stack.
+      if (!req.complete && (req.destroyed || (error as NodeJS.ErrnoException).code === "ECONNRESET")) {
+        if (logRequests) log(`${req.method} ${url.pathname}: the client closed the connection before its request was complete`);
+        return void res.destroy();
+      }
       log(`unhandled error: ${(error as Error).stack ?? String(error)}`);
       if (!res.headersSent) problem(res, 500, "Internal Server Error", "The request could not be completed.");
       else res.destroy();

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import type { AuthSettings } from "../config";
-import { unauthorized } from "../model/errors";
+import { unauthenticated, unauthorized } from "../model/errors";
 import { LIMITS } from "../model/limits";
 
 type RemoteKeys = ReturnType<typeof createRemoteJWKSet>;
@@ -24,6 +24,20 @@ function issuerKeys(auth: AuthSettings): Promise<RemoteKeys> {
   return keys;
 }
 
+/**
+ * Time rules for every token, dev tokens as Entra's: five minutes of clock skew (what Entra ID's
+ * own libraries allow), issued in the past (an `iat` ahead of the clock is refused), and at most a
+ * day old.
+ */
+const MAX_LIFETIME_SECONDS = 24 * 60 * 60;
+const LIFETIME = { clockTolerance: 300, maxTokenAge: MAX_LIFETIME_SECONDS } as const;
+
+/** A token that claims to stay valid for more than a day (`exp` of 1e300) is refused, even while young. */
+function boundedLifetime(payload: JWTPayload): JWTPayload {
+  if (payload.exp! - payload.iat! > MAX_LIFETIME_SECONDS) throw unauthorized("The bearer token was rejected: its lifetime is longer than 24 hours.");
+  return payload;
+}
+
 async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
   let algorithm: string | undefined;
   try {
@@ -34,17 +48,22 @@ async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
   try {
     // Development tokens: HS256 signed with AUTH_DEV_SECRET, only when that setting exists.
     if (algorithm === "HS256" && auth.devSecret) {
-      const { payload } = await jwtVerify(token, new TextEncoder().encode(auth.devSecret), { algorithms: ["HS256"], requiredClaims: ["sub", "exp"] });
-      return payload;
+      const { payload } = await jwtVerify(token, new TextEncoder().encode(auth.devSecret), {
+        algorithms: ["HS256"],
+        requiredClaims: ["sub", "exp"],
+        ...LIFETIME,
+      });
+      return boundedLifetime(payload);
     }
     if (auth.issuer && auth.audience && algorithm !== "HS256") {
       const { payload } = await jwtVerify(token, await issuerKeys(auth), {
         issuer: acceptedIssuers(auth.issuer),
         audience: acceptedAudiences(auth.audience),
         requiredClaims: ["sub", "exp"],
+        ...LIFETIME,
       });
       checkPermission(payload, auth);
-      return payload;
+      return boundedLifetime(payload);
     }
   } catch (error) {
     throw unauthorized(`The bearer token was rejected: ${(error as Error).message}`);
@@ -89,7 +108,8 @@ function checkPermission(payload: JWTPayload, auth: AuthSettings): void {
 
 /** The caller's user id: the `sub` of a valid bearer token. */
 export async function authenticate(authorization: string | null, auth: AuthSettings): Promise<string> {
-  const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization.trim()) : null;
+  if (authorization === null || authorization.trim() === "") throw unauthenticated("Send 'Authorization: Bearer <token>'.");
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
   if (!match) throw unauthorized("Send 'Authorization: Bearer <token>'.");
   const payload = await verify(match[1], auth);
   if (typeof payload.sub !== "string" || !LIMITS.idPattern.test(payload.sub)) {

@@ -4,6 +4,7 @@ import { cosmosStatus, isStoreUnavailable } from "../store/failures";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   invalid: { status: 400, title: "Bad Request" },
+  unauthenticated: { status: 401, title: "Unauthorized" },
   unauthorized: { status: 401, title: "Unauthorized" },
   forbidden: { status: 403, title: "Forbidden" },
   notFound: { status: 404, title: "Not Found" },
@@ -12,6 +13,12 @@ const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   tooLarge: { status: 413, title: "Payload Too Large" },
   unsupportedMediaType: { status: 415, title: "Unsupported Media Type" },
   unprocessable: { status: 422, title: "Unprocessable Content" },
+};
+
+/** A 401's challenge (RFC 6750 3): an error code only when the client sent credentials that failed. */
+const CHALLENGES: Partial<Record<ProblemKind, Record<string, string>>> = {
+  unauthenticated: { "www-authenticate": "Bearer" },
+  unauthorized: { "www-authenticate": 'Bearer error="invalid_token"' },
 };
 
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
@@ -35,7 +42,7 @@ export function problemAnswer(
 export function problemResponse(error: unknown, log: (message: string, error: unknown) => void): HttpResponseInit {
   if (error instanceof DomainError) {
     const { status, title } = STATUS[error.kind];
-    const headers: Record<string, string> = status === 401 ? { "www-authenticate": 'Bearer error="invalid_token"' } : {};
+    const headers: Record<string, string> = { ...CHALLENGES[error.kind] };
     return problemAnswer(status, title, error.detail, { headers, errors: error.errors });
   }
   if (isThrottled(error)) {

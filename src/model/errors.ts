@@ -1,6 +1,15 @@
 /** Outcomes the API reports as client errors; mapped to problem+json in one place (api/problems.ts). */
 export type ProblemKind =
-  "invalid" | "unauthorized" | "forbidden" | "notFound" | "conflict" | "preconditionFailed" | "tooLarge" | "unsupportedMediaType" | "unprocessable";
+  | "invalid"
+  | "unauthenticated"
+  | "unauthorized"
+  | "forbidden"
+  | "notFound"
+  | "conflict"
+  | "preconditionFailed"
+  | "tooLarge"
+  | "unsupportedMediaType"
+  | "unprocessable";
 
 /** One thing that was wrong with a request: where (a field, a header, a parameter) and what. */
 export interface FieldError {
@@ -25,7 +34,10 @@ export const preconditionFailed = (detail = "The resource has changed since it w
   new DomainError("preconditionFailed", detail);
 /** A 400 always names what was wrong, so a client can show it next to the field. */
 export const invalid = (detail: string, errors: FieldError[]) => new DomainError("invalid", detail, errors);
+/** A request with credentials that do not hold (a bad, expired or foreign token). */
 export const unauthorized = (detail: string) => new DomainError("unauthorized", detail);
+/** A request with no credentials at all: also a 401, but with no error code in its challenge (RFC 6750 3.1). */
+export const unauthenticated = (detail: string) => new DomainError("unauthenticated", detail);
 export const tooLarge = (detail: string) => new DomainError("tooLarge", detail);
 /** A well-formed request that contradicts an earlier one (an Idempotency-Key reused with another body). */
 export const unprocessable = (detail: string) => new DomainError("unprocessable", detail);

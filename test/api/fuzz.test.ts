@@ -72,7 +72,7 @@ const badTokens = async (): Promise<string[]> => [
   `Bearer ${await new SignJWT({})
     .setProtectedHeader({ alg: "HS256" })
     .setSubject("owner")
-    .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 600)
     .sign(new TextEncoder().encode(TEST_SECRET))}`,
   // wrong secret
   `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("owner").setExpirationTime("1h").sign(new TextEncoder().encode("another-secret-of-at-least-32-characters"))}`,

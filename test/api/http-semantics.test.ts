@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiFixture, type ApiFixture } from "../support/api";
+import { SignJWT } from "jose";
+import { apiFixture, TEST_SECRET, type ApiFixture } from "../support/api";
 
 /**
  * HTTP as the standards say it, for what a hostile or merely unusual client sends: conditional
@@ -253,5 +254,42 @@ describe("preconditions on every method (RFC 9110 13.1)", () => {
     expect((await api.request("POST", "/api/posts", { as: "writer", body: { title: "x", content: "y" }, headers: { "if-match": "*" } })).status).toBe(412);
     expect((await api.request("POST", "/api/users", { as: "nobody-yet", body: { username: "nobody-yet" }, headers: { "if-match": "*" } })).status).toBe(412);
     expect((await api.request("GET", "/api/users/nobody-yet")).status).toBe(404);
+  });
+});
+
+describe("a 401 and the bearer token rules", () => {
+  const secret = new TextEncoder().encode(TEST_SECRET);
+  const sign = (claims: { iat?: number; exp: number }) => new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256" }).setSubject("writer").sign(secret);
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it("with no Authorization header challenges with no error code (RFC 6750 3.1); a bad token with invalid_token", async () => {
+    const none = await api.request("POST", "/api/posts", { body: { title: "t", content: "c" } });
+    expect(none.status).toBe(401);
+    expect(none.headers["www-authenticate"]).toBe("Bearer");
+    const bad = await api.request("POST", "/api/posts", { authorization: "Bearer not-a-jwt", body: { title: "t", content: "c" } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers["www-authenticate"]).toBe('Bearer error="invalid_token"');
+  });
+
+  it("refuse a dev token issued in the future, or living longer than a day, as Entra tokens are refused", async () => {
+    for (const claims of [
+      { iat: now() + 3600, exp: now() + 7200 },
+      { iat: now(), exp: 1e300 },
+      { iat: now() - 2 * 86_400, exp: now() + 600 },
+      { exp: now() + 600 },
+    ]) {
+      const response = await api.request("POST", "/api/posts", { authorization: `Bearer ${await sign(claims)}`, body: { title: "t", content: "c" } });
+      expect(response.status, JSON.stringify(claims)).toBe(401);
+    }
+  });
+
+  it("allow five minutes of clock skew either way", async () => {
+    for (const claims of [
+      { iat: now() + 120, exp: now() + 3600 },
+      { iat: now() - 3600, exp: now() - 120 },
+    ]) {
+      const response = await api.request("POST", "/api/posts", { authorization: `Bearer ${await sign(claims)}`, body: { title: "t", content: "c" } });
+      expect(response.status, JSON.stringify(claims)).toBe(201);
+    }
   });
 });

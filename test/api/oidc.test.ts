@@ -38,6 +38,7 @@ const token = (claims: { sub?: string; iss?: string; aud?: string; expSeconds?: 
     .setProtectedHeader({ alg: "RS256", kid: "k1" })
     .setIssuer(claims.iss ?? issuer)
     .setAudience(claims.aud ?? "api://blog")
+    .setIssuedAt()
     .setExpirationTime(claims.expSeconds ?? "1h");
   if (claims.sub !== undefined) jwt.setSubject(claims.sub);
   return jwt.sign(signingKey);
@@ -54,7 +55,7 @@ describe("OIDC bearer tokens (production path)", () => {
     for (const claims of [
       { sub: "u1", aud: "api://other" },
       { sub: "u1", iss: "https://evil.example" },
-      { sub: "u1", expSeconds: Math.floor(Date.now() / 1000) - 10 },
+      { sub: "u1", expSeconds: Math.floor(Date.now() / 1000) - 600 },
       {},
     ]) {
       const response = await api.request("POST", "/api/users", { authorization: `Bearer ${await token(claims)}`, body: { username: "nope" } });
@@ -66,6 +67,7 @@ describe("OIDC bearer tokens (production path)", () => {
     const hs = await new SignJWT({})
       .setProtectedHeader({ alg: "HS256" })
       .setSubject("u2")
+      .setIssuedAt()
       .setExpirationTime("1h")
       .sign(new TextEncoder().encode("x".repeat(32)));
     expect((await api.request("POST", "/api/users", { authorization: `Bearer ${hs}`, body: { username: "hs" } })).status).toBe(401);
@@ -195,6 +197,7 @@ describe("npm start with an OIDC issuer and the embedded server", () => {
         .setIssuer(`https://login.microsoftonline.com/${tenant}/v2.0`)
         .setAudience("6e74172b-be56-4843-9ff4-e66a39bb12e3")
         .setSubject("entra-local")
+        .setIssuedAt()
         .setExpirationTime("1h")
         .sign(privateKey);
       const created = await fetch(`${url}/users`, {

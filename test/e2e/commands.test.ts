@@ -82,6 +82,7 @@ describe("the commands", () => {
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: "HS256" })
       .setSubject("keeper")
+      .setIssuedAt()
       .setExpirationTime("1h")
       .sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
     const first = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);

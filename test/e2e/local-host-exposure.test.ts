@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCosmos } from "../../local/cosmos";
-import { localSystem, type Client } from "../support/system";
+import { localSystem, within, type Client } from "../support/system";
 
 /**
  * What the local host exposes, and to whom: a hostile request is a 4xx and the host keeps
@@ -55,6 +55,23 @@ describe("a hostile request to the local host", () => {
     ]) {
       expect(statusOf(await raw(request)), request).toBe(400);
     }
+    expect((await fetch(`${site}/api/feed`)).status).toBe(200);
+  });
+
+  it("that the client aborts mid-body is a quiet line, not an unhandled error, and the host keeps serving", async () => {
+    const token = (await (await fetch(`${site}/local/dev-token`, { method: "POST", body: JSON.stringify({ userId: "aborter" }) })).json()) as { token: string };
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.write(
+          `POST /api/posts HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":`,
+          () => socket.destroy(),
+        );
+      });
+      socket.on("close", () => resolve());
+      socket.on("error", reject);
+    });
+    await within(5_000, async () => app.logs.some((line) => /closed the connection before its request was complete/.test(line)));
+    expect(app.logs.join("\n")).not.toMatch(/unhandled error/);
     expect((await fetch(`${site}/api/feed`)).status).toBe(200);
   });
 
