@@ -102,12 +102,19 @@ Press Ctrl-C to stop.
 const DRAIN_DEADLINE_MS = 5000;
 
 /**
+ * Signals this close together are one Ctrl-C: the terminal sends SIGINT to the whole foreground
+ * process group, and npm passes its own on to the host as well, so the host gets two at once.
+ */
+const ONE_CTRL_C_MS = 1000;
+
+/**
  * First Ctrl-C (or SIGTERM): drain within 5 s; whatever is unfinished then stays resumable
- * (change feed checkpoints, orchestration history). A second Ctrl-C exits at once. If the
- * parent (npm) dies without passing a signal on, the host stops too, leaving no orphan.
+ * (change feed checkpoints, orchestration history). A second Ctrl-C, a moment later, exits at
+ * once. If the parent (npm) dies without passing a signal on, the host stops too, leaving no orphan.
  */
 function stopOnSignals(system: { stop(): Promise<void> }): void {
   let stopping = false;
+  let firstSignalAt = 0;
   // If the parent (npm) goes away, so does the host.
   const parent = process.ppid;
   const watch = setInterval(() => {
@@ -116,10 +123,12 @@ function stopOnSignals(system: { stop(): Promise<void> }): void {
   const shutdown = (signal: string) => {
     clearInterval(watch);
     if (stopping) {
+      if (performance.now() - firstSignalAt < ONE_CTRL_C_MS) return;
       console.log(`${signal} again: exiting now`);
       process.exit(130);
     }
     stopping = true;
+    firstSignalAt = performance.now();
     console.log(`\nStopping (${signal}; again to exit at once)...`);
     const deadline = setTimeout(() => {
       console.log(`still stopping after ${DRAIN_DEADLINE_MS / 1000} s: exiting; unfinished work resumes on the next start`);
@@ -128,6 +137,7 @@ function stopOnSignals(system: { stop(): Promise<void> }): void {
     system.stop().then(
       () => {
         clearTimeout(deadline);
+        console.log("Stopped: drained cleanly.");
         process.exit(0);
       },
       (error: unknown) => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { jwtVerify, SignJWT } from "jose";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { clientFor } from "../support/cosmos";
+import { within } from "../support/system";
 
 // These run the compiled entry points that the npm scripts run (`npm test` compiles first).
 const dist = join(__dirname, "../../dist");
@@ -75,6 +76,28 @@ describe("the commands", () => {
     expect(await exited(child)).toBe(0);
     expect(output()).toContain("Stopping (SIGINT");
   });
+
+  it("npm start in a terminal drains on one Ctrl-C, though the host gets SIGINT from the terminal and from npm", async () => {
+    // A pseudo-terminal (util-linux `script`): the byte ^C becomes SIGINT to the whole foreground process group, as in a real terminal.
+    const shell = `trap : INT; npm start -- --in-memory; echo "npm exited with $?"`;
+    const terminal = spawn("script", ["-qfec", shell, "/dev/null"], {
+      cwd: join(__dirname, "../.."),
+      env: { ...process.env, PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let output = "";
+    terminal.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const done = exited(terminal);
+    await within(90_000, async () => output.includes("Press Ctrl-C"));
+    terminal.stdin.write("\x03");
+    await within(30_000, async () => /npm exited with \d+/.test(output));
+    terminal.stdin.end();
+    await done;
+    expect(output).toContain("Stopping (SIGINT");
+    expect(output).not.toContain("again: exiting now");
+    expect(output).toContain("Stopped: drained cleanly.");
+    expect(output).toMatch(/npm exited with 0/);
+  }, 150_000);
 
   it("npm start keeps its data in the data directory across restarts", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "blog-data-"));
