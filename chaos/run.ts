@@ -27,7 +27,7 @@ export interface ChaosOptions {
   restartEverySeconds?: number;
   /** How long the pipeline may take to settle before the guarantees must hold. */
   settleSeconds?: number;
-  /** Seconds between acts of sabotage (a malformed document written behind the API, a lease deleted or garbled); 0 for none (default 2). */
+  /** Seconds between acts of sabotage (a malformed document written behind the API, a lease deleted or garbled, and a hostile request); 0 for none (default 2). */
   sabotageEverySeconds?: number;
   log?: (line: string) => void;
   /** Told the API URL of each host incarnation as it starts (to watch its operations page, say). */
@@ -41,6 +41,8 @@ export interface ChaosResult {
   restarts: number;
   /** Malformed documents written behind the API's back, and leases damaged. */
   sabotage: number;
+  /** Requests an attacker would send (each must be refused), one with every act of sabotage. */
+  hostileRequests: number;
   violations: string[];
   seconds: number;
   settleSeconds: number;
@@ -116,6 +118,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     () => host && { endpoint: host.cosmosEndpoint, key: host.cosmosKey },
     random(options.seed + 7),
     containerDefinitions.databaseName,
+    () => host?.url,
   );
   const sabotage = (async () => {
     const every = (options.sabotageEverySeconds ?? 2) * 1000;
@@ -177,7 +180,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await host.stop("SIGINT");
     rmSync(dataDir, { recursive: true, force: true });
   }
-  violations.push(...api.serverErrors, ...remaining);
+  violations.push(...api.serverErrors, ...saboteur.unrefused, ...remaining);
   const state = workload.state;
   const acknowledged = {
     users: [...state.users.values()].filter((user) => user.username).length,
@@ -192,6 +195,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     faults,
     restarts,
     sabotage: saboteur.acts,
+    hostileRequests: saboteur.hostileRequests,
     violations,
     seconds: options.seconds,
     settleSeconds: Math.round((Date.now() - settleStarted) / 1000),
@@ -229,7 +233,7 @@ async function main(): Promise<void> {
     `chaos: acknowledged ${a.users} users, ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`,
   );
   console.log(
-    `chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.violations.length} violations`,
+    `chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.hostileRequests} hostile requests, ${result.violations.length} violations`,
   );
   process.exit(result.violations.length === 0 ? 0 : 1);
 }

@@ -1,10 +1,12 @@
 import { CosmosClient, type Database } from "@azure/cosmos";
+import { sendHostileRequest } from "./hostile-requests";
 
 /**
  * What happens to a deployment that no API can prevent: a writer that bypasses it (a migration
  * script, a bug, an edit in Data Explorer) puts malformed documents in `posts` and `users`, and
  * an operator deletes change feed leases or garbles their checkpoints. The guarantees must hold
- * regardless, and every malformed document must end up set aside, never silently lost.
+ * regardless, and every malformed document must end up set aside, never silently lost. It also
+ * sends what an attacker would (hostile-requests.ts), each of which must be refused.
  */
 export class Saboteur {
   /** The ids of the malformed documents written, each of which must be set aside. */
@@ -12,10 +14,16 @@ export class Saboteur {
   acts = 0;
   private client?: { endpoint: string; client: CosmosClient };
 
+  /** Hostile requests the host answered otherwise than by refusing them. */
+  readonly unrefused: string[] = [];
+  hostileRequests = 0;
+
   constructor(
     private readonly account: () => { endpoint: string; key: string } | undefined,
     private readonly rng: () => number,
     private readonly databaseName: string,
+    /** The host's API base, for the hostile requests (none when absent). */
+    private readonly api: () => string | undefined = () => undefined,
   ) {}
 
   /** One act, chosen at random; a failure (the host is restarting) is no act. */
@@ -59,6 +67,7 @@ export class Saboteur {
     } catch {
       // the host (and its embedded server) is restarting: try again next time
     }
+    await this.hostileRequest();
   }
 
   private database(): Database | undefined {
@@ -86,6 +95,16 @@ export class Saboteur {
     const lease = resources[Math.floor(this.rng() * resources.length)];
     if (how === "delete") await leases.item(lease.id, lease.id).delete();
     else await leases.item(lease.id, lease.id).replace({ ...lease, continuation: "{garbled" });
+  }
+
+  /** A request an attacker would send (hostile-requests.ts): the host must refuse it, and the guarantees hold regardless. */
+  private async hostileRequest(): Promise<void> {
+    const account = this.account();
+    const api = this.api();
+    if (!account || !api) return;
+    const violation = await sendHostileRequest({ api, cosmosEndpoint: account.endpoint, cosmosKey: account.key }, this.rng);
+    this.hostileRequests++;
+    if (violation) this.unrefused.push(violation);
   }
 
   dispose(): void {

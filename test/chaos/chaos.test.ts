@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ChaosClient } from "../../chaos/api";
 import { checkGuarantees } from "../../chaos/check";
+import { sendHostileRequest } from "../../chaos/hostile-requests";
 import { runChaos } from "../../chaos/run";
+import { startCosmos } from "../../local/cosmos";
 import { emptyAcknowledged } from "../../chaos/workload";
 import { containerDefinitions } from "../../src/store/definitions";
 import { localSystem } from "../support/system";
@@ -15,6 +17,7 @@ describe("npm run chaos, short and deterministic", () => {
     expect(result.restarts).toBe(2);
     expect(result.faults).toBeGreaterThan(0);
     expect(result.sabotage).toBeGreaterThan(3);
+    expect(result.hostileRequests).toBeGreaterThan(3);
     expect(result.operations).toBeGreaterThan(200);
     // The checker had something to check.
     expect(result.acknowledged.posts).toBeGreaterThan(10);
@@ -22,6 +25,19 @@ describe("npm run chaos, short and deterministic", () => {
     expect(result.acknowledged.likes).toBeGreaterThan(5);
     expect(lines.some((line) => /^chaos: \d+ s, \d+ operations/.test(line))).toBe(true);
   }, 180_000);
+});
+
+describe("the saboteur's hostile requests", () => {
+  it("report a host that answers one instead of refusing it", async () => {
+    const open = await startCosmos({ allowedHosts: ["*"] });
+    try {
+      // The first request (rng 0) is the Cosmos DB port with a rebound Host: a server that answers any Host lets it through.
+      const violation = await sendHostileRequest({ api: "http://localhost:1/api", cosmosEndpoint: open.endpoint, cosmosKey: open.key }, () => 0);
+      expect(violation).toMatch(/rebound Host\) answered 200, expected 403/);
+    } finally {
+      await open.stop();
+    }
+  });
 });
 
 describe("the chaos checker", () => {

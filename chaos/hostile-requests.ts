@@ -1,0 +1,131 @@
+import { connect } from "node:net";
+import { SignJWT } from "jose";
+import { authorizationHeaders } from "../local/cosmos/auth";
+import { LOCAL_DEV_SECRET } from "../local/host/dev-auth";
+
+/** Where the hostile requests go: the host's API and the embedded Cosmos DB server. */
+export interface Target {
+  /** The API's base, `http://localhost:<port>/api`. */
+  api: string;
+  cosmosEndpoint: string;
+  cosmosKey: string;
+}
+
+/** One hostile request: the status it got, and the statuses that mean it was refused as it should be. */
+interface Outcome {
+  what: string;
+  status: number | undefined;
+  expected: number[];
+}
+
+/** The status line of one raw HTTP/1.1 exchange; undefined when the host did not answer (restarting). */
+function raw(url: string, request: string, abortAfterWrite = false): Promise<number | undefined> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request, () => abortAfterWrite && socket.destroy()));
+    let answer = "";
+    socket.setTimeout(10_000, () => socket.destroy());
+    socket.on("data", (chunk) => (answer += chunk.toString()));
+    socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]) || undefined));
+    socket.on("error", () => resolve(undefined));
+  });
+}
+
+async function status(url: string, init: RequestInit = {}): Promise<number | undefined> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return undefined;
+  }
+}
+
+const token = (userId: string, claims: { iat: number; exp: number }) =>
+  new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256" }).setSubject(userId).sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
+const now = () => Math.floor(Date.now() / 1000);
+
+/**
+ * What the hostile-input black-box runs sent, each with the answer that refuses it: a page
+ * rebinding its name to the Cosmos DB port or driving the Durable Functions API, names of
+ * Object's members, a pacing that would spin, a DELETE with a stale If-Match, invisible text, a
+ * token from the future, a client that hangs up mid-body.
+ */
+const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
+  async ({ cosmosEndpoint, cosmosKey }) => {
+    const port = new URL(cosmosEndpoint).port;
+    const head = Object.entries(authorizationHeaders(cosmosKey, "GET", "/dbs"))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("");
+    const answer = await raw(cosmosEndpoint, `GET /dbs HTTP/1.1\r\nHost: evil.example:${port}\r\n${head}Connection: close\r\n\r\n`);
+    return { what: "the Cosmos DB port with a rebound Host", status: answer, expected: [403] };
+  },
+  async ({ api }) => ({
+    what: "a page of another origin starting an orchestration",
+    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/orchestrators/releaseOrphanedUsernames`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "text/plain" },
+      body: JSON.stringify({ userId: "alice" }),
+    }),
+    expected: [403],
+  }),
+  async ({ api }, rng) => ({
+    what: "an Object member as a durable API path",
+    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/${rng() < 0.5 ? "constructor" : "orchestrators/toString"}`, {
+      method: rng() < 0.5 ? "GET" : "POST",
+    }),
+    expected: [404, 405],
+  }),
+  async ({ api }) => ({
+    what: "an orchestration input with a 1 ms backoff",
+    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/orchestrators/refreshFeedCopy`, {
+      method: "POST",
+      body: JSON.stringify({ postId: "p", sourceLsn: 1, dueAt: new Date().toISOString(), policy: { failureBackoffMs: 1, activityAttempts: 1 } }),
+    }),
+    // Accepted, then failed once by its input schema (no loop); never run as asked.
+    expected: [202],
+  }),
+  async ({ api }, rng) => {
+    const feed = await fetch(`${api}/feed`, { signal: AbortSignal.timeout(10_000) })
+      .then((response) => response.json() as Promise<{ items?: { postId: string; userId: string }[] }>)
+      .catch(() => ({ items: [] }));
+    const post = feed.items?.[Math.floor(rng() * (feed.items?.length ?? 0))];
+    if (!post) return { what: "a DELETE with a stale If-Match", status: undefined, expected: [412] };
+    const authorization = `Bearer ${await token(post.userId, { iat: now(), exp: now() + 600 })}`;
+    const answer = await status(`${api}/posts/${post.postId}`, { method: "DELETE", headers: { authorization, "if-match": '"stale"' } });
+    return { what: `a DELETE of ${post.postId} with a stale If-Match`, status: answer, expected: [412, 404] };
+  },
+  async ({ api }) => ({
+    what: "a post of invisible characters",
+    status: await status(`${api}/posts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await token("saboteur", { iat: now(), exp: now() + 600 })}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "\u3164\u2800", content: "\u034f" }),
+    }),
+    expected: [400],
+  }),
+  async ({ api }) => ({
+    what: "a token issued an hour from now",
+    status: await status(`${api}/posts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await token("saboteur", { iat: now() + 3600, exp: now() + 7200 })}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "t", content: "c" }),
+    }),
+    expected: [401],
+  }),
+  async ({ api }) => {
+    const { host } = new URL(api);
+    await raw(api, `POST /api/posts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":`, true);
+    return { what: "a body cut off by the client", status: undefined, expected: [] };
+  },
+];
+
+/**
+ * Sends one hostile request chosen at random; returns a violation when the host answered it
+ * otherwise than by refusing it (no answer, or 503 while draining, is no verdict).
+ */
+export async function sendHostileRequest(target: Target, rng: () => number): Promise<string | undefined> {
+  const outcome = await REQUESTS[Math.floor(rng() * REQUESTS.length)](target, rng);
+  if (outcome.status === undefined || outcome.status === 503 || outcome.expected.includes(outcome.status)) return undefined;
+  return `hostile request (${outcome.what}) answered ${outcome.status}, expected ${outcome.expected.join(" or ")}`;
+}
