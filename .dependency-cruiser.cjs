@@ -12,7 +12,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(dist|node_modules|test)/" },
+    exclude: { path: "^(dist|node_modules|test)/|^packages/[^/]+/(dist|test)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs", ".json"] },

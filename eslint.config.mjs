@@ -7,10 +7,22 @@ import tseslint from "typescript-eslint";
 
 /** Everything above a layer in the architecture's arrows: no layer imports from one above it. */
 const OUTSIDE_SRC = ["local", "functions", "scripts", "chaos", "bench", "test", "web"];
+/** The app never imports the local runtime: the deployable bundle must not pull it in. */
+const LOCAL_RUNTIME = ["embedded-cosmos"];
+
+/** The local runtime's packages (packages/*, npm workspaces) are reached through their entries only. */
+const THROUGH_ENTRIES = [
+  { regex: "^embedded-cosmos/", message: 'Use the embedded server through its entry (import from "embedded-cosmos"), never its files.' },
+  {
+    regex: "^(\\.\\./)+packages/[^/]+/(src|dist)(/|$)",
+    message: "A package of the local runtime is used through its entry (its package name), never its files.",
+  },
+];
 
 /** One folder's rule: the folders (top-level, or inside src/) it may not import from, and the packages. */
-function layer(files, { folders = [], srcFolders = [], packages = [], why }) {
-  const patterns = [];
+function layer(files, { folders = [], srcFolders = [], packages = [], outside, why }) {
+  const patterns = [...THROUGH_ENTRIES];
+  if (outside) patterns.push({ regex: outside, message: why });
   if (folders.length) patterns.push({ regex: `^(\\.\\./)+(${folders.join("|")})(/|$)`, message: why });
   if (srcFolders.length) patterns.push({ regex: `^(\\.\\./)+(src/)?(${srcFolders.join("|")})(/|$)`, message: why });
   return {
@@ -24,7 +36,19 @@ function layer(files, { folders = [], srcFolders = [], packages = [], why }) {
 const COSMOS_ONLY_IN_STORE = "Only src/store/ talks to Cosmos DB (@azure/cosmos); the layers above call its functions.";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".data/", "infra/compiled/", "web/config.json", "sprocs/", "local/cosmos/sandbox-runtime.js", "**/*.d.ts"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      ".data/",
+      "infra/compiled/",
+      "web/config.json",
+      "sprocs/",
+      "packages/*/dist/",
+      "packages/embedded-cosmos/src/scripts/sandbox-runtime.js",
+      "**/*.d.ts",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -54,42 +78,57 @@ export default tseslint.config(
   layer(["src/model/**"], {
     srcFolders: ["store", "api", "pipeline", "config"],
     folders: OUTSIDE_SRC,
-    packages: ["@azure/cosmos", "@azure/functions", "durable-functions"],
+    packages: [...LOCAL_RUNTIME, "@azure/cosmos", "@azure/functions", "durable-functions"],
     why: "src/model/ is pure: item shapes, limits, short form; no I/O and nothing above it.",
   }),
   layer(["src/telemetry/**"], {
     srcFolders: ["store", "api", "pipeline", "model", "config"],
     folders: OUTSIDE_SRC,
-    packages: ["@azure/cosmos", "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-metrics", "@azure/monitor-opentelemetry"],
+    packages: [...LOCAL_RUNTIME, "@azure/cosmos", "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-metrics", "@azure/monitor-opentelemetry"],
     why: "src/telemetry/ is below every layer and knows only the OpenTelemetry API; each host picks the SDK and exporters.",
   }),
   layer(["src/store/**"], {
     srcFolders: ["api", "pipeline"],
     folders: OUTSIDE_SRC,
+    packages: LOCAL_RUNTIME,
     why: "src/store/ is below api/ and pipeline/: it may use model/ and config only.",
   }),
   layer(["src/pipeline/**"], {
     srcFolders: ["api"],
     folders: OUTSIDE_SRC,
-    packages: ["@azure/cosmos"],
+    packages: [...LOCAL_RUNTIME, "@azure/cosmos"],
     why: `src/pipeline/ uses store/ and model/, not api/. ${COSMOS_ONLY_IN_STORE}`,
   }),
   layer(["src/api/**"], {
     srcFolders: ["pipeline"],
     folders: OUTSIDE_SRC,
-    packages: ["@azure/cosmos"],
+    packages: [...LOCAL_RUNTIME, "@azure/cosmos"],
     why: `src/api/ uses store/ and model/, not pipeline/. ${COSMOS_ONLY_IN_STORE}`,
   }),
-  layer(["src/*.ts"], { folders: OUTSIDE_SRC, packages: ["@azure/cosmos"], why: "src/ is the app: it imports nothing of the hosts, tools or tests." }),
+  layer(["src/*.ts"], {
+    folders: OUTSIDE_SRC,
+    packages: [...LOCAL_RUNTIME, "@azure/cosmos"],
+    why: "src/ is the app: it imports nothing of the hosts, tools or tests.",
+  }),
   // The hosts run src/; the embedded server stands alone (it knows nothing of the app).
   layer(["functions/**"], {
     folders: ["local", "scripts", "chaos", "bench", "test", "web"],
+    packages: LOCAL_RUNTIME,
     why: "functions/ registers src/'s handlers with the Functions host, nothing else.",
   }),
-  layer(["local/cosmos/**"], {
-    folders: ["src", "host", "functions", "scripts", "chaos", "bench", "test", "web"],
-    why: "The embedded Cosmos DB server is a model of Azure: it knows nothing of the app or its hosts.",
-  }),
+  // A package's source imports nothing outside its src/ (a room climbs one level to reach another, the entry none).
+  ...[
+    ["packages/embedded-cosmos/src/*/**", "^(\\.\\./){2,}"],
+    ["packages/embedded-cosmos/src/*.ts", "^\\.\\./"],
+  ].map(([files, outside]) =>
+    layer([files], {
+      outside,
+      packages: ["@azure/cosmos", "@azure/functions", "durable-functions"],
+      why: "The embedded Cosmos DB server is a package of its own, a model of Azure: it knows nothing of the app, its hosts or its clients.",
+    }),
+  ),
+  // Tests may start a package through its entry or its own test fixture, never reach into its source.
+  layer(["test/**"], { why: "Tests of the app use the local runtime's packages through their entries." }),
   layer(["local/host/**", "local/*.ts"], {
     folders: ["functions", "scripts", "chaos", "bench", "test", "web"],
     why: "local/ runs src/ as the Functions host would: it does not reach into the tools or tests above it.",

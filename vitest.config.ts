@@ -2,9 +2,10 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // The app's tests, and each local runtime package's tests beside it.
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     // The browser tests need Chromium and run on their own: npm run test:browser.
-    exclude: ["test/browser/**", "node_modules/**"],
+    exclude: ["test/browser/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report is what .ci/run counts; the default reporter is for people.

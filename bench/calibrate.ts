@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { startCosmos } from "../local/cosmos";
-import { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "../local/cosmos/request-units";
+import { startCosmos } from "embedded-cosmos";
+import { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "embedded-cosmos";
 import { random } from "../local/random";
 import { ProgressBar } from "../scripts/progress";
 import { createStore, useStore } from "../src/store/client";
@@ -167,7 +167,7 @@ async function main(): Promise<void> {
     PUBLISHED,
   );
   console.log(`coefficients fitted on the article's ${FITTED_ON.toUpperCase()} table:`);
-  // Beside the committed ones (local/cosmos/request-units.ts): a new fit that differs is one to commit.
+  // Beside the committed ones (packages/embedded-cosmos/src/limits/request-units.ts): a new fit that differs is one to commit.
   for (const key of FEATURES) console.log(`  ${key.padEnd(12)} ${fitted[key].toFixed(3).padStart(8)}  (committed ${COEFFICIENTS[key]})`);
   console.log("request  model V3 / article V3   model V1 / article V1");
   for (const id of ids)

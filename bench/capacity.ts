@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { requestUnits } from "../local/cosmos/request-units";
+import { requestUnits } from "embedded-cosmos";
 import type { UserItem } from "../src/model/items";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createPost, likePost, readPost } from "../src/store/posts";

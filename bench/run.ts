@@ -3,7 +3,7 @@ import { measureScans } from "./scan";
 import { cpus, platform, release, totalmem } from "node:os";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
-import { startCosmos, type RunningCosmos } from "../local/cosmos";
+import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { createHttpServer } from "../local/host/http-server";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import { routes } from "../src/api/routes";

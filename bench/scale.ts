@@ -2,7 +2,7 @@ import autocannon from "autocannon";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import type { AddressInfo } from "node:net";
-import { startCosmos } from "../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 import { devToken } from "../local/host/dev-auth";
 import { createHttpServer } from "../local/host/http-server";
 import { routes } from "../src/api/routes";

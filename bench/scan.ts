@@ -1,5 +1,5 @@
 import { CosmosClient } from "@azure/cosmos";
-import { startCosmos } from "../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 
 /** An unindexable query over N small items across the partitions, read to the end through the SDK. */
 export interface ScanFigures {

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { measureCosmos } from "../src/store/metering";
 import { createStore, useStore, type BlogStore } from "../src/store/client";
 import { createComment } from "../src/store/posts";
@@ -25,7 +25,8 @@ export interface ServerFigures {
 }
 
 // The compiled command line of the server: next to this file when it runs from dist/, under dist/ when run from the sources (tests).
-const cli = [join(__dirname, "../local/cosmos/cli.js"), join(__dirname, "../dist/local/cosmos/cli.js")].find((path) => existsSync(path))!;
+/** The embedded server's command, beside its package's entry. */
+const cli = join(dirname(require.resolve("embedded-cosmos")), "cli.js");
 
 function rssOf(child: ChildProcess): number {
   const status = readFileSync(`/proc/${child.pid}/status`, "utf8");

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { SignJWT } from "jose";
-import { authorizationHeaders } from "../local/cosmos/auth";
+import { authorizationHeaders } from "embedded-cosmos";
 import { LOCAL_DEV_SECRET } from "../local/host/dev-auth";
 
 /** Where the hostile requests go: the host's API and the embedded Cosmos DB server. */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CosmosClient } from "@azure/cosmos";
-import { parseFaultSpec } from "../local/cosmos/faults";
+import { parseFaultSpec } from "embedded-cosmos";
 import { random } from "../local/random";
 import { containerDefinitions } from "../src/store/definitions";
 import { ChaosClient } from "./api";

@@ -7,7 +7,7 @@ import type { DurableHost } from "./durable/host";
 import { durableApiBase, serveDurableApi } from "./durable/http-api";
 import { problem } from "./problem";
 import { readBody } from "./request-body";
-import { isAllowedHost } from "../host-names";
+import { isAllowedHost } from "embedded-cosmos";
 import { requestUrl } from "./request-target";
 import { Router } from "./router";
 import { measureCosmos, type CosmosUsage } from "../../src/store/metering";

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { LIMITS } from "../../src/model/limits";
 import { problem } from "./problem";
 import { readBody } from "./request-body";
-import { isLoopbackHost } from "../host-names";
+import { isLoopbackHost } from "embedded-cosmos";
 
 /** Signs a dev token for a user id; absent when dev sign-in is off. */
 export type DevTokenSigner = (userId: string) => Promise<string>;

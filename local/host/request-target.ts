@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { hostnameOf } from "../host-names";
+import { hostnameOf } from "embedded-cosmos";
 
 /**
  * What a request addresses: its URL, checked before anything else reads it. A Host header that

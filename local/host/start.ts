@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadIssuerSettings, loadSettings, loadTuning } from "../../src/config";
-import { parseFaultSpec } from "../cosmos/faults";
-import { commaList } from "../host-names";
+import { parseFaultSpec } from "embedded-cosmos";
+import { commaList } from "embedded-cosmos";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCosmos, type RunningCosmos } from "../../local/cosmos";
+import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { clientFor } from "../support/cosmos";
 import { provision } from "../../src/store/provision";
 import type { Container } from "@azure/cosmos";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCosmos } from "../../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
 import { localSystem, type Client } from "../support/system";
 

@@ -3,7 +3,7 @@ import { ChaosClient } from "../../chaos/api";
 import { checkGuarantees } from "../../chaos/check";
 import { sendHostileRequest } from "../../chaos/hostile-requests";
 import { runChaos } from "../../chaos/run";
-import { startCosmos } from "../../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 import { emptyAcknowledged } from "../../chaos/workload";
 import { containerDefinitions } from "../../src/store/definitions";
 import { localSystem } from "../support/system";

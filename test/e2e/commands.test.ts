@@ -10,6 +10,8 @@ import { within } from "../support/system";
 
 // These run the compiled entry points that the npm scripts run (`npm test` compiles first).
 const dist = join(__dirname, "../../dist");
+/** `npm run cosmos`: the embedded server package's command. */
+const cosmosCli = join(__dirname, "../../packages/embedded-cosmos/dist/cli.js");
 
 /** Starts a command and resolves with the first match of `pattern` in its output. */
 function startAndWaitFor(
@@ -39,7 +41,7 @@ const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => 
 
 describe("the commands", () => {
   it("npm run cosmos serves the embedded server, prints endpoint and key, and stops on SIGTERM", async () => {
-    const { child, output } = await startAndWaitFor([join(dist, "local/cosmos/cli.js"), "--port", "0"], /COSMOS_KEY=\S+/);
+    const { child, output } = await startAndWaitFor([cosmosCli, "--port", "0"], /COSMOS_KEY=\S+/);
     const endpoint = /COSMOS_ENDPOINT=(\S+)/.exec(output())![1];
     const key = /COSMOS_KEY=(\S+)/.exec(output())![1];
     const client = clientFor({ endpoint, key });
@@ -52,7 +54,7 @@ describe("the commands", () => {
   });
 
   it("npm run cosmos refuses a bad port", () => {
-    const result = spawnSync(process.execPath, [join(dist, "local/cosmos/cli.js"), "--port", "nope"], { encoding: "utf8" });
+    const result = spawnSync(process.execPath, [cosmosCli, "--port", "nope"], { encoding: "utf8" });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("--port");
   });

@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCosmos } from "../../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 import { localSystem, within, type Client } from "../support/system";
 
 /**

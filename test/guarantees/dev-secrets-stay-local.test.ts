@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startCosmos } from "../../local/cosmos";
+import { startCosmos } from "embedded-cosmos";
 import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
 import { loadSettings } from "../../src/config";
 

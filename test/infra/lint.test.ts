@@ -25,8 +25,19 @@ describe("the linter's layering", () => {
       'import { startLocalSystem } from "../../local/host/system";\nexport const s = startLocalSystem;',
       /imports nothing of the hosts|not pipeline/,
     ],
-    ["local/cosmos/sample.ts", 'import { routes } from "../../src/api/routes";\nexport const r = routes;', /knows nothing of the app/],
-    ["functions/sample.ts", 'import { startCosmos } from "../local/cosmos";\nexport const s = startCosmos;', /registers src\/'s handlers/],
+    [
+      "packages/embedded-cosmos/src/engine/sample.ts",
+      'import { routes } from "../../../../src/api/routes";\nexport const r = routes;',
+      /knows nothing of the app/,
+    ],
+    [
+      "local/host/sample.ts",
+      'import { CosmosServer } from "../../packages/embedded-cosmos/src/protocol/server";\nexport const s = CosmosServer;',
+      /through its entry/,
+    ],
+    ["bench/sample.ts", 'import { cost } from "embedded-cosmos/dist/limits/request-units";\nexport const c = cost;', /through its entry/],
+    ["src/store/sample.ts", 'import { startCosmos } from "embedded-cosmos";\nexport const s = startCosmos;', /below api\/ and pipeline\//],
+    ["functions/sample.ts", 'import { startCosmos } from "embedded-cosmos";\nexport const s = startCosmos;', /registers src\/'s handlers/],
   ])("refuses what %s may not import", async (filePath, code, why) => {
     const found = await problems(filePath, code);
     expect(

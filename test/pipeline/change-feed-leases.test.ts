@@ -1,6 +1,6 @@
 import type { Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CosmosOptions } from "../../local/cosmos";
+import type { CosmosOptions } from "embedded-cosmos";
 import { ChangeFeedPump } from "../../local/host/change-feed/pump";
 import { watchedTrigger } from "../support/watched";
 import { cosmosFixture, eventually, type CosmosFixture } from "../support/cosmos";

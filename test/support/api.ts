@@ -1,5 +1,5 @@
 import { HttpRequest, InvocationContext } from "@azure/functions";
-import { startCosmos, type CosmosOptions, type RunningCosmos } from "../../local/cosmos";
+import { startCosmos, type CosmosOptions, type RunningCosmos } from "embedded-cosmos";
 import { devToken } from "../../local/host/dev-auth";
 import { Router } from "../../local/host/router";
 import { routes } from "../../src/api/routes";

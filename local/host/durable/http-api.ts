@@ -3,7 +3,7 @@ import { InvocationContext, type LogHandler } from "@azure/functions";
 import * as df from "durable-functions";
 import { problem } from "../problem";
 import { readBody } from "../request-body";
-import { isLoopbackHost } from "../../host-names";
+import { isLoopbackHost } from "embedded-cosmos";
 import { DurableRequestError, FINISHED, type DurableHost, type InstanceFilter, type InstanceStatus } from "./host";
 
 /** Where the Functions host serves the documented Durable Functions HTTP API (the webhook URLs). */

@@ -1,0 +1,214 @@
+import type { Account } from "../engine/account";
+import { batch, bulk } from "../scripts/batch";
+import { badRequest, notFound } from "../wire/errors";
+import { isObject, type Json, type JsonObject } from "../wire/json";
+import { SCAN_PAGE_ITEMS } from "../query/query";
+import { needsPipeline, pipelineRequired, planOf } from "../query/query-plan";
+import { feedOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
+import type { ScriptedTransactions } from "../scripts/transactions";
+
+/** The documents of a container over REST: item reads and writes, queries, the change feed, batches and bulk. */
+export class DocumentRoutes {
+  constructor(
+    private readonly account: Account,
+    private readonly transactions: ScriptedTransactions,
+    /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
+    private readonly scanPageItems = SCAN_PAGE_ITEMS,
+  ) {}
+
+  /** A request to the documents feed (`.../docs`): change feed, read feed, query plan, query, bulk, batch, upsert or create. */
+  feed(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const operation = feedOperation(call);
+    switch (operation) {
+      case "change feed":
+        return this.changeFeed(call, dbId, collId);
+      case "read feed":
+        return this.query(call, dbId, collId, { query: "SELECT * FROM c" });
+      case "query plan":
+        return this.queryPlan(call);
+      case "query":
+        return this.query(call, dbId, collId, this.querySpec(call.body));
+      case "bulk": {
+        const scope = scopeOf(call, data);
+        if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
+        const continueOnError = call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false";
+        return bulk(data, this.transactions, dbId, collId, scope.range, call.body, continueOnError);
+      }
+      case "batch":
+        return batch(data, this.transactions, dbId, collId, this.fullPartitionKey(call, data), call.body);
+      case "upsert":
+      case "create":
+        return this.createOrUpsert(call, dbId, collId, operation);
+    }
+  }
+
+  private createOrUpsert(call: Call, dbId: string, collId: string, operation: "create" | "upsert"): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const body = this.requireObject(call.body);
+    const pk = partitionKeyHeader(call, data.partitionKey.paths.length > 0) ?? data.partitionKeyOf(body);
+    const options = this.writeOptions(call);
+    const { doc, status } =
+      operation === "upsert"
+        ? this.transactions.write(
+            dbId,
+            collId,
+            pk,
+            "Upsert",
+            options,
+            (input) => {
+              const result = data.upsert(pk, input as JsonObject, options.ifMatch);
+              return { doc: result.doc, status: result.created ? 201 : 200 };
+            },
+            body,
+          )
+        : this.transactions.write(dbId, collId, pk, "Create", options, (input) => ({ doc: data.create(pk, input as JsonObject), status: 201 }), body);
+    return this.docReply(status, doc);
+  }
+
+  /** A request to one document: read, replace, delete or patch. */
+  item(call: Call, dbId: string, collId: string, id: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.fullPartitionKey(call, data);
+    const options = this.writeOptions(call);
+    switch (call.method) {
+      case "GET": {
+        const doc = data.read(pk, id);
+        if (!doc) throw notFound();
+        if (call.header("if-none-match") === doc._etag) return { status: 304, headers: { etag: doc._etag as string } };
+        return this.docReply(200, doc);
+      }
+      case "PUT": {
+        const body = this.requireObject(call.body);
+        const { doc } = this.transactions.write(
+          dbId,
+          collId,
+          pk,
+          "Replace",
+          options,
+          (input) => ({ doc: data.replace(pk, id, input as JsonObject, options.ifMatch), status: 200 }),
+          body,
+        );
+        return this.docReply(200, doc);
+      }
+      case "DELETE":
+        this.transactions.write(dbId, collId, pk, "Delete", options, () => ({ doc: data.delete(pk, id, options.ifMatch), status: 204 }));
+        return { status: 204 };
+      case "PATCH": {
+        // The SDK sends either a bare list of operations or {operations, condition}.
+        const body = Array.isArray(call.body) ? { operations: call.body as Json } : this.requireObject(call.body);
+        const condition = typeof body.condition === "string" ? body.condition : undefined;
+        const { doc } = this.transactions.write(dbId, collId, pk, "Replace", options, () => ({
+          doc: data.patch(pk, id, body.operations, condition, options.ifMatch),
+          status: 200,
+        }));
+        return this.docReply(200, doc);
+      }
+      default:
+        throw badRequest(`${call.method} is not supported on a document.`);
+    }
+  }
+
+  /** Deletes every item of the partition key the request names (Azure does it in the background, here at once). */
+  deletePartitionKey(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const pk = this.fullPartitionKey(call, data);
+    data.transaction(() => data.deletePartition(pk));
+    return { status: 200 };
+  }
+
+  /** A partition key header naming one logical partition: as many components as the container's key has paths. */
+  private fullPartitionKey(call: Call, data: { partitionKey: { paths: string[] } }): string {
+    const pk = partitionKeyHeader(call, true) as string;
+    if ((JSON.parse(pk) as unknown[]).length !== data.partitionKey.paths.length) {
+      throw badRequest(
+        "Partition key provided either doesn't correspond to definition in the collection or doesn't match partition key field values specified in the document.",
+      );
+    }
+    return pk;
+  }
+
+  private writeOptions(call: Call) {
+    const list = (name: string) =>
+      call
+        .header(name)
+        ?.split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+    return {
+      ifMatch: call.header("if-match"),
+      preTriggers: list("x-ms-documentdb-pre-trigger-include"),
+      postTriggers: list("x-ms-documentdb-post-trigger-include"),
+    };
+  }
+
+  private requireObject(body: unknown): JsonObject {
+    if (!isObject(body)) throw badRequest("The request body must be a JSON object.");
+    return body;
+  }
+
+  private docReply(status: number, doc: JsonObject): Reply {
+    return { status, body: doc, headers: { etag: doc._etag as string } };
+  }
+
+  private querySpec(body: unknown): { query: string; parameters?: { name: string; value: Json }[] } {
+    if (!isObject(body) || typeof body.query !== "string") throw badRequest("The query body must have a 'query' string.");
+    const parameters = body.parameters ?? [];
+    if (!Array.isArray(parameters) || !parameters.every((p) => isObject(p) && typeof p.name === "string")) {
+      throw badRequest("Query parameters must be a list of {name, value}.");
+    }
+    return { query: body.query, parameters: parameters as { name: string; value: Json }[] };
+  }
+
+  private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const scope = scopeOf(call, data);
+    // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
+    if ("all" in scope) {
+      const plan = planOf(spec);
+      if (needsPipeline(plan)) throw pipelineRequired(plan);
+    }
+    const started = performance.now();
+    const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100), this.scanPageItems);
+    const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
+    if (page.continuation) headers["x-ms-continuation"] = page.continuation;
+    if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
+      const ms = (performance.now() - started).toFixed(2);
+      headers["x-ms-documentdb-query-metrics"] =
+        `totalExecutionTimeInMs=${ms};queryCompileTimeInMs=0;queryLogicalPlanBuildTimeInMs=0;queryPhysicalPlanBuildTimeInMs=0;` +
+        `queryOptimizationTimeInMs=0;VMExecutionTimeInMs=${ms};indexLookupTimeInMs=0;documentLoadTimeInMs=0;systemFunctionExecuteTimeInMs=0;` +
+        `userFunctionExecuteTimeInMs=0;retrievedDocumentCount=${page.retrieved};retrievedDocumentSize=0;outputDocumentCount=${page.items.length};` +
+        `outputDocumentSize=0;writeOutputTimeInMs=0;indexUtilizationRatio=1`;
+    }
+    return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
+  }
+
+  /** The gateway's query plan: how the SDK splits a cross-partition query into per-range queries and merges them. */
+  private queryPlan(call: Call): Reply {
+    return { status: 200, body: planOf(this.querySpec(call.body)) };
+  }
+
+  private changeFeed(call: Call, dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const requested = scopeOf(call, data);
+    // LSNs are per key range: a read of the whole container must name one (the SDK always does).
+    if ("all" in requested && data.ranges.length > 1) throw badRequest("A change feed read must name a partition key or a partition key range.");
+    const scope = "all" in requested ? { range: 0 } : requested;
+    const range = "pk" in scope ? data.rangeOfKey(scope.pk) : scope.range;
+    const ifNoneMatch = call.header("if-none-match");
+    const since = call.header("if-modified-since");
+    const sinceTs = since ? Math.floor(Date.parse(since) / 1000) : 0;
+    if (since && Number.isNaN(sinceTs)) throw badRequest("Invalid If-Modified-Since header.");
+    let after = 0;
+    if (ifNoneMatch === "*") after = data.currentLsn(range);
+    else if (ifNoneMatch) {
+      after = Number(ifNoneMatch.replace(/"/g, ""));
+      if (!Number.isInteger(after) || after < 0) throw badRequest("Invalid change feed continuation.");
+    }
+    const max = Number(call.header("x-ms-max-item-count") ?? 100);
+    const page = data.changes(scope, after, max > 0 ? max : 100, sinceTs);
+    const headers = { etag: `"${page.lsn}"`, "x-ms-item-count": String(page.items.length) };
+    if (page.items.length === 0) return { status: 304, headers };
+    return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };
+  }
+}

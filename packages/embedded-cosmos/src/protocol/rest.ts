@@ -1,0 +1,92 @@
+import { badRequest, CosmosError } from "../wire/errors";
+import type { Scope } from "../engine/container";
+import type { OperationKind } from "../limits/faults";
+
+/**
+ * The Cosmos DB REST protocol's request and reply, as the server parses and answers them, and
+ * what a request's headers say: its partition key, its scope, what kind of operation it is.
+ */
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** One parsed request: path segments, lower-cased headers, JSON body (if any). */
+export interface Call {
+  method: string;
+  segments: string[];
+  header: (name: string) => string | undefined;
+  body: unknown;
+  /** An injected fault for a stored procedure call: run it, then roll back and answer this. */
+  failAfterWork?: CosmosError;
+  /** The physical partition whose throughput budget admitted this request (budget on only). */
+  budgetPartition?: string;
+}
+
+export const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";
+
+/** A query of a container's documents, as the SDK marks one (header, or the query content type). */
+const isQueryRequest = (call: Call) =>
+  isTrue(call.header("x-ms-documentdb-isquery")) || Boolean(call.header("content-type")?.startsWith("application/query+json"));
+
+/** What a request to a container's documents feed (`.../docs`) is, by its method and headers. */
+export type FeedOperation = "change feed" | "read feed" | "query plan" | "query" | "bulk" | "batch" | "upsert" | "create";
+
+export function feedOperation(call: Call): FeedOperation {
+  if (call.method === "GET") return call.header("a-im") !== undefined ? "change feed" : "read feed";
+  if (call.method !== "POST") throw badRequest(`${call.method} is not supported on documents.`);
+  if (isTrue(call.header("x-ms-cosmos-is-query-plan-request"))) return "query plan";
+  if (isQueryRequest(call)) return "query";
+  if (isTrue(call.header("x-ms-cosmos-is-batch-request"))) return call.header("x-ms-cosmos-batch-atomic")?.toLowerCase() === "false" ? "bulk" : "batch";
+  return isTrue(call.header("x-ms-documentdb-is-upsert")) ? "upsert" : "create";
+}
+
+const KIND_OF: Record<FeedOperation, OperationKind> = {
+  "change feed": "changefeed",
+  "read feed": "query",
+  "query plan": "query",
+  query: "query",
+  bulk: "batch",
+  batch: "batch",
+  upsert: "write",
+  create: "write",
+};
+
+/** The kind of a data-plane request (items, queries, batches, sprocs, change feed); undefined for metadata. */
+export function operationKind(call: Call): OperationKind | undefined {
+  const [, , , , kind, id] = call.segments;
+  if (kind === "sprocs") return id !== undefined && call.method === "POST" ? "sproc" : undefined;
+  if (kind !== "docs") return undefined;
+  if (id !== undefined) return call.method === "GET" ? "read" : "write";
+  if (call.method !== "GET" && call.method !== "POST") return undefined;
+  return KIND_OF[feedOperation(call)];
+}
+
+/** What a query or change feed request covers: the logical partition, or the key range (narrowed by EPKs), it names. */
+export function scopeOf(call: Call, data: { ranges: { id: string }[] }): Scope {
+  const pk = partitionKeyHeader(call, false);
+  if (pk !== undefined) return { pk };
+  const rangeId = call.header("x-ms-documentdb-partitionkeyrangeid");
+  if (rangeId === undefined) return { all: true };
+  const range = data.ranges.findIndex((r) => r.id === rangeId.split(",").pop());
+  if (range < 0) throw new CosmosError(410, "Gone", `The partition key range '${rangeId}' is gone.`, 1002);
+  return { range, minEpk: call.header("x-ms-start-epk") || undefined, maxEpk: call.header("x-ms-end-epk") || undefined };
+}
+
+/** The partition key the request names, or undefined for a cross-partition request. */
+export function partitionKeyHeader(call: Call, required: boolean): string | undefined {
+  const header = call.header("x-ms-documentdb-partitionkey");
+  if (header === undefined) {
+    if (required) throw badRequest("PartitionKey value must be supplied for this operation.");
+    return undefined;
+  }
+  try {
+    const value = JSON.parse(header) as unknown;
+    if (!Array.isArray(value)) throw new Error("not an array");
+    return JSON.stringify(value);
+  } catch {
+    throw badRequest(`The partition key header '${header}' is invalid JSON.`);
+  }
+}

@@ -1,0 +1,306 @@
+import type { Clock } from "../engine/clock";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { Account, type ScriptKind } from "../engine/account";
+import { verifyMasterKey } from "./auth";
+import { hostnameOf, isAllowedHost } from "./host-names";
+import { DocumentRoutes } from "./documents";
+import { NO_COST, requestUnits, withMeter, type CostFeatures } from "../limits/request-units";
+import { badRequest, CosmosError, entityTooLarge, notFound } from "../wire/errors";
+import { ScriptedTransactions } from "../scripts/transactions";
+import { SCAN_PAGE_ITEMS } from "../query/query";
+import type { ThroughputBudget } from "../limits/throughput";
+import type { FaultInjector } from "../limits/faults";
+import { isTrue, operationKind, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
+import type { Json, JsonObject } from "../wire/json";
+import type { ScriptLimits } from "../scripts/sandbox";
+
+const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+
+/** The Cosmos DB REST protocol over the in-memory account, as `@azure/cosmos` speaks it. */
+export class CosmosServer {
+  readonly account: Account;
+  private readonly transactions: ScriptedTransactions;
+  private readonly documents: DocumentRoutes;
+  private readonly http: Server;
+  private sweeper?: NodeJS.Timeout;
+
+  private readonly limits: ScriptLimits;
+  /** Item operations per second per physical partition; unlimited when absent. */
+  private readonly budget?: ThroughputBudget;
+  /** Injects Azure's failures into data-plane requests; none when absent. */
+  readonly faults?: FaultInjector;
+  /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
+  private readonly scanPageItems: number;
+  /** Told what each request did and was charged (the calibration reads it). */
+  private readonly onCharged?: (features: CostFeatures, charge: number) => void;
+  /** Host names answered besides loopback ones. */
+  private readonly allowedHosts: readonly string[];
+
+  constructor(
+    /** The account key every request must be signed with (master-key authorization). */
+    private readonly key: string,
+    options: {
+      limits: ScriptLimits;
+      partitions?: number;
+      budget?: ThroughputBudget;
+      faults?: FaultInjector;
+      scanPageItems?: number;
+      clock?: Clock;
+      onCharged?: (features: CostFeatures, charge: number) => void;
+      allowedHosts?: readonly string[];
+    },
+  ) {
+    this.allowedHosts = options.allowedHosts ?? [];
+    this.onCharged = options.onCharged;
+    this.limits = options.limits;
+    this.budget = options.budget;
+    this.faults = options.faults;
+    this.scanPageItems = options.scanPageItems ?? SCAN_PAGE_ITEMS;
+    this.account = new Account(options.partitions ?? 1, options.clock);
+    this.transactions = new ScriptedTransactions(this.account, this.limits);
+    this.documents = new DocumentRoutes(this.account, this.transactions, this.scanPageItems);
+    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http.keepAliveTimeout = 60_000;
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.http.once("error", reject);
+      this.http.listen(port, host, () => {
+        this.sweeper = setInterval(() => this.sweep(), 1000).unref();
+        const address = this.http.address();
+        resolve(typeof address === "object" && address ? address.port : port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.http.closeAllConnections();
+    return new Promise((resolve) => this.http.close(() => resolve()));
+  }
+
+  private sweep(): void {
+    for (const db of this.account.databases.values()) for (const c of db.containers.values()) c.data.sweep();
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let reply: Reply;
+    const features = { ...NO_COST };
+    try {
+      this.checkHost(req.headers.host);
+      const call = await this.parse(req);
+      // What the fault injector has injected is no data: chaos runs read it without the key.
+      if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
+      await this.injectFaults(call);
+      reply = withMeter(features, () => this.route(call));
+    } catch (error) {
+      const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
+      if (cosmosError.status === 500) console.error("[cosmos] internal error", error);
+      const headers: Record<string, string> = { ...cosmosError.headers };
+      if (cosmosError.subStatus !== undefined) headers["x-ms-substatus"] = String(cosmosError.subStatus);
+      reply = { status: cosmosError.status, body: cosmosError.toBody(), headers };
+    }
+    // The cost model's charge for what the request did (docs/request-units.md), failed requests included, as Azure charges them.
+    const charge = requestUnits(features);
+    this.onCharged?.(features, charge);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-ms-activity-id": randomUUID(),
+      "x-ms-request-charge": charge.toFixed(2),
+      "x-ms-schemaversion": "1.14",
+      ...reply.headers,
+    };
+    const text = reply.body === undefined ? "" : JSON.stringify(reply.body);
+    res.writeHead(reply.status, { ...headers, "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  /**
+   * A request must name this machine (or a host LOCAL_ALLOWED_HOSTS lists): with the account key
+   * public, a page that rebinds its own name to 127.0.0.1 would otherwise read and write the
+   * whole account, same-origin and without CORS.
+   */
+  private checkHost(host: string | undefined): void {
+    const name = host === undefined ? "localhost" : hostnameOf(host);
+    if (name === undefined) throw badRequest("The Host header is no host name.");
+    if (!isAllowedHost(name, this.allowedHosts))
+      throw new CosmosError(403, "Forbidden", `This server answers loopback host names only, not '${name}'; LOCAL_ALLOWED_HOSTS lists others it may answer.`);
+  }
+
+  private async parse(req: IncomingMessage): Promise<Call> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_REQUEST_BYTES) throw entityTooLarge("Request size is too large.");
+      chunks.push(chunk as Buffer);
+    }
+    const text = Buffer.concat(chunks).toString("utf8");
+    let body: unknown;
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw badRequest("The request payload is invalid JSON.");
+      }
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const segments = url.pathname
+      .split("/")
+      .filter(Boolean)
+      .map((s) => decodeURIComponent(s));
+    return { method: req.method ?? "GET", segments, header: (name) => req.headers[name] as string | undefined, body };
+  }
+
+  private route(call: Call): Reply {
+    const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
+    const n = call.segments.length;
+    if (n === 0 && call.method === "GET") return { status: 200, body: this.accountResource(call) };
+    // Not part of Azure's protocol: what the fault injector has injected, for runs that restart the process.
+    if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET")
+      return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
+    if (dbs !== "dbs") throw notFound("Unknown resource path.");
+    if (n <= 2) return this.databases(call, dbId);
+    if (colls !== "colls") throw notFound("Unknown resource path.");
+    if (n <= 4) return this.containers(call, dbId, collId);
+    if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST")))
+      call.budgetPartition = this.spendBudget(call, dbId, collId);
+    if (kind === "docs") return n === 5 ? this.documents.feed(call, dbId, collId) : this.documents.item(call, dbId, collId, resourceId);
+    if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
+    if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST")
+      return this.documents.deletePartitionKey(call, dbId, collId);
+    if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
+    throw notFound("Unknown resource path.");
+  }
+
+  /** Draws this request's faults (data-plane requests only): waits, fails, or marks a sproc call to fail after its work. */
+  private async injectFaults(call: Call): Promise<void> {
+    const kind = this.faults && operationKind(call);
+    if (!kind) return;
+    const plan = this.faults!.plan(kind, call.segments[3]);
+    call.failAfterWork = plan.afterWork;
+    await this.faults!.apply(plan);
+  }
+
+  /** Charges the physical partition the request lands on (a cross-partition request: the first), and names it. */
+  private spendBudget(call: Call, dbId: string, collId: string): string {
+    const { data } = this.account.container(dbId, collId);
+    const scope = scopeOf(call, data);
+    const range = "pk" in scope ? data.rangeOfKey(scope.pk) : "range" in scope ? scope.range : 0;
+    const partition = `${dbId}/${collId}/${range}`;
+    this.budget!.spend(partition);
+    return partition;
+  }
+
+  private accountResource(call: Call): JsonObject {
+    const endpoint = `http://${call.header("host") ?? "localhost"}/`;
+    const location = { name: "Local", databaseAccountEndpoint: endpoint };
+    return {
+      id: "localcosmos",
+      _rid: "localcosmos",
+      _self: "",
+      _dbs: "//dbs/",
+      media: "//media/",
+      addresses: "//addresses/",
+      writableLocations: [location],
+      readableLocations: [location],
+      enableMultipleWriteLocations: false,
+      userConsistencyPolicy: { defaultConsistencyLevel: "Session" },
+      userReplicationPolicy: { asyncReplication: false, minReplicaSetSize: 1, maxReplicasetSize: 1 },
+      systemReplicationPolicy: { minReplicaSetSize: 1, maxReplicasetSize: 1 },
+      readPolicy: { primaryReadCoefficient: 1, secondaryReadCoefficient: 1 },
+      queryEngineConfiguration: JSON.stringify({ maxSqlQueryInputLength: 262144, sqlAllowTop: true, sqlAllowAggregateFunctions: true }),
+    };
+  }
+
+  private databases(call: Call, dbId: string | undefined): Reply {
+    if (dbId === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.createDatabase(call.body) };
+      const list = [...this.account.databases.values()].map((d) => d.resource);
+      return { status: 200, body: { _rid: "", Databases: list, _count: list.length } };
+    }
+    if (call.method === "GET") return { status: 200, body: this.account.database(dbId).resource };
+    if (call.method === "DELETE") {
+      this.account.deleteDatabase(dbId);
+      return { status: 204 };
+    }
+    throw badRequest(`${call.method} is not supported on a database.`);
+  }
+
+  private containers(call: Call, dbId: string, collId: string | undefined): Reply {
+    if (collId === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
+        return { status: 201, body: this.account.createContainer(dbId, call.body) };
+      const list = [...this.account.database(dbId).containers.values()].map((c) => c.data.resource);
+      return { status: 200, body: { _rid: this.account.database(dbId).resource._rid, DocumentCollections: list, _count: list.length } };
+    }
+    switch (call.method) {
+      case "GET":
+        return { status: 200, body: this.account.container(dbId, collId).data.resource };
+      case "PUT":
+        return { status: 200, body: this.account.replaceContainer(dbId, collId, call.body) };
+      case "DELETE":
+        this.account.deleteContainer(dbId, collId);
+        return { status: 204 };
+      default:
+        throw badRequest(`${call.method} is not supported on a container.`);
+    }
+  }
+
+  /** One physical partition covering the whole hash range, as a small real container has. */
+  /** The container's physical partitions, as key ranges: what the SDK routes cross-partition work by. */
+  private partitionKeyRanges(dbId: string, collId: string): Reply {
+    const { data } = this.account.container(dbId, collId);
+    const ranges = data.ranges.map((range, i) => ({
+      ...range,
+      _rid: `${data.resource._rid as string}${range.id}`,
+      ridPrefix: i,
+      throughputFraction: 1 / data.ranges.length,
+      status: "online",
+      parents: [],
+      _etag: `"${data.currentLsn(i)}"`,
+    }));
+    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag: `"${data.ranges.length}"` } };
+  }
+
+  private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {
+    if (id === undefined) {
+      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
+        return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
+      const list = [...this.account.container(dbId, collId).scripts[kind].values()];
+      const key = kind === "sprocs" ? "StoredProcedures" : "Triggers";
+      return { status: 200, body: { _rid: "", [key]: list, _count: list.length } };
+    }
+    switch (call.method) {
+      case "GET":
+        return { status: 200, body: this.account.script(dbId, collId, kind, id) };
+      case "PUT":
+        return { status: 200, body: this.account.saveScript(dbId, collId, kind, call.body, id) };
+      case "DELETE":
+        this.account.deleteScript(dbId, collId, kind, id);
+        return { status: 204 };
+      case "POST": {
+        if (kind !== "sprocs") break;
+        const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
+        const pk = partitionKeyHeader(call, true) as string;
+        const result = this.transactions.executeProcedure(
+          dbId,
+          collId,
+          id,
+          pk,
+          params,
+          isTrue(call.header("x-ms-documentdb-script-enable-logging")),
+          call.failAfterWork,
+        );
+        // Admission spent one operation; the script's own collection calls are its real cost.
+        if (call.budgetPartition) this.budget?.charge(call.budgetPartition, result.operations - 1);
+        const headers: Record<string, string> = {};
+        if (result.logs.length > 0) headers["x-ms-documentdb-script-log-results"] = encodeURIComponent(result.logs.join("\n"));
+        return { status: 200, body: result.body, headers };
+      }
+    }
+    throw badRequest(`${call.method} is not supported on ${kind}.`);
+  }
+}

@@ -1,0 +1,119 @@
+import type { Json } from "../wire/json";
+
+type Node = { type: string; [key: string]: unknown };
+
+/** A condition every result must meet that an index can answer: the sargable conjuncts of WHERE. */
+export type Predicate =
+  | { kind: "equal"; path: string[]; value: Json }
+  | { kind: "in"; path: string[]; values: Json[] }
+  | { kind: "range"; path: string[]; operator: "<" | "<=" | ">" | ">="; value: Json }
+  | { kind: "contains"; path: string[]; value: Json }
+  | { kind: "defined"; path: string[] }
+  /** An OR of conjunctions, each with at least one indexable condition: the union of their selections. */
+  | { kind: "any"; alternatives: Predicate[][] };
+
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as Node).type === "string";
+
+/** `alias.a.b` or `alias["a"]` as a property path, if the expression is exactly that. */
+function memberPath(node: unknown, alias: string): string[] | undefined {
+  if (!isNode(node) || node.type !== "scalar_member_expression") return undefined;
+  const property = node.property as Node;
+  const name = property.type === "identifier" ? (property.name as string) : property.type === "string_constant" ? (property.value as string) : undefined;
+  if (name === undefined) return undefined;
+  const object = node.object as Node;
+  if (object.type === "identifier") return object.name === alias ? [name] : undefined;
+  const parent = memberPath(object, alias);
+  return parent ? [...parent, name] : undefined;
+}
+
+/** A constant or a parameter's value; primitives only (equality of objects and arrays is left to the engine). */
+function constant(node: unknown, parameters: Map<string, Json>): { value: Json } | undefined {
+  if (!isNode(node)) return undefined;
+  let value: unknown;
+  if (node.type === "parameter_name") {
+    if (!parameters.has(node.name as string)) return undefined;
+    value = parameters.get(node.name as string);
+  } else if (["string_constant", "number_constant", "boolean_constant"].includes(node.type)) {
+    value = node.value;
+  } else if (node.type === "null_constant") {
+    value = null;
+  } else {
+    return undefined;
+  }
+  return value === null || ["string", "number", "boolean"].includes(typeof value) ? { value: value as Json } : undefined;
+}
+
+const MIRRORED = { "<": ">", "<=": ">=", ">": "<", ">=": "<=" } as const;
+
+function collect(condition: unknown, alias: string, parameters: Map<string, Json>, out: Predicate[]): void {
+  if (!isNode(condition)) return;
+  if (condition.type === "scalar_binary_expression") {
+    const operator = condition.operator as string;
+    if (operator === "AND") {
+      collect(condition.left, alias, parameters, out);
+      collect(condition.right, alias, parameters, out);
+      return;
+    }
+    if (operator === "OR") {
+      const alternatives = [condition.left, condition.right].flatMap((side) => {
+        const found: Predicate[] = [];
+        collect(side, alias, parameters, found);
+        // A nested OR contributes its own alternatives.
+        return found.length === 1 && found[0].kind === "any" ? found[0].alternatives : [found];
+      });
+      if (alternatives.every((conjunction) => conjunction.length > 0)) out.push({ kind: "any", alternatives });
+      return;
+    }
+    for (const [member, other, mirrored] of [
+      [condition.left, condition.right, false],
+      [condition.right, condition.left, true],
+    ] as const) {
+      const path = memberPath(member, alias);
+      const value = path && constant(other, parameters);
+      if (!path || !value) continue;
+      if (operator === "=") out.push({ kind: "equal", path, value: value.value });
+      else if (operator in MIRRORED && value.value !== null && typeof value.value !== "boolean") {
+        const op = operator as keyof typeof MIRRORED;
+        out.push({ kind: "range", path, operator: mirrored ? MIRRORED[op] : op, value: value.value });
+      }
+      return;
+    }
+  }
+  if (condition.type === "scalar_in_expression" && !condition.not) {
+    const path = memberPath(condition.value, alias);
+    const values = (condition.list as unknown[]).map((item) => constant(item, parameters));
+    if (path && values.every(Boolean)) out.push({ kind: "in", path, values: values.map((v) => v!.value) });
+  }
+  if (condition.type === "scalar_function_expression") {
+    const name = String((condition.name as Node).name).toUpperCase();
+    const args = condition.arguments as unknown[];
+    if (name === "IS_DEFINED" && args.length === 1) {
+      const path = memberPath(args[0], alias);
+      if (path) out.push({ kind: "defined", path });
+    }
+    if (name === "ARRAY_CONTAINS" && args.length === 2) {
+      const path = memberPath(args[0], alias);
+      const value = constant(args[1], parameters);
+      if (path && value) out.push({ kind: "contains", path, value: value.value });
+    }
+  }
+}
+
+/**
+ * The predicates every result must satisfy that an index can select: the conjuncts at the top
+ * of WHERE comparing `alias.path` with a constant (=, <, <=, >, >=, IN), ARRAY_CONTAINS with a
+ * constant, IS_DEFINED, and ORs whose every side has such a condition. Anything else (NOT,
+ * functions of paths) is left to the engine, which evaluates the whole WHERE over the
+ * candidates these select.
+ */
+export function indexablePredicates(ast: unknown, parameters: { name: string; value: Json }[]): Predicate[] {
+  const body = isNode(ast) ? (ast.body as Node | undefined) : undefined;
+  if (!body || body.type !== "select_query") return [];
+  const source = (body.from as Node | null)?.source as Node | undefined;
+  const expression = source?.expression as Node | undefined;
+  if (!expression || expression.type !== "collection_expression" || (expression.expression as Node).type !== "identifier") return [];
+  const alias = ((source!.alias as Node | null)?.name ?? (expression.expression as Node).name) as string;
+  const predicates: Predicate[] = [];
+  collect((body.where as Node | null)?.condition, alias, new Map(parameters.map((p) => [p.name, p.value])), predicates);
+  return predicates;
+}

@@ -1,0 +1,129 @@
+import { badRequest, CosmosError } from "../wire/errors";
+import type { QuerySpec } from "./query";
+import { compiled } from "./query";
+import type { Json } from "../wire/json";
+import { printExpression, printFromWhere, projectionExpression } from "./sql-print";
+import { refuseUnsupported, shapeOf } from "./sql-support";
+
+type Node = { type: string; [key: string]: unknown };
+
+const AGGREGATES: Record<string, string> = { COUNT: "Count", SUM: "Sum", MIN: "Min", MAX: "Max", AVG: "Average" };
+const FILTER = "{documentdb-formattableorderbyquery-filter}";
+
+export interface QueryPlan {
+  partitionedQueryExecutionInfoVersion: number;
+  queryInfo: {
+    distinctType: "None" | "Unordered";
+    top: number | null;
+    offset: number | null;
+    limit: number | null;
+    orderBy: ("Ascending" | "Descending")[];
+    orderByExpressions: string[];
+    groupByExpressions: string[];
+    groupByAliases: string[];
+    aggregates: string[];
+    groupByAliasToAggregateType: Record<string, string>;
+    rewrittenQuery: string;
+    hasSelectValue: boolean;
+    dCountInfo: null;
+    hasNonStreamingOrderBy: boolean;
+  };
+  queryRanges: { min: string; max: string; isMinInclusive: boolean; isMaxInclusive: boolean }[];
+}
+
+/** TOP's count: a number, or a parameter holding one. */
+function resolveTop(top: Node | null, parameters: QuerySpec["parameters"]): number | null {
+  if (!top) return null;
+  const node = top.value as Node;
+  const value: Json | undefined = node.type === "parameter_name" ? parameters?.find((p) => p.name === node.name)?.value : (node.value as Json);
+  if (typeof value !== "number") throw badRequest("TOP needs a number.");
+  return value;
+}
+
+/** The one aggregate a `SELECT VALUE AGG(...)` query computes, if that is its shape. */
+function valueAggregate(select: Node): { name: string; argument: Node } | undefined {
+  const value = select.value as Node | undefined;
+  if (!value || value.type !== "scalar_function_expression" || value.udf) return undefined;
+  const name = String((value.name as Node).name).toUpperCase();
+  return Object.hasOwn(AGGREGATES, name) ? { name, argument: (value.arguments as Node[])[0] } : undefined;
+}
+
+/**
+ * The query plan the gateway answers the SDK's plan request with: for ORDER BY, TOP and VALUE
+ * aggregates, how to split the query into per-range queries (`rewrittenQuery`) and how to merge
+ * their results; for anything else, run it as is.
+ */
+export function planOf(spec: QuerySpec): QueryPlan {
+  refuseUnsupported(spec.query);
+  const shaped = shapeOf(spec);
+  const body = compiled(shaped.spec.query).ast.body as Node;
+  const select = body.select as Node;
+  const from = body.from as Node | null;
+  const alias = from
+    ? ((((from.source as Node).alias as Node | null)?.name ?? ((from.source as Node).expression as Node & { expression?: Node }).expression?.name) as string)
+    : "r";
+  const top = resolveTop(body.top as Node | null, spec.parameters);
+  const orderBy = ((body.orderBy as Node | null)?.expressions as Node[] | undefined) ?? [];
+  const aggregate = valueAggregate(select);
+  let rewrittenQuery = "";
+  if (orderBy.length > 0) {
+    const items = orderBy.map((e) => `{"item": ${printExpression(e.expression as Node)}}`).join(", ");
+    const order = orderBy.map((e) => `${printExpression(e.expression as Node)} ${(e.order as string) ?? "ASC"}`).join(", ");
+    rewrittenQuery = `SELECT ${top !== null ? `TOP ${top} ` : ""}${alias}._rid, [${items}] AS orderByItems, ${projectionExpression(body, alias)} AS payload ${printFromWhere(body, FILTER)} ORDER BY ${order}`;
+  } else if (aggregate) {
+    const argument = aggregate.argument ? printExpression(aggregate.argument) : "1";
+    const item =
+      aggregate.name === "AVG"
+        ? `{"sum": SUM(${argument}), "count": COUNT(${argument})}`
+        : aggregate.name === "MIN" || aggregate.name === "MAX"
+          ? `{"${aggregate.name.toLowerCase()}": ${aggregate.name}(${argument}), "count": COUNT(${argument})}`
+          : `${aggregate.name}(${argument})`;
+    rewrittenQuery = `SELECT VALUE [{"item": ${item}}] ${printFromWhere(body)}`;
+  } else if (shaped.limit !== undefined && !shaped.distinct) {
+    // Each range gives what the whole page could need; the SDK skips and takes across ranges.
+    rewrittenQuery = `${shaped.spec.query} OFFSET 0 LIMIT ${shaped.offset! + shaped.limit}`;
+  } else if (shaped.limit !== undefined) {
+    // DISTINCT across ranges first: each range gives all its distinct values.
+    rewrittenQuery = spec.query.replace(/\s+OFFSET\s+\S+\s+LIMIT\s+\S+\s*$/i, "");
+  }
+  return {
+    partitionedQueryExecutionInfoVersion: 2,
+    queryInfo: {
+      distinctType: shaped.distinct ? "Unordered" : "None",
+      top,
+      offset: shaped.offset ?? null,
+      limit: shaped.limit ?? null,
+      orderBy: orderBy.map((e) => ((e.order as string)?.toUpperCase() === "DESC" ? "Descending" : "Ascending")),
+      orderByExpressions: orderBy.map((e) => printExpression(e.expression as Node)),
+      groupByExpressions: [],
+      groupByAliases: [],
+      aggregates: aggregate ? [AGGREGATES[aggregate.name]] : [],
+      groupByAliasToAggregateType: {},
+      rewrittenQuery,
+      hasSelectValue: select.value !== undefined,
+      dCountInfo: null,
+      hasNonStreamingOrderBy: false,
+    },
+    queryRanges: [{ min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false }],
+  };
+}
+
+/** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates, DISTINCT, OFFSET ... LIMIT). */
+export function needsPipeline(plan: QueryPlan): boolean {
+  const info = plan.queryInfo;
+  return info.orderBy.length > 0 || info.top !== null || info.aggregates.length > 0 || info.distinctType !== "None" || info.limit !== null;
+}
+
+/**
+ * What the gateway answers a cross-partition query that only the SDK's pipeline can run: 400
+ * with the plan attached, which makes the SDK build its pipeline and query each range.
+ */
+export function pipelineRequired(plan: QueryPlan): CosmosError {
+  const error = new CosmosError(
+    400,
+    "BadRequest",
+    "Cross partition query only supports 'VALUE <AggregateFunc>' for aggregates; this query needs the client's query pipeline.",
+  );
+  error.additionalErrorInfo = JSON.stringify(plan);
+  return error;
+}

@@ -1,0 +1,353 @@
+// Queries: plan, index selection, scans in pages, DISTINCT, OFFSET/LIMIT and aggregates over the
+// SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
+// so the engine could be replaced in one place (sql-support.ts says what it cannot run,
+// candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
+import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
+import { indexablePredicates, type Predicate } from "./candidates";
+import { badRequest, CosmosError } from "../wire/errors";
+import { refuseUnsupported, shapeOf, unknownFunction, type ShapedQuery } from "./sql-support";
+import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
+import type { Json, JsonObject } from "../wire/json";
+
+export interface QuerySpec {
+  query: string;
+  parameters?: { name: string; value: Json }[];
+}
+
+export interface QueryPage {
+  items: Json[];
+  continuation?: string;
+  /** How many stored items the query had to read: the SDK's `retrievedDocumentCount`. */
+  retrieved: number;
+}
+
+type Parsed = ReturnType<typeof query>;
+const parsedQueries = new Map<string, Parsed>();
+
+/** Parsed queries, cached: the same few queries run over and over. */
+export function compiled(sql: string): Parsed {
+  let parsed = parsedQueries.get(sql);
+  if (!parsed) {
+    try {
+      parsed = query(sql); // parses at once: a syntax error surfaces here
+    } catch (error) {
+      if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error, ${error.message}`);
+      throw error;
+    }
+    if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
+    parsedQueries.set(sql, parsed);
+  }
+  return parsed;
+}
+
+/** Whether `doc` satisfies a `FROM c WHERE ...` condition (a conditional patch's); throws on a malformed one. */
+export function satisfies(doc: JsonObject, condition: string): boolean {
+  return query(`SELECT * ${condition}`).exec([doc]).result.length > 0;
+}
+
+type Node = { type: string; [key: string]: unknown };
+const AGGREGATE_NAMES = new Set(["COUNT", "SUM", "MIN", "MAX", "AVG"]);
+
+/**
+ * Aggregates inside a larger VALUE expression (`SELECT VALUE [{"item": COUNT(1)}]`, the form of
+ * the per-range queries the query plan hands the SDK), which the SQL engine cannot evaluate.
+ */
+function nestedAggregates(ast: unknown): Node[] {
+  const value = ((ast as Node).body as Node | undefined)?.select as Node | undefined;
+  const top = value?.value as Node | undefined;
+  if (!top || (top.type === "scalar_function_expression" && AGGREGATE_NAMES.has(String((top.name as Node).name).toUpperCase()))) return [];
+  const found: Node[] = [];
+  const walk = (node: unknown) => {
+    if (typeof node !== "object" || node === null) return;
+    const n = node as Node;
+    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) found.push(n);
+    else Object.values(n).forEach(walk);
+  };
+  walk(top);
+  return found;
+}
+
+/** Evaluates each nested aggregate as its own `SELECT VALUE AGG(...)` over the documents, then the expression around them. */
+function evaluateAggregates(parsed: Parsed, aggregates: Node[], docs: JsonObject[], parameters: { name: string; value: Json }[]): Json {
+  const clone = <T>(value: T): T => structuredClone(value);
+  const values = aggregates.map((aggregate) => {
+    const ast = clone(parsed.ast) as Node;
+    (ast.body as Node).select = { type: "select_specification", value: aggregate };
+    const single = query("SELECT VALUE 1");
+    single.ast = ast as typeof single.ast;
+    return single.exec(docs, { parameters }).result[0] as Json | undefined;
+  });
+  const expression = clone(((parsed.ast as Node).body as Node).select as Node).value as Node;
+  let i = 0;
+  // Depth first, in the same order nestedAggregates found them.
+  const replace = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(replace);
+    if (typeof node !== "object" || node === null) return node;
+    const n = node as Node;
+    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) {
+      const value = values[i++];
+      return value === undefined ? { type: "undefined_constant" } : literal(value);
+    }
+    return Object.fromEntries(Object.entries(n).map(([key, child]) => [key, replace(child)]));
+  };
+  const outer = query("SELECT VALUE 1");
+  outer.ast = {
+    ...(outer.ast as object),
+    body: { ...((outer.ast as Node).body as Node), select: { type: "select_specification", value: replace(expression) as Node } },
+  } as typeof outer.ast;
+  return outer.exec([]).result[0] as Json;
+}
+
+/** An aggregate's result (a scalar) as the engine's constant node. */
+function literal(value: Json): Node {
+  if (value === null) return { type: "null_constant" };
+  if (typeof value === "number") return { type: "number_constant", value };
+  if (typeof value === "string") return { type: "string_constant", value };
+  return { type: "boolean_constant", value: value === true };
+}
+
+/** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
+const CONTINUATION = /^(SCAN:\d+:)?(\+RID:[^#]*#RT:\d+(#SRC:\d+)?#TRC:\d+(#RTD:[A-Za-z0-9+/=]*)?)?$/;
+
+/**
+ * An unindexed scan reads at most this many items per page, as Azure ends a page at its time
+ * budget: a page may come back short, even empty, with a continuation. So a long scan is many
+ * short requests, and other requests are served between them.
+ */
+export const SCAN_PAGE_ITEMS = 20_000;
+
+const invalidContinuation = () => badRequest("Invalid Continuation Token: the query continuation was not issued for this query.");
+
+/** An item as a query sees it: readable, and ordered by insertion (`seq`, the `_rid` order). */
+export interface Queryable extends Indexed {
+  seq: number;
+}
+
+/** The items an index selects for one predicate; undefined when the policy does not index its path. */
+function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): Set<T> | undefined {
+  switch (predicate.kind) {
+    case "equal":
+      return indexes.at(predicate.path)?.equal(predicate.value);
+    case "in": {
+      const index = indexes.at(predicate.path);
+      if (!index) return undefined;
+      const result = new Set<T>();
+      for (const value of predicate.values) for (const item of index.equal(value)) result.add(item);
+      return result;
+    }
+    case "range": {
+      const key = indexKey(predicate.value)!;
+      const bound = { key, inclusive: predicate.operator.endsWith("=") };
+      return predicate.operator.startsWith(">") ? indexes.at(predicate.path)?.range(bound, undefined) : indexes.at(predicate.path)?.range(undefined, bound);
+    }
+    case "contains":
+      return indexes.at([...predicate.path, "[]"])?.equal(predicate.value);
+    case "defined":
+      return indexes.at(predicate.path)?.defined();
+    case "any": {
+      const union = new Set<T>();
+      for (const conjunction of predicate.alternatives) {
+        const selected = intersect(conjunction.map((p) => select(indexes, p)).filter((set): set is Set<T> => set !== undefined));
+        if (!selected) return undefined;
+        for (const item of selected) union.add(item);
+      }
+      return union;
+    }
+  }
+}
+
+/** The items in every set (smallest first); undefined when there is no set at all. */
+function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
+  if (sets.length === 0) return undefined;
+  const [smallest, ...others] = [...sets].sort((a, b) => a.size - b.size);
+  return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
+}
+
+/**
+ * Runs SQL over `scope` (the live items of one logical partition, or of all), in `_rid` order.
+ * When the scope is large, the candidates are narrowed first by the indexes the WHERE clause
+ * can use (equality, IN, ranges, ARRAY_CONTAINS, IS_DEFINED; intersected, smallest first); the
+ * SQL engine then evaluates the whole query over those. `retrieved` counts what was read.
+ */
+export function runQuery<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+  scanPageItems = SCAN_PAGE_ITEMS,
+): QueryPage {
+  refuseUnsupported(spec.query);
+  const shaped = shapeOf(spec);
+  if (shaped.distinct || shaped.limit !== undefined) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
+  return engineQuery(scope, indexes, spec, continuation, maxItemCount, scanPageItems);
+}
+
+/** The live items a query runs over (one logical partition, or all). */
+export interface QueryScope<T> {
+  items: () => T[];
+  size: number;
+  contains: (item: T) => boolean;
+}
+
+/** A value's identity for DISTINCT: equal JSON, whatever the order of object keys. */
+function distinctKey(value: Json): string {
+  if (Array.isArray(value)) return `[${value.map(distinctKey).join(",")}]`;
+  if (value !== null && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${distinctKey((value as JsonObject)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "undefined";
+}
+
+/**
+ * DISTINCT and OFFSET ... LIMIT, which the engine cannot parse: the rest of the query runs to
+ * the end, the server applies them in order, and pages the result (`SHAPED:<position>`).
+ */
+function shapedPage<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  shaped: ShapedQuery,
+  continuation: string | undefined,
+  maxItemCount: number,
+): QueryPage {
+  const resume = continuation === undefined ? undefined : /^SHAPED:(\d+)$/.exec(continuation);
+  if (continuation !== undefined && !resume) throw invalidContinuation();
+  const position = resume ? Number(resume[1]) : 0;
+  const all: Json[] = [];
+  let retrieved = 0;
+  let token: string | undefined;
+  do {
+    const page = engineQuery(scope, indexes, shaped.spec, token, 1000, Number.POSITIVE_INFINITY);
+    all.push(...page.items);
+    retrieved += page.retrieved;
+    token = page.continuation;
+  } while (token);
+  let results = shaped.distinct ? [...new Map(all.map((value) => [distinctKey(value), value] as const)).values()] : all;
+  if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
+  const size = maxItemCount > 0 ? maxItemCount : 100;
+  return {
+    items: results.slice(position, position + size),
+    retrieved,
+    continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined,
+  };
+}
+
+function engineQuery<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+  scanPageItems: number,
+): QueryPage {
+  if (continuation !== undefined && !CONTINUATION.test(continuation)) throw invalidContinuation();
+  const parsed = compiled(spec.query);
+  const selected = intersect(
+    (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : [])
+      .map((predicate) => select(indexes!, predicate))
+      .filter((set): set is Set<T> => set !== undefined),
+  );
+  const indexed = selected && selected.size <= scope.size;
+  const nested = nestedAggregates(parsed.ast);
+  const candidates = indexed ? [...selected].filter((item) => scope.contains(item)) : scope.items();
+  // Whatever can be paged is evaluated slice by slice (the engine's time grows faster than its
+  // input); an unindexed scan also ends its page at the budget of items read.
+  if (nested.length === 0 && pageable(parsed.ast))
+    return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
+  candidates.sort((a, b) => a.seq - b.seq);
+  const docs: JsonObject[] = candidates.map((item) => item.doc());
+  if (nested.length > 0) return engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length }));
+  return execute(parsed, spec, docs, maxItemCount, continuation);
+}
+
+/** One page of the query engine over `docs`, resuming from its own token. */
+function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCount: number, token: string | undefined): QueryPage {
+  return engineErrors(() => {
+    const { result, continuation } = parsed.exec(docs, {
+      parameters: spec.parameters ?? [],
+      maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
+      continuation: token ? { token } : undefined,
+    });
+    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length };
+  });
+}
+
+/** The engine's failures are the query's fault: 400 with its message. */
+function engineErrors(work: () => QueryPage): QueryPage {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof CosmosError) throw error;
+    throw unknownFunction(error as Error) ?? badRequest(`Query could not be executed: ${(error as Error).message}`);
+  }
+}
+
+/** Whether `node` calls an aggregate function anywhere (COUNT, SUM, ...: a result over all items, not per item). */
+function aggregates(node: unknown): boolean {
+  if (typeof node !== "object" || node === null) return false;
+  const n = node as Node;
+  if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) return true;
+  return Object.values(n).some(aggregates);
+}
+
+/** A query whose result over a prefix of the items is a prefix of its result: no ORDER BY, no TOP, no aggregate. */
+function pageable(ast: unknown): boolean {
+  const body = (ast as { body: { orderBy?: unknown; top?: unknown; select?: unknown } }).body;
+  return !body.orderBy && !body.top && !aggregates(body.select);
+}
+
+/**
+ * Items evaluated at a time within a page. The SQL engine's time grows much faster than its
+ * input (15,000 items took seconds per page, 25,000 twenty), so a page is filled slice by slice:
+ * a scan costs what it reads, once.
+ */
+const SCAN_SLICE_ITEMS = 512;
+
+/**
+ * One page of a scan in insertion order, reading at most `pageItems` items: the continuation
+ * `SCAN:<ordinal>:<inner>` names the last item before the slice it stopped in (and the engine's
+ * own token within that slice), so writes between pages neither repeat nor skip what was read.
+ */
+function scanPage<T extends Queryable>(
+  items: T[],
+  parsed: Parsed,
+  spec: QuerySpec,
+  continuation: string | undefined,
+  maxItemCount: number,
+  pageItems: number,
+): QueryPage {
+  const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
+  if (continuation && !match) throw invalidContinuation();
+  const after = match ? Number(match[1]) : 0; // ordinals start at 1
+  const sorted = items.sort((a, b) => a.seq - b.seq);
+  let position = 0;
+  for (let high = sorted.length; position < high;) {
+    const middle = (position + high) >> 1;
+    if (sorted[middle].seq <= after) position = middle + 1;
+    else high = middle;
+  }
+  const limit = maxItemCount > 0 ? maxItemCount : 100;
+  const end = Math.min(sorted.length, position + pageItems);
+  const found: Json[] = [];
+  let inner = match?.[2] || undefined;
+  let retrieved = 0;
+  while (position < end && found.length < limit) {
+    const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, end));
+    const page = execute(
+      parsed,
+      spec,
+      slice.map((item) => item.doc()),
+      limit - found.length,
+      inner,
+    );
+    found.push(...page.items);
+    retrieved += slice.length;
+    inner = undefined;
+    // The slice holds more results than the page has room for: the next page resumes inside it.
+    if (page.continuation) return { items: found, retrieved, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
+    position += slice.length;
+  }
+  return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
+}

@@ -1,0 +1,91 @@
+import { badRequest, type CosmosError } from "../wire/errors";
+import type { Json } from "../wire/json";
+
+/** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
+interface QuerySpec {
+  query: string;
+  parameters?: { name: string; value: Json }[];
+}
+
+/**
+ * What the embedded server's SQL engine (@zeit/cosmosdb-query, unmaintained since 2021) cannot
+ * run, and the two clauses the server adds around it. docs/sql.md lists both, and
+ * test/sql-support.test.ts runs every construct it names. A construct that is valid on
+ * Azure but not here is a 400 that says so: never a wrong result.
+ */
+
+/** The text outside string literals, so that a keyword inside a string is no construct. */
+const withoutStrings = (sql: string) => sql.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
+
+/** Valid Cosmos DB SQL the engine cannot parse or evaluate. */
+export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegExp }[] = [
+  { construct: "GROUP BY", pattern: /\bGROUP\s+BY\b/i },
+  { construct: "LIKE", pattern: /\bLIKE\b/i },
+  {
+    construct: "DISTINCT with ORDER BY, TOP or an aggregate",
+    pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
+  },
+  { construct: "OFFSET ... LIMIT with ORDER BY or TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b))/i },
+  { construct: "three-argument CONTAINS", pattern: /\bCONTAINS\s*\((?:[^(),]|\([^()]*\))*,(?:[^(),]|\([^()]*\))*,/i },
+  ...[
+    "IIF",
+    "StringEquals",
+    "DateTimeAdd",
+    "DateTimeDiff",
+    "DateTimePart",
+    "GetCurrentDateTime",
+    "GetCurrentTimestamp",
+    "GetCurrentTicks",
+    "ARRAY_CONTAINS_ANY",
+    "ARRAY_CONTAINS_ALL",
+    "StringToArray",
+    "StringToObject",
+    "RegexMatch",
+    "DocumentId",
+  ].map((name) => ({ construct: name, pattern: new RegExp(`\\b${name}\\s*\\(`, "i") })),
+];
+
+const notSupported = (construct: string): CosmosError =>
+  badRequest(`${construct} is valid Cosmos DB SQL, but not supported by the embedded server (see docs/sql.md).`);
+
+/** Throws a 400 naming the first construct of `sql` the embedded server cannot run. */
+export function refuseUnsupported(sql: string): void {
+  const text = withoutStrings(sql);
+  const found = UNSUPPORTED_CONSTRUCTS.find(({ pattern }) => pattern.test(text));
+  if (found) throw notSupported(found.construct);
+}
+
+/** The engine's error for a function it does not know (`$b.NAME is not a function`), as the same 400. */
+export function unknownFunction(error: Error): CosmosError | undefined {
+  const name = /\$b\.(\w+) is not a function/.exec(error.message)?.[1];
+  return name ? notSupported(`The function ${name}`) : undefined;
+}
+
+/** A query with the clauses the server applies around the engine taken out. */
+export interface ShapedQuery {
+  spec: QuerySpec;
+  distinct: boolean;
+  offset?: number;
+  limit?: number;
+}
+
+function count(token: string, parameters: QuerySpec["parameters"], clause: string): number {
+  const value: Json | undefined = token.startsWith("@") ? parameters?.find((p) => p.name === token)?.value : Number(token);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw badRequest(`${clause} needs a non-negative integer.`);
+  return value;
+}
+
+/** Takes `SELECT DISTINCT` and a trailing `OFFSET n LIMIT m` out of the query, for the server to apply. */
+export function shapeOf(spec: QuerySpec): ShapedQuery {
+  let sql = spec.query;
+  const distinct = /^\s*SELECT\s+DISTINCT\b/i.test(withoutStrings(sql));
+  if (distinct) sql = sql.replace(/^(\s*SELECT\s+)DISTINCT\b/i, "$1");
+  const paging = /\s+OFFSET\s+(@\w+|\d+)\s+LIMIT\s+(@\w+|\d+)\s*$/i.exec(sql);
+  if (!paging) return { spec: { ...spec, query: sql }, distinct };
+  return {
+    spec: { ...spec, query: sql.slice(0, paging.index) },
+    distinct,
+    offset: count(paging[1], spec.parameters, "OFFSET"),
+    limit: count(paging[2], spec.parameters, "LIMIT"),
+  };
+}
