@@ -4,7 +4,7 @@ import { changeFeedTriggers } from "../src/pipeline/change-feed-triggers";
 import { invocationServices } from "../src/pipeline/invocation";
 import { CONTAINERS } from "../src/store/definitions";
 
-// One Cosmos DB trigger per change feed consumer of the shared table (src/pipeline/triggers.ts).
+// One Cosmos DB trigger per change feed consumer of the shared table (src/pipeline/change-feed-triggers.ts).
 for (const trigger of changeFeedTriggers) {
   app.cosmosDB(trigger.name, {
     connection: "COSMOS",

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadIssuerSettings, loadSettings, loadTuning } from "../../src/config";
-import { parseFaultSpec } from "embedded-cosmos";
-import { commaList } from "embedded-cosmos";
+import { commaList, parseFaultSpec } from "embedded-cosmos";
 import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
@@ -129,7 +128,9 @@ function stopOnSignals(system: { stop(): Promise<void> }): void {
     }
     stopping = true;
     firstSignalAt = performance.now();
-    console.log(`\nStopping (${signal}; again to exit at once)...`);
+    console.log(`\nStopping (${signal})...`);
+    // Once the signals of this Ctrl-C are past, another one is the user's: say what it does.
+    setTimeout(() => console.log("  still draining: Ctrl-C again to exit at once"), ONE_CTRL_C_MS).unref();
     const deadline = setTimeout(() => {
       console.log(`still stopping after ${DRAIN_DEADLINE_MS / 1000} s: exiting; unfinished work resumes on the next start`);
       process.exit(1);

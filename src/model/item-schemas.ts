@@ -87,8 +87,3 @@ export function itemProblem(container: ItemContainer, document: unknown): string
   if (parsed.success) return undefined;
   return parsed.error.issues.map((issue) => `${issue.path.join(".") || type}: ${issue.message}`).join("; ");
 }
-
-/** `document` when it is a well-formed item of `container`; undefined otherwise. */
-export function wellFormed<T>(container: ItemContainer, document: T | undefined): T | undefined {
-  return document !== undefined && itemProblem(container, document) === undefined ? document : undefined;
-}

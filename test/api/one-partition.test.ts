@@ -3,6 +3,7 @@ import { ChangeFeedStartFrom } from "@azure/cosmos";
 import type { CosmosRequest } from "../../src/store/metering";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import type { PostChange } from "../../src/store/views";
+import { routes } from "../../src/api/routes";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
@@ -20,14 +21,18 @@ beforeAll(async () => {
 });
 afterAll(() => api.stop());
 
-const reads: [string, () => string, string][] = [
-  ["Q1 get a user", () => "/api/users/reader", '["reader"]'],
-  ["Q2 get a post", () => `/api/posts/${postId}`, ""],
-  ["Q3 a user's posts", () => "/api/users/reader/posts", '["reader"]'],
-  ["Q4 a post's comments", () => `/api/posts/${postId}/comments`, ""],
-  ["Q5 a post's likes", () => `/api/posts/${postId}/likes`, ""],
-  ["Q6 the feed", () => "/api/feed", '["post"]'],
-];
+/** Every read route of the route table (the article's Q1-Q6), with its path for the data above and the partition it must read. */
+const reads = routes
+  .filter((route) => route.method === "GET" && route.doc.request?.startsWith("Q"))
+  .map((route) => {
+    const path = () => `/api/${route.route.replace("{userId}", "reader").replace("{postId}", postId)}`;
+    const partition = () => (route.route.includes("{userId}") ? '["reader"]' : route.route.includes("{postId}") ? JSON.stringify([postId]) : '["post"]');
+    return [`${route.doc.request} ${route.name}`, path, partition] as const;
+  });
+
+it("finds the article's six reads in the route table", () => {
+  expect(reads.map(([name]) => name.split(" ")[0]).sort()).toEqual(["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]);
+});
 
 describe("every read is one Cosmos DB request to one partition", () => {
   it.each(reads)("%s", async (_name, path, partition) => {
@@ -38,8 +43,7 @@ describe("every read is one Cosmos DB request to one partition", () => {
     const plans = usage.requests.filter((r: CosmosRequest) => r.isQueryPlan);
     expect(data).toHaveLength(1);
     expect(plans.length).toBeLessThanOrEqual(1); // the SDK's query-plan request, for queries only
-    const expected = partition || JSON.stringify([postId]);
-    expect(data[0].partitionKey).toBe(expected);
+    expect(data[0].partitionKey).toBe(partition());
     expect(response.headers["server-timing"]).toContain(`cosmos-requests;desc="${usage.requests.length}"`);
   });
 });

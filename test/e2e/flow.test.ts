@@ -32,7 +32,7 @@ describe("the whole system over HTTP", () => {
 
   it("shows a new post in the feed and in the author's list within 2 s (polled with a generous deadline)", async () => {
     const post = (await app.call("POST", "/posts", { as: "ben", body: { title: "Fresh", content: "x".repeat(300) } })).body;
-    const { elapsedMs } = await within(10_000, async () => {
+    await within(10_000, async () => {
       const inFeed = (await app.call("GET", "/feed?limit=5")).body.items.some((p: { id: string }) => p.id === post.id);
       const inList = (await app.call("GET", "/users/ben/posts")).body.items.some((p: { id: string }) => p.id === post.id);
       return inFeed && inList;
@@ -40,7 +40,6 @@ describe("the whole system over HTTP", () => {
     const copy = (await app.call("GET", "/feed?limit=1")).body.items[0];
     expect(copy).toMatchObject({ id: post.id, userUsername: "Ben", title: "Fresh" });
     expect(copy.content).toHaveLength(200);
-    expect(elapsedMs).toBeLessThan(10_000);
   });
 
   it("removes a deleted post from the feed and the author's list", async () => {

