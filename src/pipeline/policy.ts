@@ -1,5 +1,5 @@
 import * as df from "durable-functions";
-import { UNBORN_CLAIM_GRACE_SECONDS } from "../store/users";
+import { UNBORN_CLAIM_GRACE_SECONDS } from "../store/username-claims";
 
 /**
  * How the background orchestrations pace themselves. Fixed in an orchestration's input when it

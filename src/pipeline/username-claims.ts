@@ -1,5 +1,5 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import { releaseOrphanedClaims } from "../store/users";
+import { releaseOrphanedClaims } from "../store/username-claims";
 import { claimsSweepInput, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 

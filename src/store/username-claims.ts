@@ -1,0 +1,134 @@
+import { conflict } from "../model/errors";
+import { usernameClaimId, type UsernameClaim } from "../model/items";
+import { LIMITS } from "../model/limits";
+import { store } from "./client";
+import { cosmosStatus } from "./failures";
+import { ATTEMPTS, backOff, conditionally } from "./optimistic";
+import { readProfileDocument, usernameOf, type ProfileDocument } from "./profile-documents";
+
+type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
+
+/**
+ * Usernames are unique through claim items: `username:<lower-case name>` in `users`, each its
+ * own logical partition, so creating one is atomic. The invariant every function here keeps:
+ * the name a profile uses is claimed by that profile's user. So a claim is only ever deleted
+ * after checking that its owner's profile does not use it, and that check is made
+ * linearizable with the owner's renames by "fencing" the profile (a conditional no-op write
+ * that makes any rename which read the profile before it fail with 412 and start over).
+ */
+
+/** A claim whose owner has no profile yet is left alone this long: its create may still be in flight. */
+export const UNBORN_CLAIM_GRACE_SECONDS = 60;
+
+export async function readClaim(id: string): Promise<StoredClaim | undefined> {
+  const { resource } = await store().users.item(id, id).read<StoredClaim>();
+  return resource?.type === "username" ? resource : undefined;
+}
+
+const usesClaim = (profile: ProfileDocument | undefined, claimId: string) => {
+  const name = usernameOf(profile);
+  return name !== undefined && usernameClaimId(name) === claimId;
+};
+
+/**
+ * Deletes the claim `claimId` unless its owner's profile uses it (or might be about to: an
+ * owner without a profile gets a grace period). Returns true when the claim is gone.
+ */
+export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<boolean> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const claim = await readClaim(claimId);
+    if (!claim) return true;
+    // A claim written malformed behind the API's back has no owner that could use it.
+    const owner = typeof claim.ownerId === "string" && LIMITS.idPattern.test(claim.ownerId) ? await readProfileDocument(claim.ownerId) : undefined;
+    if (usesClaim(owner, claimId)) return false;
+    if (!owner && claim._ts > Date.now() / 1000 - unbornGraceSeconds) return false;
+    // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
+    if (
+      owner &&
+      !(await conditionally(() =>
+        store()
+          .users.item(claim.ownerId, claim.ownerId)
+          .replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } }),
+      ))
+    )
+      continue;
+    if (
+      await conditionally(() =>
+        store()
+          .users.item(claimId, claimId)
+          .delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }),
+      )
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * Claims `username` for `ownerId`: creates the claim, or, when the owner already holds it,
+ * "touches" it (a conditional write that makes any release which read it before fail), or
+ * takes it over when its owner no longer uses it. `created` says whether this call made it.
+ */
+export async function acquireClaim(ownerId: string, username: string): Promise<{ created: boolean }> {
+  const id = usernameClaimId(username);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const claim: UsernameClaim = { id, type: "username", userId: id, ownerId, username };
+    try {
+      await store().users.items.create(claim);
+      return { created: true };
+    } catch (error) {
+      if (cosmosStatus(error) !== 409) throw error;
+    }
+    const existing = await readClaim(id);
+    if (!existing) continue;
+    if (existing.ownerId === ownerId) {
+      const touched = await conditionally(() =>
+        store()
+          .users.item(id, id)
+          .replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }),
+      );
+      if (touched) return { created: false };
+      continue;
+    }
+    if (!(await releaseIfUnused(id))) throw conflict(`The username '${username}' is already taken.`);
+  }
+  throw conflict(`The username '${username}' is being claimed concurrently; try again.`);
+}
+
+/** Frees a name after a profile stopped using it; a failure leaves it to the orphaned-claim sweep. */
+export async function releaseAfterRename(username: string, log: (message: string) => void): Promise<void> {
+  try {
+    await releaseIfUnused(usernameClaimId(username));
+  } catch (error) {
+    log(`could not free the username '${username}' yet (the sweep will): ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The orphaned-claim sweep for one user: every claim it owns that its profile does not use
+ * (left by a request cut off between the steps above) is freed. `pending` counts claims kept
+ * because a profile creation may still be using them: look again later. A background,
+ * cross-partition query.
+ */
+export async function releaseOrphanedClaims(userId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<{ released: number; pending: number }> {
+  const { resources } = await store()
+    .users.items.query<{ id: string }>({
+      query: "SELECT c.id FROM c WHERE c.type = @type AND c.ownerId = @owner",
+      parameters: [
+        { name: "@type", value: "username" },
+        { name: "@owner", value: userId },
+      ],
+    })
+    .fetchAll();
+  const profile = await readProfileDocument(userId);
+  let released = 0;
+  let pending = 0;
+  for (const { id } of resources) {
+    if (usesClaim(profile, id)) continue;
+    if (await releaseIfUnused(id, unbornGraceSeconds)) released++;
+    else pending++;
+  }
+  return { released, pending };
+}
