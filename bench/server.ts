@@ -7,7 +7,7 @@ import { measureCosmos } from "../src/store/metering";
 import { createStore, useStore, type BlogStore } from "../src/store/client";
 import { createComment } from "../src/store/posts";
 import { provision } from "../src/store/provision";
-import { stalePartitionsPage } from "../src/store/usernames";
+import { stalePartitionsPage } from "../src/store/username-propagation";
 import { readUser } from "../src/store/users";
 import { generateDataset, itemCount, loadV3 } from "./dataset";
 

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { z, type ZodTypeAny } from "zod";
-import { problemResponse } from "./responses";
+import { problemDetails } from "./responses";
 import type { Route } from "./route";
 import { id, idempotencyKey } from "./schemas";
 
@@ -117,7 +117,7 @@ export function openApiDocument(routes: readonly Route[]): OpenApiDocument {
     description:
       "A token of the configured OIDC issuer (Entra ID in Azure), or locally an HS256 dev token (`npm run token -- <userId>`); the caller is its `sub`.",
   });
-  registry.register("Problem", problemResponse);
+  registry.register("Problem", problemDetails);
   for (const [name, header] of Object.entries(RESPONSE_HEADERS)) registry.registerComponent("headers", name, header);
   for (const status of new Set(routes.flatMap((route) => route.doc.errors))) registry.registerComponent("responses", `Problem${status}`, problem(status));
   for (const route of routes) registry.registerPath(operation(route));

@@ -61,7 +61,7 @@ export const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ items: z.a
 export const feedResponse = z.object({ items: z.array(shortPostResponse).max(LIMITS.pageSize.max) }).strict();
 
 /** RFC 9457 problem details; `errors` names each invalid field, header or parameter of a 400. */
-export const problemResponse = z
+export const problemDetails = z
   .object({
     type: z.string(),
     title: z.string(),

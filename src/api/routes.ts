@@ -3,12 +3,12 @@ import { instrumented } from "./http";
 import type { OperationDoc, Route } from "./route";
 import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
 import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
-import { addComment, listPostComments } from "./handlers/comments";
+import { createComment, listComments } from "./handlers/comments";
 import { getFeed } from "./handlers/feed";
 import { openApiEndpoint } from "./handlers/openapi";
-import { likeBlogPost, listPostLikes, unlikeBlogPost } from "./handlers/likes";
-import { createBlogPost, deleteBlogPost, getBlogPost, updateBlogPost } from "./handlers/posts";
-import { createUserProfile, getUserProfile, listPostsOfUser, updateUserProfile } from "./handlers/users";
+import { likePost, listLikes, unlikePost } from "./handlers/likes";
+import { createPost, deletePost, getPost, updatePost } from "./handlers/posts";
+import { createUser, getUser, listUserPosts, updateUser } from "./handlers/users";
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
 const STORE = [429, 500, 503];
@@ -30,7 +30,7 @@ const list = (summary: string, request: string, item: ZodTypeAny): OperationDoc 
 });
 
 /** A route as the hosts serve it: its handler instrumented, and HEAD wherever GET is. */
-const served = (route: Omit<Route, "methods">): Route => ({
+const hosted = (route: Omit<Route, "methods">): Route => ({
   ...route,
   handler: instrumented(route, route.handler),
   methods: route.method === "GET" ? ["GET", "HEAD"] : [route.method],
@@ -43,7 +43,7 @@ export const routes: readonly Route[] = (
       name: "createUser",
       method: "POST",
       route: "users",
-      handler: createUserProfile,
+      handler: createUser,
       doc: {
         summary: "Create your profile (id = the token's sub)",
         request: "C1",
@@ -59,7 +59,7 @@ export const routes: readonly Route[] = (
       name: "updateUser",
       method: "PUT",
       route: "users/{userId}",
-      handler: updateUserProfile,
+      handler: updateUser,
       doc: {
         summary: "Change your username (reaches every item of yours)",
         request: "C1",
@@ -74,7 +74,7 @@ export const routes: readonly Route[] = (
       name: "getUser",
       method: "GET",
       route: "users/{userId}",
-      handler: getUserProfile,
+      handler: getUser,
       doc: {
         summary: "Get a user",
         request: "Q1",
@@ -91,14 +91,14 @@ export const routes: readonly Route[] = (
       name: "listUserPosts",
       method: "GET",
       route: "users/{userId}/posts",
-      handler: listPostsOfUser,
+      handler: listUserPosts,
       doc: list("A user's posts in short form, newest first", "Q3", shortPostResponse),
     },
     {
       name: "createPost",
       method: "POST",
       route: "posts",
-      handler: createBlogPost,
+      handler: createPost,
       doc: {
         summary: "Write a post",
         request: "C2",
@@ -114,7 +114,7 @@ export const routes: readonly Route[] = (
       name: "updatePost",
       method: "PUT",
       route: "posts/{postId}",
-      handler: updateBlogPost,
+      handler: updatePost,
       doc: {
         summary: "Edit your post",
         request: "C2",
@@ -129,7 +129,7 @@ export const routes: readonly Route[] = (
       name: "getPost",
       method: "GET",
       route: "posts/{postId}",
-      handler: getBlogPost,
+      handler: getPost,
       doc: {
         summary: "Get a post with its author's username and counts",
         request: "Q2",
@@ -147,7 +147,7 @@ export const routes: readonly Route[] = (
       name: "deletePost",
       method: "DELETE",
       route: "posts/{postId}",
-      handler: deleteBlogPost,
+      handler: deletePost,
       doc: {
         summary: "Delete your post, its comments and likes (idempotent)",
         auth: true,
@@ -160,7 +160,7 @@ export const routes: readonly Route[] = (
       name: "createComment",
       method: "POST",
       route: "posts/{postId}/comments",
-      handler: addComment,
+      handler: createComment,
       doc: {
         summary: "Comment on a post",
         request: "C3",
@@ -176,14 +176,14 @@ export const routes: readonly Route[] = (
       name: "listComments",
       method: "GET",
       route: "posts/{postId}/comments",
-      handler: listPostComments,
+      handler: listComments,
       doc: list("A post's comments, oldest first", "Q4", commentResponse),
     },
     {
       name: "likePost",
       method: "POST",
       route: "posts/{postId}/likes",
-      handler: likeBlogPost,
+      handler: likePost,
       doc: {
         summary: "Like a post (once per user)",
         request: "C4",
@@ -200,7 +200,7 @@ export const routes: readonly Route[] = (
       name: "unlikePost",
       method: "DELETE",
       route: "posts/{postId}/likes",
-      handler: unlikeBlogPost,
+      handler: unlikePost,
       doc: {
         summary: "Take your like back",
         request: "C4",
@@ -210,7 +210,7 @@ export const routes: readonly Route[] = (
         headers: CONDITIONS,
       },
     },
-    { name: "listLikes", method: "GET", route: "posts/{postId}/likes", handler: listPostLikes, doc: list("A post's likes", "Q5", likeResponse) },
+    { name: "listLikes", method: "GET", route: "posts/{postId}/likes", handler: listLikes, doc: list("A post's likes", "Q5", likeResponse) },
     {
       name: "getFeed",
       method: "GET",
@@ -248,4 +248,4 @@ export const routes: readonly Route[] = (
       },
     },
   ] satisfies Omit<Route, "methods">[]
-).map(served);
+).map(hosted);

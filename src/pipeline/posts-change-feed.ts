@@ -3,8 +3,8 @@ import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
-import { rewriteUsernamesInPartition } from "../store/usernames";
-import { authorsList, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
+import { rewriteUsernamesInPartition } from "../store/username-propagation";
+import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
 import { FeedWindow } from "./feed-window";
 import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
 import type { PipelineServices } from "./services";
@@ -78,7 +78,7 @@ export async function handlePostsChanges(documents: unknown[], services: Partial
   for (const post of posts) {
     if (post.deleted) await finishDeletion(post.postId);
     const ttl = store().settings.softDeleteTtlSeconds;
-    await writeIfNewer(authorsList(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
+    await writeIfNewer(userPosts(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
   }
   if (posts.length > 0) await syncFeed(posts, services);
 }

@@ -1,4 +1,4 @@
-import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/replay";
+import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/view-rebuild";
 import { handlePostsChanges } from "./posts-change-feed";
 
 export interface RebuildProgress {

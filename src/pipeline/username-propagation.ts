@@ -1,7 +1,7 @@
 import type { OrchestrationContext, Task } from "durable-functions";
 import { MalformedItemError } from "../model/errors";
 import { readUser, readWellFormedUser } from "../store/users";
-import { stalePartitionsPage, rewriteUsernamesInPartition } from "../store/usernames";
+import { stalePartitionsPage, rewriteUsernamesInPartition } from "../store/username-propagation";
 import { orchestrationInput, propagationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 

@@ -29,8 +29,8 @@ export interface CopyTarget {
   triggers?: string[];
 }
 
-/** Where the author's list (Q3) keeps its copy of a post. */
-export const authorsList = (post: { userId: string }): CopyTarget => ({ container: store().users, partitionKey: post.userId });
+/** Where a user's posts (Q3, listUserPosts) keep their copies: the author's partition of users. */
+export const userPosts = (post: { userId: string }): CopyTarget => ({ container: store().users, partitionKey: post.userId });
 
 /** The feed (Q6); every live copy written there runs the truncating trigger in its transaction. */
 export const feed = (): CopyTarget => ({ container: store().feed, partitionKey: FEED_PARTITION, triggers: [POST_TRIGGERS.truncateFeed] });

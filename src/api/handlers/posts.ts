@@ -1,20 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { notFound } from "../../model/errors";
 import { idFromParts, withoutSystemFields } from "../../model/items";
-import { createPost, deletePost, readPost, updatePost } from "../../store/posts";
+import * as posts from "../../store/posts";
 import { endpoint, replayHeaders } from "../http";
 import { postBody } from "../schemas";
-import { requireProfile } from "./profile";
+import { requireProfile } from "../profile-guard";
 
 /** POST /posts — C2: the caller is the author. An Idempotency-Key makes a retry return the first post. */
-export const createBlogPost = endpoint(async (call) => {
+export const createPost = endpoint(async (call) => {
   const userId = await call.caller();
   const key = call.idempotencyKey();
   const fields = await call.body(postBody);
   call.requirePreconditions(undefined);
   const author = await requireProfile(userId);
   const postId = key === undefined ? randomUUID() : idFromParts("post", userId, key);
-  const { post, created } = await createPost(postId, author, fields, key !== undefined);
+  const { post, created } = await posts.createPost(postId, author, fields, key !== undefined);
   return {
     status: 201,
     body: withoutSystemFields(post),
@@ -25,11 +25,11 @@ export const createBlogPost = endpoint(async (call) => {
 });
 
 /** PUT /posts/{postId} — C2: only the author; honours If-Match. */
-export const updateBlogPost = endpoint(async (call) => {
+export const updatePost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   const fields = await call.body(postBody);
-  const post = await updatePost(postId, userId, fields, call.writePreconditions());
+  const post = await posts.updatePost(postId, userId, fields, call.writePreconditions());
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 
@@ -37,17 +37,17 @@ export const updateBlogPost = endpoint(async (call) => {
 export const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
 
 /** GET /posts/{postId} — Q2: one point read, counts and username included; cacheable by a CDN or browser. */
-export const getBlogPost = endpoint(async (call) => {
+export const getPost = endpoint(async (call) => {
   const postId = call.param("postId");
-  const post = await readPost(postId);
+  const post = await posts.readPost(postId);
   if (!post) throw notFound(`Post '${postId}' does not exist.`);
   return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
 });
 
 /** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. Honours If-Match and If-None-Match. */
-export const deleteBlogPost = endpoint(async (call) => {
+export const deletePost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
-  await deletePost(postId, userId, call.writePreconditions());
+  await posts.deletePost(postId, userId, call.writePreconditions());
   return { status: 204 };
 });

@@ -1,5 +1,5 @@
-import { forbidden } from "../../model/errors";
-import { readUser, type StoredUser } from "../../store/users";
+import { forbidden } from "../model/errors";
+import { readUser, type StoredUser } from "../store/users";
 
 /** Writing posts, comments and likes needs a profile: its username is copied into the item. */
 export async function requireProfile(userId: string): Promise<StoredUser> {
