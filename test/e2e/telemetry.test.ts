@@ -10,7 +10,7 @@ import { localTelemetry } from "../../local/host/telemetry";
 import { observedActivity, observedConsumer } from "../../src/pipeline/observed";
 import type { PipelineServices } from "../../src/pipeline/services";
 import { ATTRIBUTES, observeChangeFeedLag, pseudonymOf } from "../../src/telemetry";
-import { cosmosFixture, eventually } from "../support/cosmos";
+import { cosmosFixture } from "../support/cosmos";
 import { localSystem, within, type Client } from "../support/system";
 import { watchedTrigger } from "../support/watched";
 
@@ -159,13 +159,13 @@ describe("telemetry: metrics", () => {
       try {
         const first = pump("host-a");
         first.start();
-        await eventually(async () => (first.ownedLeases().length === 4 ? true : undefined));
+        await within(10_000, async () => (first.ownedLeases().length === 4 ? true : undefined));
         await first.stop();
         await write(watched, 12);
         expect(await lagItems()).toBe(12); // stopped: every change waits
         const second = pump("host-b");
         second.start();
-        await eventually(async () => ((await lagItems()) === 0 ? true : undefined), 20_000);
+        await within(20_000, async () => ((await lagItems()) === 0 ? true : undefined));
         await second.stop();
       } finally {
         unobserve();

@@ -1,9 +1,10 @@
 import type { Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CosmosOptions } from "embedded-cosmos";
-import { ChangeFeedPump } from "../../local/host/change-feed/pump";
-import { watchedTrigger } from "../support/watched";
-import { cosmosFixture, eventually, type CosmosFixture } from "../support/cosmos";
+import { ChangeFeedPump } from "../../../../local/host/change-feed/pump";
+import { watchedTrigger } from "../../../support/watched";
+import { cosmosFixture, type CosmosFixture } from "../../../support/cosmos";
+import { within } from "../../../support/system";
 
 /**
  * The local change feed consumers behave as the Functions trigger's change feed processor:
@@ -64,9 +65,9 @@ describe("change feed leases shared by two consumers", () => {
     const { watched, leases } = await setup();
     const [a, b] = startedConsumers(watched, leases, "host-a", "host-b");
     await write(watched, ids("doc", 40));
-    await eventually(
-      async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined,
+    await within(
       20_000,
+      async () => (covers([a.delivered, b.delivered], ids("doc", 40)) && a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2) || undefined,
     );
     expect([...a.pump.ownedLeases(), ...b.pump.ownedLeases()].sort()).toHaveLength(4);
     expect(new Set([...a.pump.ownedLeases(), ...b.pump.ownedLeases()]).size).toBe(4);
@@ -81,21 +82,21 @@ describe("change feed leases shared by two consumers", () => {
     let stuck = 0;
     const a = consumer(watched, leases, "host-a", () => (stuck++, released));
     a.pump.start();
-    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
+    await within(10_000, async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
     // host-a holds every range, each worker stuck in its handler with an unacknowledged batch.
-    await eventually(async () => (stuck === 4 ? true : undefined));
+    await within(10_000, async () => (stuck === 4 ? true : undefined));
     const b = consumer(watched, leases, "host-b");
     b.pump.start();
-    await eventually(async () => (b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
-    await eventually(async () => (b.delivered.length > 0 ? true : undefined));
+    await within(20_000, async () => (b.pump.ownedLeases().length === 2 ? true : undefined));
+    await within(10_000, async () => (b.delivered.length > 0 ? true : undefined));
     release();
-    await eventually(async () => (a.pump.ownedLeases().length === 2 && covers([a.delivered], ids("first", 20)) ? true : undefined), 20_000);
+    await within(20_000, async () => (a.pump.ownedLeases().length === 2 && covers([a.delivered], ids("first", 20)) ? true : undefined));
     expect(a.logs.some((line) => /lease \S+ lost to another consumer/.test(line))).toBe(true);
     // Everything host-b delivered was also delivered by host-a (at-least-once, not exactly-once).
     expect(b.delivered.every((id) => a.delivered.includes(id))).toBe(true);
     // From now on each range has one owner: new changes are delivered once.
     await write(watched, ids("second", 20));
-    await eventually(async () => (covers([a.delivered, b.delivered], ids("second", 20)) ? true : undefined), 20_000);
+    await within(20_000, async () => (covers([a.delivered, b.delivered], ids("second", 20)) ? true : undefined));
     const seconds = [...a.delivered, ...b.delivered].filter((id) => id.startsWith("second"));
     expect(seconds.sort()).toEqual(ids("second", 20).sort());
   });
@@ -103,13 +104,13 @@ describe("change feed leases shared by two consumers", () => {
   it("a consumer that stops releases its leases and the other takes them over from their checkpoints", async () => {
     const { watched, leases } = await setup();
     const [a, b] = startedConsumers(watched, leases, "host-a", "host-b");
-    await eventually(async () => (a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2 ? true : undefined), 20_000);
+    await within(20_000, async () => (a.pump.ownedLeases().length === 2 && b.pump.ownedLeases().length === 2 ? true : undefined));
     await write(watched, ids("before", 10));
-    await eventually(async () => (covers([a.delivered, b.delivered], ids("before", 10)) ? true : undefined));
+    await within(10_000, async () => (covers([a.delivered, b.delivered], ids("before", 10)) ? true : undefined));
     await a.pump.stop();
-    await eventually(async () => (b.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await within(20_000, async () => (b.pump.ownedLeases().length === 4 ? true : undefined));
     await write(watched, ids("after", 10));
-    await eventually(async () => (covers([b.delivered], ids("after", 10)) ? true : undefined));
+    await within(10_000, async () => (covers([b.delivered], ids("after", 10)) ? true : undefined));
     // host-b resumed host-a's ranges from their checkpoints: nothing of "before" was delivered twice.
     expect([...a.delivered, ...b.delivered].filter((id) => id.startsWith("before")).sort()).toEqual(ids("before", 10).sort());
   });
@@ -120,13 +121,13 @@ describe("checkpoints that fail", () => {
     const { watched, leases } = await setup({ faults: { seed: 3, rules: [{ effect: "503", rate: 0.4, operations: ["write"], containers: ["leases"] }] } });
     const a = consumer(watched, leases, "host-a");
     a.pump.start();
-    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await within(20_000, async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
     // One document at a time, each after the last was delivered: many batches, many checkpoints.
     for (const id of ids("doc", 30)) {
       await write(watched, [id]);
-      await eventually(async () => (a.delivered.includes(id) ? true : undefined), 30_000);
+      await within(30_000, async () => (a.delivered.includes(id) ? true : undefined));
     }
-    await eventually(async () => (covers([a.delivered], ids("doc", 30)) ? true : undefined), 30_000);
+    await within(30_000, async () => (covers([a.delivered], ids("doc", 30)) ? true : undefined));
     expect(a.delivered.length).toBeGreaterThan(30);
     expect(a.logs.some((line) => /resuming from the last checkpoint/.test(line))).toBe(true);
   });
@@ -138,9 +139,9 @@ describe("leases an operator damaged while the host runs", () => {
     const { watched, leases } = await setup();
     const a = consumer(watched, leases, "host-a");
     a.pump.start();
-    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await within(20_000, async () => (a.pump.ownedLeases().length === 4 ? true : undefined));
     await write(watched, ids("before", 10));
-    await eventually(async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
+    await within(10_000, async () => (covers([a.delivered], ids("before", 10)) ? true : undefined));
     return { watched, leases, a };
   }
 
@@ -149,12 +150,12 @@ describe("leases an operator damaged while the host runs", () => {
     const { resources } = await leases.items.readAll<{ id: string }>().fetchAll();
     for (const lease of resources) await leases.item(lease.id, lease.id).delete();
     await write(watched, ids("after", 12));
-    await eventually(async () => (covers([a.delivered], ids("after", 12)) ? true : undefined), 20_000);
+    await within(20_000, async () => (covers([a.delivered], ids("after", 12)) ? true : undefined));
     // The leases come back, and their ranges are replayed from the start: the earlier changes come again.
-    await eventually(
+    await within(
+      20_000,
       async () =>
         ((await leases.items.readAll().fetchAll()).resources.length === 4 && a.delivered.filter((id) => id.startsWith("before")).length >= 20) || undefined,
-      20_000,
     );
     expect(a.logs.some((line) => /created again/.test(line))).toBe(true);
   });
@@ -167,7 +168,7 @@ describe("leases an operator damaged while the host runs", () => {
     const b = consumer(watched, leases, "host-a");
     b.pump.start();
     await write(watched, ids("after", 12));
-    await eventually(async () => (covers([b.delivered], [...ids("before", 10), ...ids("after", 12)]) ? true : undefined), 20_000);
+    await within(20_000, async () => (covers([b.delivered], [...ids("before", 10), ...ids("after", 12)]) ? true : undefined));
     expect(b.logs.some((line) => /continuation .* unreadable/.test(line))).toBe(true);
   });
 });

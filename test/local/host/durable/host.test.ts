@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as df from "durable-functions";
 import type { EntityContext, OrchestrationContext, OrchestrationHandler } from "durable-functions";
-import { ManualClock } from "../../local/clock";
-import type { EntityHandler } from "../../local/host/durable/entities";
-import { DurableHost, type ActivityHandler } from "../../local/host/durable/host";
-import { fileInstanceStore } from "../../local/host/durable/store";
+import { ManualClock } from "../../../../local/clock";
+import type { EntityHandler } from "../../../../local/host/durable/entities";
+import { DurableHost, type ActivityHandler } from "../../../../local/host/durable/host";
+import { fileInstanceStore } from "../../../../local/host/durable/store";
 
 /**
  * The local durable host: the durable-functions package's own replay engine over a history kept

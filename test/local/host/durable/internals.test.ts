@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
  * local/host/durable/package-internals.d.ts. Only the exact pin protects them: if an upgrade
  * moves or changes one, this fails and names it, before the host misbehaves.
  */
-const declarations = readFileSync(join(__dirname, "../../local/host/durable/package-internals.d.ts"), "utf8");
+const declarations = readFileSync(join(__dirname, "../../../../local/host/durable/package-internals.d.ts"), "utf8");
 
 /** The members of one `export enum` in the declarations: name -> number. */
 function declaredEnum(name: string): Record<string, number> {
