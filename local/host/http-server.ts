@@ -10,7 +10,8 @@ import { readBody } from "./request-body";
 import { isAllowedHost } from "embedded-cosmos";
 import { requestUrl } from "./request-target";
 import { Router } from "./router";
-import { measureCosmos, type CosmosUsage } from "../../src/store/metering";
+import type { CosmosUsage } from "../../src/store/metering";
+import { cosmosUsageOf } from "../../src/api/http";
 import { traceId } from "../../src/telemetry";
 import { serveWeb, type WebOptions } from "./web";
 
@@ -147,8 +148,10 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
       // A handler logs inside its request's span: the line carries the trace id, as in Application Insights.
       logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}${traceSuffix()}`),
     });
-    const { result, usage } = await measureCosmos(async () => match.route.handler(request, context));
-    costs.set(res, usage);
+    const result = await match.route.handler(request, context);
+    // The route's own wrapper measured its Cosmos DB calls (src/api/http.ts): the log line takes that measure.
+    const usage = cosmosUsageOf(request);
+    if (usage) costs.set(res, usage);
     writeResponse(res, result);
   }
 

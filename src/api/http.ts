@@ -147,6 +147,12 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
   ].join(", ");
 }
 
+/** What each request's Cosmos DB calls cost, measured once by `instrumented`; a host reads it for its own log line. */
+const usageByRequest = new WeakMap<HttpRequest, CosmosUsage>();
+
+/** The Cosmos DB usage of a request that `instrumented` ran (undefined for one it did not). */
+export const cosmosUsageOf = (request: HttpRequest): CosmosUsage | undefined => usageByRequest.get(request);
+
 /**
  * A route's handler as both hosts run it: its Cosmos DB requests measured once, for one span per
  * request (route template, status, the caller pseudonymized, request units), the API's metrics,
@@ -161,6 +167,7 @@ export function instrumented(route: { route: string }, handler: HttpHandler): Ht
       async (span) => {
         const started = performance.now();
         const { result, usage } = await measureCosmos(async () => handler(request, context));
+        usageByRequest.set(request, usage);
         const status = result.status ?? 200;
         const durationMs = performance.now() - started;
         span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });

@@ -2,6 +2,7 @@ import type { OrchestrationContext, Task } from "durable-functions";
 import { FEED_PARTITION, type FeedEntry } from "../store/feed";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
+import { toShortForm } from "../model/short-form";
 import { copyOf, feed, type PostChange } from "../store/views";
 import { feedRefreshInput, instanceIdOf, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
@@ -28,7 +29,7 @@ export interface FeedRefreshInput {
  */
 export function feedWritePlan(entry: FeedEntry | undefined, post: PostChange, refreshSeconds: number, nowMs: number): "now" | "skip" | { dueAtMs: number } {
   if (!entry || entry.deleted || entry.sourceLsn >= post._lsn) return "now";
-  const copy = copyOf(post);
+  const copy = toShortForm(post);
   const sameText = copy.title === entry.title && copy.content === entry.content && copy.userUsername === entry.userUsername;
   if (!sameText) return "now";
   if (copy.likeCount === entry.likeCount && copy.commentCount === entry.commentCount) return "skip";

@@ -85,6 +85,14 @@ describe("a hostile request to the local host", () => {
   });
 });
 
+describe("the host's log", () => {
+  it("gives each API request's Cosmos DB calls and charge, as the route's own wrapper measured them", async () => {
+    await fetch(`${site}/api/users/nobody`);
+    const line = await within(5_000, async () => app.logs.find((entry) => entry.includes("GET /api/users/nobody")));
+    expect(line.value).toMatch(/404 .* 1 Cosmos DB request · \d+\.\d\d RU/);
+  });
+});
+
 describe("dev sign-in", () => {
   it("has no CORS, even with CORS_ALLOWED_ORIGINS '*', and refuses a page of another origin", async () => {
     const preflight = await fetch(`${site}/local/dev-token`, {
