@@ -6,7 +6,8 @@ import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
  * functional tests found them. Each is checked through the SDK only.
  */
 let f: CosmosFixture;
-beforeAll(async () => (f = await cosmosFixture()));
+// TEST_COSMOS_ENDPOINT and TEST_COSMOS_KEY run these against a real account or emulator: the server's reference.
+beforeAll(async () => (f = await cosmosFixture({}, { againstAzure: true })));
 afterAll(() => f.stop());
 
 describe("the embedded server behaves as Azure does", () => {

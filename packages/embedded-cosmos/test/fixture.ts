@@ -15,11 +15,23 @@ export function clientFor(cosmos: { endpoint: string; key: string }): CosmosClie
   return new CosmosClient({ endpoint: cosmos.endpoint, key: cosmos.key, connectionPolicy: { enableEndpointDiscovery: false } });
 }
 
-/** Starts an embedded server and a database on it; tests talk to it only through @azure/cosmos. */
-export async function cosmosFixture(options: CosmosOptions = {}): Promise<CosmosFixture> {
-  const cosmos = await startCosmos(options);
-  const client = clientFor(cosmos);
-  const { database } = await client.databases.createIfNotExists({ id: "test" });
+/** TEST_COSMOS_ENDPOINT and TEST_COSMOS_KEY: a real account or emulator, for the suites that check the server against Azure. */
+function realAccount(): RunningCosmos | undefined {
+  const endpoint = process.env.TEST_COSMOS_ENDPOINT?.trim();
+  const key = process.env.TEST_COSMOS_KEY?.trim();
+  return endpoint && key ? { endpoint, key, stop: async () => {} } : undefined;
+}
+
+/**
+ * Starts an embedded server and a database on it; tests talk to it only through @azure/cosmos.
+ * With `{ againstAzure: true }` (the fidelity suite) and TEST_COSMOS_ENDPOINT set, the same
+ * tests run against that account instead, in a database of their own, deleted at the end.
+ */
+export async function cosmosFixture(options: CosmosOptions = {}, { againstAzure = false } = {}): Promise<CosmosFixture> {
+  const real = againstAzure ? realAccount() : undefined;
+  const cosmos = real ?? (await startCosmos(options));
+  const client = real ? new CosmosClient({ endpoint: real.endpoint, key: real.key }) : clientFor(cosmos);
+  const { database } = await client.databases.createIfNotExists({ id: real ? `test-${randomUUID().slice(0, 8)}` : "test" });
   return {
     cosmos,
     client,
@@ -29,6 +41,7 @@ export async function cosmosFixture(options: CosmosOptions = {}): Promise<Cosmos
       return container;
     },
     async stop() {
+      if (real) await database.delete();
       client.dispose();
       await cosmos.stop();
     },
