@@ -120,7 +120,7 @@ async function apiOverhead(iterations: number, postIds: string[], feedSize: numb
 }
 
 /** Loads the dataset in both layouts, runs every request K times per strategy, and reports. */
-export async function runBenchmark(options: BenchOptions): Promise<Report> {
+async function runBenchmark(options: BenchOptions): Promise<Report> {
   let embedded: RunningCosmos | undefined;
   const endpoint = options.endpoint ?? (embedded = await startCosmos()).endpoint;
   const key = options.key ?? embedded?.key;

@@ -14,7 +14,7 @@ import type { OpsFigures } from "../src/telemetry/ops-figures";
 import { emptyAcknowledged, Workload } from "./workload";
 
 /** Azure's failures at rates a busy account sees on a bad day. */
-export const DEFAULT_FAULTS = "429=20:0.03,503:0.01@read+query+changefeed,408:0.01@write+batch,449:0.005@write,sproc-timeout:0.02,latency=15:0.05";
+const DEFAULT_FAULTS = "429=20:0.03,503:0.01@read+query+changefeed,408:0.01@write+batch,449:0.005@write,sproc-timeout:0.02,latency=15:0.05";
 
 export interface ChaosOptions {
   seconds: number;

@@ -103,7 +103,7 @@ function operation(route: Route): RouteConfig {
 }
 
 /** The version of the HTTP contract (not of the package): it changes when the API does. */
-export const API_VERSION = "1.0.0";
+const API_VERSION = "1.0.0";
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
 

@@ -14,12 +14,12 @@ const username = z.string().regex(LIMITS.usernamePattern, "is not a valid userna
 /** Soft deletion: flag, date and TTL (tombstones carry only these and the keys). */
 const softDeleted = { deleted: z.literal(true).optional(), deletedDate: isoDate.optional(), ttl: z.number().int().optional() };
 
-export const userItemSchema = z
+const userItemSchema = z
   .object({ id, type: z.literal("user"), userId: id, username, creationDate: isoDate, usernameChangedDate: isoDate.optional() })
   .passthrough()
   .refine((user) => user.id === user.userId, { message: "id differs from userId", path: ["id"] });
 
-export const usernameClaimSchema = z
+const usernameClaimSchema = z
   .object({ id: z.string().startsWith("username:"), type: z.literal("username"), userId: z.string(), ownerId: id, username })
   .passthrough()
   .refine((claim) => claim.userId === claim.id, { message: "userId differs from id", path: ["userId"] });
@@ -39,20 +39,20 @@ const postFields = {
   ...softDeleted,
 };
 
-export const postItemSchema = z
+const postItemSchema = z
   .object(postFields)
   .passthrough()
   .refine((post) => post.id === post.postId, { message: "id differs from postId", path: ["id"] });
 
 /** A short-form copy of a post (Q3 in `users`, Q6 in `feed`), or the tombstone a deleted post leaves. */
-export const postCopySchema = z.union([
+const postCopySchema = z.union([
   z.object({ ...postFields, content: z.string().max(LIMITS.shortContentLength), sourceLsn: z.number() }).passthrough(),
   z
     .object({ id, type: z.literal("post"), postId: id, userId: id, creationDate: isoDate, sourceLsn: z.number(), ...softDeleted, deleted: z.literal(true) })
     .passthrough(),
 ]);
 
-export const commentItemSchema = z
+const commentItemSchema = z
   .object({
     id: z.string().min(1),
     type: z.literal("comment"),
@@ -65,7 +65,7 @@ export const commentItemSchema = z
   })
   .passthrough();
 
-export const likeItemSchema = z
+const likeItemSchema = z
   .object({ id: z.string().min(1), type: z.literal("like"), postId: id, userId: id, userUsername: username, creationDate: isoDate, ...softDeleted })
   .passthrough();
 

@@ -43,7 +43,7 @@ export function observedActivity<I, O>(name: string, activity: (input: I) => Pro
 }
 
 /** How long the oldest change of a batch has waited since Cosmos DB took it (its `_ts`), in seconds. */
-export function batchLagSeconds(documents: unknown[], nowMs = Date.now()): number {
+function batchLagSeconds(documents: unknown[], nowMs = Date.now()): number {
   const stamps = documents.map((d) => (d as { _ts?: unknown })._ts).filter((ts): ts is number => typeof ts === "number");
   return stamps.length === 0 ? 0 : Math.max(0, nowMs / 1000 - Math.min(...stamps));
 }

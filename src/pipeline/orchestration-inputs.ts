@@ -12,7 +12,7 @@ const id = z.string().regex(LIMITS.idPattern, "is no valid id");
 const ms = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** A host's pacing overrides, bounded: no input can make an orchestration spin (a retry every millisecond) or sleep for good. */
-export const policyOverrides = z
+const policyOverrides = z
   .object({
     activityAttempts: z.number().int().min(1).max(10),
     activityRetryFirstMs: ms(10, 60_000),

@@ -55,7 +55,7 @@ export async function measureCosmos<T>(work: () => Promise<T>, options: { queryM
 const ITEM_OPERATIONS: Record<string, string> = { GET: "read", PUT: "replace", DELETE: "delete", PATCH: "patch" };
 
 /** What a request to Cosmos DB does, in the words of its REST API: read, query, create, upsert, execute, ... */
-export function cosmosOperation(request: PipelineRequest): { container: string; operation: string } {
+function cosmosOperation(request: PipelineRequest): { container: string; operation: string } {
   const segments = new URL(request.url).pathname.split("/").filter(Boolean);
   const container = segments[2] === "colls" && segments[3] ? decodeURIComponent(segments[3]) : "(account)";
   const resource = segments[4];

@@ -34,7 +34,7 @@ export async function durableHttp(request: DurableHttpRequest): Promise<{ status
 }
 
 /** The extension's wait between polls when a 202 names no Retry-After (defaultHttpAsyncRequestSleepTimeMillseconds). */
-export const DEFAULT_POLL_MS = 30_000;
+const DEFAULT_POLL_MS = 30_000;
 
 /**
  * After a 202 with Location to a request that allows the asynchronous pattern: the GET of that

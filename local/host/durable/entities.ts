@@ -32,7 +32,7 @@ export interface EntityStore {
 }
 
 /** `@name@key` for an entity, as the package and the extension name its scheduler. */
-export const schedulerId = (name: string, key: string) => `@${name.toLowerCase()}@${key}`;
+const schedulerId = (name: string, key: string) => `@${name.toLowerCase()}@${key}`;
 
 function parseSchedulerId(id: string): { name: string; key: string } {
   const match = /^@([^@]+)@(.*)$/.exec(id);

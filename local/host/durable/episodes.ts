@@ -72,7 +72,7 @@ export const describeAction = (action: PackageAction) =>
   `${ActionType[action.actionType] ?? action.actionType}${action.functionName ? ` ${action.functionName}` : ""}`;
 
 /** Wait before the next attempt: the first interval, multiplied per attempt, capped. */
-export function retryDelay(retry: RetryPolicy, failedAttempt: number): number {
+function retryDelay(retry: RetryPolicy, failedAttempt: number): number {
   const delay = retry.firstRetryIntervalInMilliseconds * Math.pow(retry.backoffCoefficient || 1, failedAttempt - 1);
   return retry.maxRetryIntervalInMilliseconds ? Math.min(delay, retry.maxRetryIntervalInMilliseconds) : delay;
 }

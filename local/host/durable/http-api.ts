@@ -9,7 +9,7 @@ import { DurableRequestError, FINISHED, type DurableHost, type InstanceFilter, t
 /** Where the Functions host serves the documented Durable Functions HTTP API (the webhook URLs). */
 export const DURABLE_API_PATH = "/runtime/webhooks/durabletask/";
 /** Where the extension serves the API its client binding's `rpcBaseUrl` names (the same calls). */
-export const DURABLE_RPC_PATH = "/durabletask/";
+const DURABLE_RPC_PATH = "/durabletask/";
 const TASK_HUB = "LocalHub";
 /** What every webhook URL carries on Azure (there with the system key `code` as well). */
 const REQUIRED_QUERY = `taskHub=${TASK_HUB}&connection=Storage`;
@@ -35,7 +35,7 @@ function managementUrls(webhooks: string, id: string) {
  * and the `rpcBaseUrl` the package's DurableClient prefers. Here all point at the local host at
  * `origin`; `rpc: false` leaves `rpcBaseUrl` out, so the client takes the webhook URLs.
  */
-export function clientBindingData(origin: string, { rpc = true } = {}) {
+function clientBindingData(origin: string, { rpc = true } = {}) {
   const webhooks = `${origin}${DURABLE_API_PATH}`;
   return {
     taskHubName: TASK_HUB,

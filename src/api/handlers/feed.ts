@@ -5,7 +5,7 @@ import { feedQuery } from "../schemas";
 import { servedItems } from "../served";
 
 /** A CDN or browser may serve the feed for a second, and a stale one while it fetches anew. */
-export const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
+const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
 
 /** GET /feed — Q6: the newest posts in short form, from the single feed partition (through the instance's micro-cache). */
 export const getFeed = endpoint(async (call) => {

@@ -34,7 +34,7 @@ export const updatePost = endpoint(async (call) => {
 });
 
 /** A post changes rarely, but its counters do: a few seconds fresh, then stale while revalidating. */
-export const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
+const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
 
 /** GET /posts/{postId} — Q2: one point read, counts and username included; cacheable by a CDN or browser. */
 export const getPost = endpoint(async (call) => {

@@ -18,7 +18,7 @@ export function newEtag(): string {
 }
 
 /** A resource id in the base64 shape Cosmos DB uses; only uniqueness matters to clients. */
-export function newRid(): string {
+function newRid(): string {
   return randomBytes(6).toString("base64").replace(/\//g, "-");
 }
 

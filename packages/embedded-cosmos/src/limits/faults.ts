@@ -6,7 +6,7 @@ import { CosmosError } from "../wire/errors";
 import { tooManyRequests } from "./throughput";
 
 /** What a data-plane request does, as fault rules name it. */
-export const OPERATION_KINDS = ["read", "query", "write", "batch", "sproc", "changefeed"] as const;
+const OPERATION_KINDS = ["read", "query", "write", "batch", "sproc", "changefeed"] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
 /**
@@ -15,7 +15,7 @@ export type OperationKind = (typeof OPERATION_KINDS)[number];
  * unavailable), 449 (retry with: a concurrent update), added latency, and a stored procedure
  * that does its work and then times out (rolled back, 408).
  */
-export const FAULT_EFFECTS = ["429", "408", "503", "449", "latency", "sproc-timeout"] as const;
+const FAULT_EFFECTS = ["429", "408", "503", "449", "latency", "sproc-timeout"] as const;
 export type FaultEffect = (typeof FAULT_EFFECTS)[number];
 
 const ruleSchema = z

@@ -14,7 +14,7 @@ const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
 const unauthorized = (message: string) => new CosmosError(401, "Unauthorized", message);
 
 /** The base64 signature of one request (the REST API's "string to sign"). */
-export function masterKeySignature(key: string, verb: string, resourceType: string, resourceLink: string, date: string): string {
+function masterKeySignature(key: string, verb: string, resourceType: string, resourceLink: string, date: string): string {
   const text = `${verb.toLowerCase()}\n${resourceType.toLowerCase()}\n${resourceLink}\n${date.toLowerCase()}\n\n`;
   return createHmac("sha256", Buffer.from(key, "base64")).update(text).digest("base64");
 }

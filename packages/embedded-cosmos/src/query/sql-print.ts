@@ -103,7 +103,7 @@ export function projectionExpression(body: Node, alias: string): string {
   return `{${properties.join(", ")}}`;
 }
 
-export function printQuery(sql: Node): string {
+function printQuery(sql: Node): string {
   const body = (sql.type === "sql" ? sql.body : sql) as Node;
   const select = body.select as Node;
   const top = body.top as Node | null;
