@@ -4,7 +4,7 @@ import { badRequest, notFound } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import { needsPipeline, pipelineRequired, planOf } from "../query/query-plan";
-import { feedOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
+import { docsOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
 
 /** The documents of a container over REST: item reads and writes, queries, the change feed, batches and bulk. */
@@ -16,14 +16,14 @@ export class DocumentRoutes {
     private readonly scanPageItems = SCAN_PAGE_ITEMS,
   ) {}
 
-  /** A request to the documents feed (`.../docs`): change feed, read feed, query plan, query, bulk, batch, upsert or create. */
-  feed(call: Call, dbId: string, collId: string): Reply {
+  /** A request to a container's documents (`.../docs`): change feed, read all, query plan, query, bulk, batch, upsert or create. */
+  collection(call: Call, dbId: string, collId: string): Reply {
     const { data } = this.account.container(dbId, collId);
-    const operation = feedOperation(call);
+    const operation = docsOperation(call);
     switch (operation) {
       case "change feed":
         return this.changeFeed(call, dbId, collId);
-      case "read feed":
+      case "read all":
         return this.query(call, dbId, collId, { query: "SELECT * FROM c" });
       case "query plan":
         return this.queryPlan(call);

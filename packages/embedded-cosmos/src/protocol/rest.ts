@@ -31,11 +31,11 @@ export const isTrue = (value: string | undefined) => value?.toLowerCase() === "t
 const isQueryRequest = (call: Call) =>
   isTrue(call.header("x-ms-documentdb-isquery")) || Boolean(call.header("content-type")?.startsWith("application/query+json"));
 
-/** What a request to a container's documents feed (`.../docs`) is, by its method and headers. */
-export type FeedOperation = "change feed" | "read feed" | "query plan" | "query" | "bulk" | "batch" | "upsert" | "create";
+/** What a request to a container's documents (`.../docs`) is, by its method and headers. */
+export type DocsOperation = "change feed" | "read all" | "query plan" | "query" | "bulk" | "batch" | "upsert" | "create";
 
-export function feedOperation(call: Call): FeedOperation {
-  if (call.method === "GET") return call.header("a-im") !== undefined ? "change feed" : "read feed";
+export function docsOperation(call: Call): DocsOperation {
+  if (call.method === "GET") return call.header("a-im") !== undefined ? "change feed" : "read all";
   if (call.method !== "POST") throw badRequest(`${call.method} is not supported on documents.`);
   if (isTrue(call.header("x-ms-cosmos-is-query-plan-request"))) return "query plan";
   if (isQueryRequest(call)) return "query";
@@ -43,9 +43,9 @@ export function feedOperation(call: Call): FeedOperation {
   return isTrue(call.header("x-ms-documentdb-is-upsert")) ? "upsert" : "create";
 }
 
-const KIND_OF: Record<FeedOperation, OperationKind> = {
+const KIND_OF: Record<DocsOperation, OperationKind> = {
   "change feed": "changefeed",
-  "read feed": "query",
+  "read all": "query",
   "query plan": "query",
   query: "query",
   bulk: "batch",
@@ -61,7 +61,7 @@ export function operationKind(call: Call): OperationKind | undefined {
   if (kind !== "docs") return undefined;
   if (id !== undefined) return call.method === "GET" ? "read" : "write";
   if (call.method !== "GET" && call.method !== "POST") return undefined;
-  return KIND_OF[feedOperation(call)];
+  return KIND_OF[docsOperation(call)];
 }
 
 /** What a query or change feed request covers: the logical partition, or the key range (narrowed by EPKs), it names. */

@@ -167,7 +167,7 @@ export class CosmosServer {
     if (n <= 4) return this.containers(call, dbId, collId);
     if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST")))
       call.budgetPartition = this.spendBudget(call, dbId, collId);
-    if (kind === "docs") return n === 5 ? this.documents.feed(call, dbId, collId) : this.documents.item(call, dbId, collId, resourceId);
+    if (kind === "docs") return n === 5 ? this.documents.collection(call, dbId, collId) : this.documents.item(call, dbId, collId, resourceId);
     if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST")
       return this.documents.deletePartitionKey(call, dbId, collId);
