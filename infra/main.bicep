@@ -73,6 +73,9 @@ param authAudience string
 @description('The API\'s delegated scope a user\'s token must carry in scp (the bare name, e.g. access_as_user); empty: no scope required.')
 param authScope string = 'access_as_user'
 
+@description('App roles, comma-separated, any of which in an application\'s token (client credentials, no user) admits it instead of the delegated scope; empty: applications are refused.')
+param authAppRoles string = ''
+
 @description('Origins a browser front end may call the API from, comma-separated (e.g. https://blog.example.com), or empty for none.')
 param corsAllowedOrigins string = ''
 
@@ -182,6 +185,7 @@ module api 'app/api.bicep' = {
       AUTH_ISSUER: authIssuer
       AUTH_AUDIENCE: authAudience
       AUTH_SCOPE: authScope
+      AUTH_APP_ROLES: authAppRoles
       SOFT_DELETE_TTL_SECONDS: string(softDeleteTtlSeconds)
     }
   }
@@ -198,6 +202,7 @@ module observability 'app/observability.bicep' = {
     applicationInsightsName: monitoring.outputs.applicationInsightsName
     functionAppName: api.outputs.name
     actionGroupName: 'ag-${resourceToken}'
+    throughputMode: cosmosThroughputMode
     alertEmail: alertEmail
   }
 }

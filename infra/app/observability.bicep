@@ -10,6 +10,9 @@ param logAnalyticsName string
 param applicationInsightsName string
 param functionAppName string
 param actionGroupName string
+@description('serverless or autoscale: normalized RU consumption measures provisioned throughput only, so its alert exists only with autoscale.')
+@allowed(['serverless', 'autoscale'])
+param throughputMode string
 
 @description('Optional e-mail address the alerts are sent to; without one they only show in the portal.')
 param alertEmail string = ''
@@ -84,7 +87,7 @@ resource throttled 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   }
 }
 
-resource hotPartition 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+resource hotPartition 'Microsoft.Insights/metricAlerts@2018-03-01' = if (throughputMode == 'autoscale') {
   name: 'cosmos-normalized-ru-${cosmosAccountName}'
   location: 'global'
   tags: tags
@@ -171,6 +174,9 @@ resource telemetryAlerts 'Microsoft.Insights/scheduledQueryRules@2023-03-15-prev
       description: alert.description
       severity: alert.severity
       enabled: true
+      // On a new workspace the App* tables do not exist until the app first writes telemetry:
+      // Azure would reject the query at creation (SEM0100), failing the first provision.
+      skipQueryValidation: true
       scopes: [logAnalytics.id]
       evaluationFrequency: 'PT5M'
       windowSize: 'PT5M'

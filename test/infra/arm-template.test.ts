@@ -18,6 +18,8 @@ interface Resource {
   type: string;
   name: string;
   properties?: Record<string, unknown> & { template?: Template; parameters?: Record<string, { value?: unknown }> };
+  /** An ARM condition: the resource exists only when it holds. */
+  condition?: string;
 }
 interface Template {
   parameters?: Record<string, { defaultValue?: unknown }>;
@@ -124,11 +126,25 @@ describe("the compiled template: what an operator watches", () => {
     expect(metricAlerts.some((a) => a.includes("Http5xx"))).toBe(true);
     expect(metricAlerts.some((a) => a.includes("TotalRequests") && a.includes("429"))).toBe(true);
     expect(metricAlerts.some((a) => a.includes("NormalizedRUConsumption"))).toBe(true);
+    // Normalized RU measures provisioned throughput: on the default serverless account the alert would mean nothing.
+    const hot = ofType("Microsoft.Insights/metricAlerts").find((r) => text(r.properties).includes("NormalizedRUConsumption"))!;
+    expect(hot.condition).toContain("autoscale");
+    expect(template.parameters?.cosmosThroughputMode).toMatchObject({ defaultValue: "serverless" });
     const logAlerts = text(variable(moduleNamed("observability").properties!.template!, "logAlerts"));
     for (const signal of [ATTRIBUTES.lagSeconds, METRICS.orchestrations, "Success == false"]) expect(logAlerts).toContain(signal);
     const [group] = ofType("Microsoft.Insights/actionGroups");
     expect(text(group.properties)).toContain("alertEmail");
     expect(template.parameters?.alertEmail).toMatchObject({ defaultValue: "" });
+  });
+
+  it("creates its log alerts on a new workspace, whose App* tables do not exist yet (no query validation at creation)", () => {
+    const [rule] = ofType("Microsoft.Insights/scheduledQueryRules");
+    expect(rule.properties).toMatchObject({ skipQueryValidation: true });
+  });
+
+  it("lets applications in with the app roles AUTH_APP_ROLES names, a parameter wired to the app setting", () => {
+    expect(template.parameters?.authAppRoles).toMatchObject({ type: "string", defaultValue: "" });
+    expect(text(moduleNamed("api").properties)).toContain("AUTH_APP_ROLES");
   });
 
   it("adds a workbook with the operations page's views, over the metric names the app records", () => {

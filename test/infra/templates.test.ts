@@ -134,6 +134,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
       "AUTH_ISSUER",
       "AUTH_AUDIENCE",
       "AUTH_SCOPE",
+      "AUTH_APP_ROLES: authAppRoles",
       "SOFT_DELETE_TTL_SECONDS",
     ]) {
       expect(main, setting).toContain(setting);
