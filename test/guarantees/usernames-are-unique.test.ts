@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CosmosClient } from "@azure/cosmos";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { usernameClaimId } from "../../src/model/items";
@@ -54,7 +53,9 @@ describe("usernames are unique, always", () => {
   it("racing renames A->B and B->A never leave the profile's name unclaimed", async () => {
     const user = "pingpong";
     await api.user(user, "ping");
-    // Freeing a claim is slow here (as it is under load), so the renames interleave.
+    // A gate on freeing a claim: the second rename is sent while the first is releasing its old name, every round.
+    let releasing = () => {};
+    let proceed = Promise.resolve();
     const inner = createDefaultHttpClient();
     const slowReleases = new BlogStore(
       new CosmosClient({
@@ -63,7 +64,10 @@ describe("usernames are unique, always", () => {
         connectionPolicy: { enableEndpointDiscovery: false },
         httpClient: {
           async sendRequest(request) {
-            if (request.method === "DELETE" && request.url.includes("username")) await sleep(30);
+            if (request.method === "DELETE" && request.url.includes("username")) {
+              releasing();
+              await proceed;
+            }
             return inner.sendRequest(request);
           },
         },
@@ -73,9 +77,14 @@ describe("usernames are unique, always", () => {
     useStore(slowReleases);
     try {
       for (let round = 0; round < 10; round++) {
+        let letGo = () => {};
+        proceed = new Promise<void>((resolve) => (letGo = resolve));
+        const released = new Promise<void>((resolve) => (releasing = resolve));
         const first = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "pong" } });
-        await sleep(8);
-        await Promise.all([first, api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "ping" } })]);
+        await released;
+        const second = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "ping" } });
+        letGo();
+        await Promise.all([first, second]);
         await expectNameHeld(user, `pingpong-thief${round}`);
       }
     } finally {
