@@ -1,14 +1,5 @@
-/** A small deterministic PRNG (mulberry32): the same seed gives the same data (seed, bench). */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The same seeded PRNG (mulberry32) the embedded server draws its faults with: the same seed gives the same data (seed, bench).
+export { random } from "embedded-cosmos";
 
 /** An integer in [min, max]. */
 export const between = (rng: () => number, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));

@@ -114,6 +114,7 @@ function openData(server: CosmosServer, path: string, options: CosmosOptions): D
 // What users of the server reach besides starting it: its fault language, its cost model, the
 // signing clients use, and the host-name rule it applies (a host beside it may apply the same).
 export { parseFaultSpec, type FaultRule, type FaultSpec } from "./limits/faults";
+export { random } from "./limits/random";
 export { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "./limits/request-units";
 export { authorizationHeaders } from "./protocol/auth";
 export { commaList, hostnameOf, isAllowedHost, isLoopbackHost } from "./protocol/host-names";
