@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
-import type { Route } from "../../src/api/route";
+import type { Route } from "../../src/api/route-definition";
 import { serveLocalRoute } from "./local-routes";
 import type { DurableHost } from "./durable/host";
 import { durableApiBase, serveDurableApi } from "./durable/http-api";

@@ -1,4 +1,4 @@
-import type { Route } from "../../src/api/route";
+import type { Route } from "../../src/api/route-definition";
 
 export type RouteMatch = { route: Route; params: Record<string, string> } | { status: 404 | 405; allow?: string[] };
 

@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { z, type ZodTypeAny } from "zod";
 import { problemDetails } from "./responses";
-import type { Route } from "./route";
+import type { Route } from "./route-definition";
 import { id, idempotencyKey } from "./schemas";
 
 // responses.ts has extended zod with `.openapi()`, used below for the request headers.

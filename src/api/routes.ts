@@ -1,6 +1,6 @@
 import { z, type ZodTypeAny } from "zod";
 import { instrumented } from "./http";
-import type { OperationDoc, Route } from "./route";
+import type { OperationDoc, Route } from "./route-definition";
 import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
 import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
 import { createComment, listComments } from "./handlers/comments";

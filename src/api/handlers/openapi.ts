@@ -1,7 +1,7 @@
 import { entityTagOf } from "../conditional";
 import { endpoint } from "../http";
 import { openApiDocument, type OpenApiDocument } from "../openapi";
-import type { Route } from "../route";
+import type { Route } from "../route-definition";
 
 /**
  * GET /openapi.json — the OpenAPI 3.1 description of the routes `described` gives, generated
