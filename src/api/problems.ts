@@ -1,6 +1,6 @@
 import type { HttpResponseInit } from "@azure/functions";
 import { DomainError, MalformedItemError, type ProblemKind } from "../model/errors";
-import { cosmosStatus, isStoreUnavailable } from "../store/failures";
+import { cosmosStatus, identityFailure, isStoreUnavailable } from "../store/failures";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
   invalid: { status: 400, title: "Bad Request" },
@@ -20,6 +20,17 @@ const CHALLENGES: Partial<Record<ProblemKind, Record<string, string>>> = {
   unauthenticated: { "www-authenticate": "Bearer" },
   unauthorized: { "www-authenticate": 'Bearer error="invalid_token"' },
 };
+
+/** What a 503 for the app's identity asks the client to wait: a role assignment propagates in minutes. */
+const IDENTITY_RETRY_AFTER_SECONDS = 30;
+
+/** Each reason is logged once per instance: every request would otherwise repeat it while the role propagates. */
+const logged = new Set<string>();
+function logOnce(reason: string, write: () => void): void {
+  if (logged.has(reason)) return;
+  logged.add(reason);
+  write();
+}
 
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
 const STORE_RETRY_AFTER_SECONDS = 2;
@@ -50,6 +61,17 @@ export function problemResponse(error: unknown, log: (message: string, error: un
     // client may try again, after the wait Cosmos DB asked for (at least a second).
     const seconds = Math.max(1, Math.ceil((error.retryAfterInMs ?? 1000) / 1000));
     return retryLater(429, "Too Many Requests", seconds, `Too many requests for this resource right now; retry after ${seconds} s.`);
+  }
+  const identity = identityFailure(error);
+  if (identity) {
+    // The app's identity, not the client and not a defect: unavailable until the operator (or the role propagation) mends it.
+    logOnce(identity, () => log(`${identity}; answering 503 until it is mended`, error));
+    return retryLater(
+      503,
+      "Service Unavailable",
+      IDENTITY_RETRY_AFTER_SECONDS,
+      `The data store refuses this app right now; retry after ${IDENTITY_RETRY_AFTER_SECONDS} s.`,
+    );
   }
   if (isStoreUnavailable(error)) {
     // Cosmos DB timed out, was unavailable or unreachable: nothing the client did; it may retry.

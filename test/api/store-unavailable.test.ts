@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CredentialUnavailableError } from "@azure/identity";
 import { startCosmos } from "embedded-cosmos";
+import { problemResponse } from "../../src/api/problems";
 import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
 import { localSystem, type Client } from "../support/system";
 
@@ -34,6 +36,40 @@ describe("Cosmos DB failing a request (timeouts, unavailable, retry-with)", () =
     expectUnavailable(await api.request("GET", "/api/posts/p1"));
     expectUnavailable(await api.request("POST", "/api/posts/p1/likes", { as: "alice" }));
     expectUnavailable(await api.request("POST", "/api/posts", { as: "alice", body: { title: "t", content: "c" } }));
+  });
+});
+
+describe("Cosmos DB refusing the app's own identity (a role assignment missing or still propagating)", () => {
+  let api: ApiFixture;
+  const logs: string[] = [];
+  beforeAll(async () => {
+    api = await apiFixture({ cosmos: { faults: { rules: [{ effect: "403", rate: 1, operations: ["read"], containers: ["posts"] }] } } });
+    api.onLog((line) => logs.push(line));
+  });
+  afterAll(() => api.stop());
+
+  it("answers 503 with Retry-After (not 500), and names the reason in the log once", async () => {
+    for (let i = 0; i < 3; i++) {
+      const response = await api.request("GET", "/api/posts/p1");
+      expectUnavailable(response);
+      expect(Number(response.headers["retry-after"])).toBe(30);
+    }
+    expect(logs.filter((line) => line.includes("403/5301"))).toHaveLength(1);
+  });
+});
+
+describe("the app's credential unable to get a token (no managed identity here, or a misconfigured one)", () => {
+  it("is a 503 with Retry-After naming nothing secret, logged once", () => {
+    const logs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const response = problemResponse(new CredentialUnavailableError("ManagedIdentityCredential: no managed identity endpoint found."), (message) =>
+        logs.push(message),
+      );
+      expect(response.status).toBe(503);
+      expect((response.headers as Record<string, string>)["retry-after"]).toBe("30");
+      expect(JSON.stringify(response.jsonBody)).not.toContain("ManagedIdentity");
+    }
+    expect(logs.filter((line) => line.includes("CredentialUnavailableError"))).toHaveLength(1);
   });
 });
 

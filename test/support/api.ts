@@ -37,6 +37,8 @@ export interface ApiFixture {
   /** Like `request`, also returning every Cosmos DB request the call made. */
   measured(method: string, path: string, options?: RequestOptions): Promise<{ response: ApiResponse; usage: CosmosUsage }>;
   token(userId: string): Promise<string>;
+  /** Receives every line a handler logs (the invocation's log). */
+  onLog(listener: (line: string) => void): void;
   /** Creates a user profile through the API. */
   user(userId: string, username?: string): Promise<void>;
   stop(): Promise<void>;
@@ -66,6 +68,7 @@ export async function apiFixture(
   const { settings } = blog;
   await provision(blog.client, settings.cosmos.databaseName);
   const router = new Router(routes);
+  const listeners: ((line: string) => void)[] = [];
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
     const url = new URL(path, "http://localhost:7071");
@@ -78,7 +81,10 @@ export async function apiFixture(
     if (body !== undefined) headers["content-type"] ??= "application/json";
     const sent = opts.rawBytes !== undefined ? { bytes: opts.rawBytes } : body === undefined ? undefined : { string: body };
     const httpRequest = new HttpRequest({ method, url: url.toString(), headers, params: match.params, body: sent });
-    const context = new InvocationContext({ functionName: match.route.name, logHandler: () => {} });
+    const context = new InvocationContext({
+      functionName: match.route.name,
+      logHandler: (level, ...args) => listeners.forEach((listen) => listen(`${level}: ${args.map(String).join(" ")}`)),
+    });
     const response = await match.route.handler(httpRequest, context);
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
     return { status: response.status ?? 200, headers: responseHeaders, body: response.jsonBody };
@@ -94,6 +100,7 @@ export async function apiFixture(
       return { response: result, usage };
     },
     token: (userId) => devToken(userId, TEST_SECRET),
+    onLog: (listener) => void listeners.push(listener),
     async user(userId, username = userId) {
       const response = await request("POST", "/api/users", { as: userId, body: { username } });
       if (response.status !== 201) throw new Error(`creating user ${userId} failed: ${response.status} ${JSON.stringify(response.body)}`);

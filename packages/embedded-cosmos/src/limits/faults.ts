@@ -12,10 +12,11 @@ export type OperationKind = (typeof OPERATION_KINDS)[number];
 /**
  * The failures Azure Cosmos DB answers with, each a real HTTP response so the SDK's own retry
  * policy sees it: 429 (throttled, with `x-ms-retry-after-ms`), 408 (timeout), 503 (service
- * unavailable), 449 (retry with: a concurrent update), added latency, and a stored procedure
- * that does its work and then times out (rolled back, 408).
+ * unavailable), 449 (retry with: a concurrent update), 403 with sub-status 5301 (the caller's
+ * identity lacks a data-plane role: missing, or still propagating after a deploy), added
+ * latency, and a stored procedure that does its work and then times out (rolled back, 408).
  */
-const FAULT_EFFECTS = ["429", "408", "503", "449", "latency", "sproc-timeout"] as const;
+const FAULT_EFFECTS = ["429", "408", "503", "449", "403", "latency", "sproc-timeout"] as const;
 export type FaultEffect = (typeof FAULT_EFFECTS)[number];
 
 const ruleSchema = z
@@ -106,7 +107,7 @@ export class FaultInjector {
   private readonly next: () => number;
   /** Injections per rule, for rules with a `limit`. */
   private readonly spent: number[] = [];
-  readonly injected: Record<FaultEffect, number> = { "429": 0, "408": 0, "503": 0, "449": 0, latency: 0, "sproc-timeout": 0 };
+  readonly injected: Record<FaultEffect, number> = { "429": 0, "408": 0, "503": 0, "449": 0, "403": 0, latency: 0, "sproc-timeout": 0 };
 
   constructor(private readonly spec: FaultSpec) {
     this.next = random(spec.seed ?? 1);
@@ -142,7 +143,7 @@ export class FaultInjector {
 
 const timedOut = (message: string) => new CosmosError(408, "RequestTimeout", message);
 
-function failure(effect: "429" | "408" | "503" | "449", ms: number | undefined): CosmosError {
+function failure(effect: "429" | "408" | "503" | "449" | "403", ms: number | undefined): CosmosError {
   switch (effect) {
     case "429":
       return tooManyRequests(ms ?? 100);
@@ -152,5 +153,12 @@ function failure(effect: "429" | "408" | "503" | "449", ms: number | undefined):
       return new CosmosError(503, "ServiceUnavailable", "The service is currently unavailable (injected fault).", 21008);
     case "449":
       return new CosmosError(449, "RetryWith", "Conflicting request to resource has been attempted. Retry to avoid conflicts (injected fault).");
+    case "403":
+      return new CosmosError(
+        403,
+        "Forbidden",
+        "Request blocked by Auth: the principal does not have the required RBAC permissions to perform this action (injected fault).",
+        5301,
+      );
   }
 }
