@@ -147,6 +147,13 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
   ].join(", ");
 }
 
+/**
+ * The response headers a browser on another origin may read: App Service's CORS in front of a
+ * function app exposes none, so the functions name them on every response (the front end reads
+ * Retry-After, ETag and Location).
+ */
+const EXPOSED_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed, Server-Timing";
+
 /** What each request's Cosmos DB calls cost, measured once by `instrumented`; a host reads it for its own log line. */
 const usageByRequest = new WeakMap<HttpRequest, CosmosUsage>();
 
@@ -173,7 +180,14 @@ export function instrumented(route: { route: string }, handler: HttpHandler): Ht
         span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         recordHttpRequest({ route: template, method: request.method, status, durationMs, charge: usage.requestCharge });
-        return { ...result, headers: { ...(result.headers as Record<string, string>), "server-timing": serverTiming(usage, durationMs) } };
+        return {
+          ...result,
+          headers: {
+            ...(result.headers as Record<string, string>),
+            "server-timing": serverTiming(usage, durationMs),
+            "access-control-expose-headers": EXPOSED_HEADERS,
+          },
+        };
       },
     );
 }

@@ -78,11 +78,14 @@ describe("the deployable function app", () => {
         const core = globalThis.__functionsCore;
         const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json");
         const body = response.body.string ?? Buffer.from(response.body.bytes).toString("utf8");
-        console.log(JSON.stringify({ registered: core.registered.map((r) => ({ metadata: r.metadata })), response: { status: response.statusCode, body } }));
+        console.log(JSON.stringify({ registered: core.registered.map((r) => ({ metadata: r.metadata })), response: { status: response.statusCode, body, headers: response.headers } }));
       });`;
     const run = spawnSync(process.execPath, ["-r", recorder, "-e", script], { cwd: site, encoding: "utf8", env: { PATH: process.env.PATH } });
     expect(run.status, run.stderr).toBe(0);
-    const { registered, response } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { registered: Recorded[]; response: { status: string; body: string } };
+    const { registered, response } = JSON.parse(run.stdout.trim().split("\n").pop()!) as {
+      registered: Recorded[];
+      response: { status: string; body: string; headers: Record<string, string> };
+    };
     const byName = new Map(registered.map((r) => [r.metadata.name, r.metadata.bindings]));
     const expected = [...routes.map((r) => r.name), ...changeFeedTriggers.map((t) => t.name), ...Object.keys(orchestrations), ...Object.keys(activities)];
     expect([...byName.keys()].sort()).toEqual(expected.sort());
@@ -128,6 +131,9 @@ describe("the deployable function app", () => {
 
     // The bundle runs, not only registers: the worker's invocation path answers the OpenAPI document.
     expect(Number(response.status)).toBe(200);
+    // App Service's CORS exposes no response headers: the function names those a browser on another origin may read.
+    const exposed = Object.entries(response.headers).find(([name]) => name.toLowerCase() === "access-control-expose-headers")?.[1] ?? "";
+    for (const header of ["ETag", "Location", "Retry-After", "Idempotent-Replayed"]) expect(exposed.split(", "), header).toContain(header);
     expect(JSON.parse(response.body)).toMatchObject({ openapi: "3.1.0" });
   }, 60_000);
 });
