@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
 import type { AuthSettings } from "../config";
 import { unauthenticated, unauthorized } from "../model/errors";
@@ -38,6 +39,14 @@ function boundedLifetime(payload: JWTPayload): JWTPayload {
   return payload;
 }
 
+/** The dev secret as a key, made once: from raw bytes, jose imports the key through WebCrypto on every token it checks. */
+const devKeys = new Map<string, KeyObject>();
+function devKey(secret: string): KeyObject {
+  let key = devKeys.get(secret);
+  if (!key) devKeys.set(secret, (key = createSecretKey(Buffer.from(secret, "utf8"))));
+  return key;
+}
+
 async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
   let algorithm: string | undefined;
   try {
@@ -48,7 +57,7 @@ async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
   try {
     // Development tokens: HS256 signed with AUTH_DEV_SECRET, only when that setting exists.
     if (algorithm === "HS256" && auth.devSecret) {
-      const { payload } = await jwtVerify(token, new TextEncoder().encode(auth.devSecret), {
+      const { payload } = await jwtVerify(token, devKey(auth.devSecret), {
         algorithms: ["HS256"],
         requiredClaims: ["sub", "exp"],
         ...LIFETIME,
