@@ -107,7 +107,8 @@ resource hotPartition 'Microsoft.Insights/metricAlerts@2018-03-01' = if (through
           metricName: 'NormalizedRUConsumption'
           operator: 'GreaterThan'
           threshold: 90
-          timeAggregation: 'Maximum'
+          // Every minute of the window above 90 %: the Maximum would fire on one hot minute.
+          timeAggregation: 'Minimum'
         }
       ]
     }

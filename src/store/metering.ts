@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createDefaultHttpClient, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { SpanKind } from "@opentelemetry/api";
-import { ATTRIBUTES, inSpan, recordCosmosRequest } from "../telemetry";
+import { ATTRIBUTES, inSpan, pseudonymOf, recordCosmosRequest } from "../telemetry";
 
 /** One HTTP request the SDK sent to Cosmos DB on behalf of an API call. */
 export interface CosmosRequest {
@@ -82,7 +82,8 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
       const attributes = { [ATTRIBUTES.dbSystem]: "azure.cosmosdb", [ATTRIBUTES.container]: container, [ATTRIBUTES.operation]: operation };
       return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
         const { response, record } = await measured(inner, request);
-        if (record.partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, record.partitionKey);
+        // A partition key is a user id (or holds one, `username:<name>`): pseudonymized as the caller is; the same key, the same pseudonym.
+        if (record.partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, pseudonymOf(record.partitionKey));
         span.setAttributes({
           [ATTRIBUTES.cosmosStatus]: response.status,
           [ATTRIBUTES.requestCharge]: record.requestCharge,

@@ -54,18 +54,25 @@ describe("telemetry: traces", () => {
     // Carried by the posts consumer first, so the rename's propagation is what rewrites it.
     await within(10_000, async () => (await app.call("GET", "/users/renamer/posts")).body.items.some((p: { postId: string }) => p.postId === post.id));
     expect((await app.call("PUT", "/users/renamer", { as: "renamer", body: { username: "renamed" } })).status).toBe(200);
+    const request = finished().find((s) => s.name === "PUT /api/users/{userId}" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("renamer"));
+    expect(request).toBeDefined();
+    const trace = request!.spanContext().traceId;
+    // The profile carries the trace context of the request that wrote it, so the batch and the orchestration are part of that request's trace.
     const orchestration = await within(20_000, async () =>
-      finished().find((s) => s.name === "orchestration propagateUsername" && String(s.attributes[ATTRIBUTES.instanceId]).startsWith("username-renamer-")),
+      finished().find((s) => s.name === "orchestration propagateUsername" && s.spanContext().traceId === trace),
     );
     const batch = finished().find((s) => s.spanContext().spanId === orchestration.value.parentSpanContext?.spanId);
     expect(batch?.name).toBe("process usersChangeFeed");
     expect(batch?.kind).toBe(SpanKind.CONSUMER);
     expect(batch?.attributes[ATTRIBUTES.lease]).toEqual(expect.stringMatching(/^users-/));
-    expect(orchestration.value.spanContext().traceId).toBe(batch!.spanContext().traceId);
-    // The profile carries the trace context of the request that wrote it, so the batch is part of that request's trace.
-    const request = finished().find((s) => s.name === "PUT /api/users/{userId}" && s.attributes[ATTRIBUTES.caller] === pseudonymOf("renamer"));
-    expect(request).toBeDefined();
-    expect(batch!.spanContext().traceId).toBe(request!.spanContext().traceId);
+    expect(batch!.spanContext().traceId).toBe(trace);
+    // Who it was is in no span: the instance id (made of the user id) and every partition key are pseudonymized as the caller is.
+    expect(orchestration.value.attributes[ATTRIBUTES.instanceId]).toMatch(/^[0-9a-f]{16}$/);
+    const values = finished()
+      .filter((s) => s.spanContext().traceId === trace)
+      .flatMap((s) => Object.values(s.attributes).map(String));
+    expect(values.filter((value) => /renamer|renamed/.test(value))).toEqual([]);
+    expect(values).toContain(pseudonymOf("renamer"));
     const activities = childrenOf(orchestration.value).map((s) => s.name);
     expect(activities).toContain("activity findStalePartitions");
     expect(activities).toContain("activity renameInPartition");

@@ -129,6 +129,8 @@ describe("the compiled template: what an operator watches", () => {
     // Normalized RU measures provisioned throughput: on the default serverless account the alert would mean nothing.
     const hot = ofType("Microsoft.Insights/metricAlerts").find((r) => text(r.properties).includes("NormalizedRUConsumption"))!;
     expect(hot.condition).toContain("autoscale");
+    // "For 15 minutes": every minute of the window, not its hottest one.
+    expect(hot.properties).toMatchObject({ windowSize: "PT15M", criteria: { allOf: [{ timeAggregation: "Minimum", threshold: 90 }] } });
     expect(template.parameters?.cosmosThroughputMode).toMatchObject({ defaultValue: "serverless" });
     const logAlerts = text(variable(moduleNamed("observability").properties!.template!, "logAlerts"));
     for (const signal of [ATTRIBUTES.lagSeconds, METRICS.orchestrations, "Success == false"]) expect(logAlerts).toContain(signal);

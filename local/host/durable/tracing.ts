@@ -1,5 +1,6 @@
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
 import { ATTRIBUTES, SCOPE } from "../../../src/telemetry/names";
+import { pseudonymOf } from "../../../src/telemetry";
 import type { InstanceRecord } from "./store";
 
 /**
@@ -46,7 +47,7 @@ export class InstanceSpans {
         .getTracer(SCOPE)
         .startSpan(
           `orchestration ${record.name}`,
-          { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.orchestration]: record.name, [ATTRIBUTES.instanceId]: record.instanceId } },
+          { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.orchestration]: record.name, [ATTRIBUTES.instanceId]: pseudonymOf(record.instanceId) } },
           parent,
         );
       this.spans.set(record.instanceId, span);
