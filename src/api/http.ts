@@ -178,7 +178,10 @@ export function instrumented(route: { route: string }, handler: HttpHandler): Ht
         const status = result.status ?? 200;
         const durationMs = performance.now() - started;
         span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (status >= 500) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `answered ${status}` });
+          span.setAttribute(ATTRIBUTES.errorType, String(status));
+        }
         recordHttpRequest({ route: template, method: request.method, status, durationMs, charge: usage.requestCharge });
         return {
           ...result,
@@ -216,6 +219,8 @@ export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandl
       response = toResponse(request, await work(new ApiCall(request, context)));
     } catch (error) {
       response = problemResponse(error, (message, cause) => context.error(message, cause));
+      // The request's span (instrumented's) records what made it a 5xx: caught here, it would otherwise never see it.
+      if ((response.status ?? 500) >= 500) trace.getActiveSpan()?.recordException(error as Error);
     }
     // HEAD: GET's status and headers, no body (RFC 9110 9.3.2).
     if (request.method === "HEAD") return { status: response.status, headers: response.headers };

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createDefaultHttpClient, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ATTRIBUTES, inSpan, pseudonymOf, recordCosmosRequest } from "../telemetry";
 
 /** One HTTP request the SDK sent to Cosmos DB on behalf of an API call. */
@@ -90,12 +90,23 @@ export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient())
           [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
           [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
         });
+        if (failed(response.status)) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `Cosmos DB answered ${response.status}` });
+          span.setAttribute(ATTRIBUTES.errorType, String(response.status));
+        }
         recordCosmosRequest({ container, operation, status: response.status, charge: record.requestCharge });
         return response;
       });
     },
   };
 }
+
+/**
+ * A Cosmos DB answer that is a failure of the call (throttled, timed out, unavailable, refused),
+ * not an outcome the app asks about: a point read's 404, a create's 409 and a condition's 412
+ * are answers it acts on.
+ */
+const failed = (status: number) => status >= 400 && status !== 404 && status !== 409 && status !== 412;
 
 /** Sends `request`, counting it (and its charge and time) in every measurement it runs in; the response, and the request as counted. */
 async function measured(inner: HttpClient, request: PipelineRequest) {

@@ -14,6 +14,8 @@ export const ATTRIBUTES = {
   statusClass: "http.response.status_class",
   /** The caller's user id, hashed: who it is stays private, how many distinct callers does not. */
   caller: "enduser.pseudo.id",
+  /** Why an operation failed (OpenTelemetry's general attribute): a status code, or an exception's type. */
+  errorType: "error.type",
   // Cosmos DB (semantic conventions for Azure Cosmos DB)
   dbSystem: "db.system.name",
   container: "db.collection.name",
