@@ -131,6 +131,18 @@ describe("telemetry: traces", () => {
 });
 
 describe("telemetry: metrics", () => {
+  it("traces no change feed poll (an idle host adds no spans), though the polls' Cosmos DB requests are still counted", async () => {
+    const polls = (figures: OpsFigures) => figures.cosmos.requests;
+    const before = polls(await figures());
+    // The host polls every change feed range about ten times a second: wait until it has polled a few times more.
+    await within(10_000, async () => polls(await figures()) >= before + 8);
+    expect(
+      finished()
+        .filter((s) => s.name.startsWith("change feed "))
+        .map((s) => s.name),
+    ).toEqual([]);
+  });
+
   it("counts request units per route, status classes, Cosmos DB requests, feed cache lookups and like batches", async () => {
     const post = (await app.call("POST", "/posts", { as: "tracer", body: { title: "measured", content: "c" } })).body;
     await app.call("POST", `/posts/${post.id}/likes`, { as: "tracer" });

@@ -1,3 +1,5 @@
+import { context } from "@opentelemetry/api";
+import { suppressTracing } from "@opentelemetry/core";
 import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
 import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
 import type { LagReading } from "../../../src/telemetry";
@@ -12,7 +14,12 @@ const COUNT_AT_MOST = 1000;
  * oldest of them has waited. It reads the change feed, so it works whether the consumer runs or
  * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
  */
-export async function estimateLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs = Date.now()): Promise<LagReading[]> {
+export function estimateLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs = Date.now()): Promise<LagReading[]> {
+  // A measurement, not work: its reads are untraced (their request units are still counted).
+  return context.with(suppressTracing(context.active()), () => readLag(container, leaseContainer, trigger, nowMs));
+}
+
+async function readLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs: number): Promise<LagReading[]> {
   const leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
   const ranges = new Map((await container.getFeedRanges()).map((range) => [leases.idOf(range), range]));
   const readings: LagReading[] = [];
