@@ -54,11 +54,19 @@ export async function entraSession(config: Extract<AuthConfig, { mode: "entra" }
     const signedIn = account();
     if (!signedIn) return undefined;
     try {
-      const { accessToken } = await client.acquireTokenSilent({ account: signedIn, scopes: [config.scope] });
+      // Renewal without a hidden frame: the cached access token, else the refresh token. This page
+      // forbids being framed (frame-ancestors 'none'), so MSAL's frame renewal could only time out.
+      const { accessToken } = await client.acquireTokenSilent({
+        account: signedIn,
+        scopes: [config.scope],
+        cacheLookupPolicy: msal.CacheLookupPolicy.AccessTokenAndRefreshToken,
+      });
       subject = subjectOf(accessToken);
       return accessToken;
     } catch (error) {
-      if (error instanceof msal.InteractionRequiredAuthError) await client.acquireTokenRedirect({ account: signedIn, scopes: [config.scope] });
+      // Whatever failed (a single-page app's refresh token lives 24 hours): sign in again by a
+      // full-page redirect rather than leave a page whose every write fails.
+      await client.acquireTokenRedirect({ account: signedIn, scopes: [config.scope] });
       throw error;
     }
   };
