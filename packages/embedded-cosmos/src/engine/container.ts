@@ -2,7 +2,8 @@ import { badRequest, conflict, notFound, preconditionFailed } from "../wire/erro
 import { ContainerIndexes } from "../query/indexes";
 import { effectivePartitionKey, keyRanges, rangeOf, type KeyRange } from "./partitions";
 import { applyPatch } from "./patch";
-import { runQuery, type QueryPage, type QuerySpec } from "../query/query";
+import { runQuery, type QueryPage } from "../query/query";
+import type { ShapedQuery } from "../query/sql-support";
 import { systemClock, type Clock } from "./clock";
 import { newEtag, secondsOf } from "./system-properties";
 import { isObject, type Json, type JsonObject } from "../wire/json";
@@ -243,7 +244,7 @@ export class Container {
    * Runs SQL over a scope: one logical partition (through its own indexes), one key range, or
    * everything (through the container's).
    */
-  query(scope: Scope, spec: QuerySpec, continuation?: string, maxItemCount = 100, scanPageItems?: number): QueryPage {
+  query(scope: Scope, shaped: ShapedQuery, continuation?: string, maxItemCount = 100, scanPageItems?: number): QueryPage {
     const within = inScope(this.partitions, scope);
     const partition = "pk" in scope ? this.partitions.get(scope.pk) : undefined;
     const size = "pk" in scope ? (partition?.items.size ?? 0) : this.liveCount;
@@ -257,7 +258,7 @@ export class Container {
       : "pk" in scope
         ? undefined
         : this.indexes;
-    const page = runQuery(view, indexes, spec, continuation, maxItemCount, scanPageItems);
+    const page = runQuery(view, indexes, shaped, continuation, maxItemCount, scanPageItems);
     cost.query(page.retrieved, JSON.stringify(page.items).length);
     return page;
   }

@@ -4,6 +4,7 @@ import { badRequest, notFound } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import { needsPipeline, pipelineRequired, planOf } from "../query/query-plan";
+import { prepareQuery } from "../query/sql-support";
 import { docsOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
 
@@ -164,12 +165,20 @@ export class DocumentRoutes {
     const { data } = this.account.container(dbId, collId);
     const scope = scopeOf(call, data);
     // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
+    // Vetted, shaped and parsed once, for the plan and the execution alike.
+    const prepared = prepareQuery(spec);
     if ("all" in scope) {
-      const plan = planOf(spec);
+      const plan = planOf(prepared);
       if (needsPipeline(plan)) throw pipelineRequired(plan);
     }
     const started = performance.now();
-    const page = data.query(scope, spec, call.header("x-ms-continuation") || undefined, Number(call.header("x-ms-max-item-count") ?? 100), this.scanPageItems);
+    const page = data.query(
+      scope,
+      prepared,
+      call.header("x-ms-continuation") || undefined,
+      Number(call.header("x-ms-max-item-count") ?? 100),
+      this.scanPageItems,
+    );
     const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
     if (page.continuation) headers["x-ms-continuation"] = page.continuation;
     if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
@@ -185,7 +194,7 @@ export class DocumentRoutes {
 
   /** The gateway's query plan: how the SDK splits a cross-partition query into per-range queries and merges them. */
   private queryPlan(call: Call): Reply {
-    return { status: 200, body: planOf(this.querySpec(call.body)) };
+    return { status: 200, body: planOf(prepareQuery(this.querySpec(call.body))) };
   }
 
   private changeFeed(call: Call, dbId: string, collId: string): Reply {

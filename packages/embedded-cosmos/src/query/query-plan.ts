@@ -3,7 +3,7 @@ import type { QuerySpec } from "./query";
 import { compiled } from "./query";
 import type { Json } from "../wire/json";
 import { printExpression, printFromWhere, projectionExpression } from "./sql-print";
-import { refuseUnsupported, shapeOf } from "./sql-support";
+import type { ShapedQuery } from "./sql-support";
 
 type Node = { type: string; [key: string]: unknown };
 
@@ -53,9 +53,8 @@ function valueAggregate(select: Node): { name: string; argument: Node } | undefi
  * aggregates, how to split the query into per-range queries (`rewrittenQuery`) and how to merge
  * their results; for anything else, run it as is.
  */
-export function planOf(spec: QuerySpec): QueryPlan {
-  refuseUnsupported(spec.query);
-  const shaped = shapeOf(spec);
+export function planOf(shaped: ShapedQuery): QueryPlan {
+  const spec = shaped.source;
   const body = compiled(shaped.spec.query).ast.body as Node;
   const select = body.select as Node;
   const from = body.from as Node | null;

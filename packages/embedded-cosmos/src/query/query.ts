@@ -5,7 +5,7 @@
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "../wire/errors";
-import { refuseUnsupported, shapeOf, unknownFunction, type ShapedQuery } from "./sql-support";
+import { unknownFunction, type ShapedQuery } from "./sql-support";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
 
@@ -172,15 +172,13 @@ function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
 export function runQuery<T extends Queryable>(
   scope: QueryScope<T>,
   indexes: ContainerIndexes<T> | undefined,
-  spec: QuerySpec,
+  shaped: ShapedQuery,
   continuation: string | undefined,
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
-  refuseUnsupported(spec.query);
-  const shaped = shapeOf(spec);
   if (shaped.distinct || shaped.limit !== undefined) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
-  return engineQuery(scope, indexes, spec, continuation, maxItemCount, scanPageItems);
+  return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
 }
 
 /** The live items a query runs over (one logical partition, or all). */

@@ -63,6 +63,9 @@ export function unknownFunction(error: Error): CosmosError | undefined {
 
 /** A query with the clauses the server applies around the engine taken out. */
 export interface ShapedQuery {
+  /** The query as the client sent it. */
+  source: QuerySpec;
+  /** What the engine runs. */
   spec: QuerySpec;
   distinct: boolean;
   offset?: number;
@@ -75,14 +78,21 @@ function count(token: string, parameters: QuerySpec["parameters"], clause: strin
   return value;
 }
 
+/** A query vetted (400 for what the server cannot run) and shaped, once: the plan and the execution both take it. */
+export function prepareQuery(spec: QuerySpec): ShapedQuery {
+  refuseUnsupported(spec.query);
+  return shapeOf(spec);
+}
+
 /** Takes `SELECT DISTINCT` and a trailing `OFFSET n LIMIT m` out of the query, for the server to apply. */
-export function shapeOf(spec: QuerySpec): ShapedQuery {
+function shapeOf(spec: QuerySpec): ShapedQuery {
   let sql = spec.query;
   const distinct = /^\s*SELECT\s+DISTINCT\b/i.test(withoutStrings(sql));
   if (distinct) sql = sql.replace(/^(\s*SELECT\s+)DISTINCT\b/i, "$1");
   const paging = /\s+OFFSET\s+(@\w+|\d+)\s+LIMIT\s+(@\w+|\d+)\s*$/i.exec(sql);
-  if (!paging) return { spec: { ...spec, query: sql }, distinct };
+  if (!paging) return { source: spec, spec: { ...spec, query: sql }, distinct };
   return {
+    source: spec,
     spec: { ...spec, query: sql.slice(0, paging.index) },
     distinct,
     offset: count(paging[1], spec.parameters, "OFFSET"),

@@ -6,6 +6,7 @@ import type { Container } from "../engine/container";
 import { badRequest, CosmosError, notFound, requestTimeout } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { cost, uncharged } from "../limits/request-units";
+import { prepareQuery } from "../query/sql-support";
 
 export interface ScriptLimits {
   /** Collection calls a script may make before they start returning `false` (isAccepted). */
@@ -150,7 +151,10 @@ class ScriptCollection {
     return uncharged(() => {
       const byId = this.container.read(this.pk, ref);
       if (byId) return byId;
-      const page = this.container.query({ pk: this.pk }, { query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] });
+      const page = this.container.query(
+        { pk: this.pk },
+        prepareQuery({ query: "SELECT * FROM c WHERE c._rid = @rid", parameters: [{ name: "@rid", value: ref }] }),
+      );
       if (page.items.length === 0) throw notFound();
       return page.items[0] as JsonObject;
     });
@@ -161,7 +165,7 @@ class ScriptCollection {
     if (!querySpec) throw badRequest("Invalid query.");
     const page = this.container.query(
       { pk: this.pk },
-      { query: querySpec.query as string, parameters: (querySpec.parameters ?? []) as { name: string; value: Json }[] },
+      prepareQuery({ query: querySpec.query as string, parameters: (querySpec.parameters ?? []) as { name: string; value: Json }[] }),
       typeof options.continuation === "string" ? options.continuation : undefined,
       typeof options.pageSize === "number" && options.pageSize > 0 ? options.pageSize : 100,
     );
