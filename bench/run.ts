@@ -9,7 +9,7 @@ import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/fu
 import { routes } from "../src/api/routes";
 import { readFeed } from "../src/store/feed";
 import { createStore, useStore } from "../src/store/client";
-import { projectRoot } from "../src/store/definitions";
+import { projectRoot } from "../src/store/script-files";
 import { readPost } from "../src/store/posts";
 import { provision } from "../src/store/provision";
 import { ProgressBar } from "../scripts/progress";

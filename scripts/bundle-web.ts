@@ -1,7 +1,7 @@
 import { buildSync } from "esbuild";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { projectRoot } from "../src/store/definitions";
+import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
 /**

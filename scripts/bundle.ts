@@ -1,7 +1,7 @@
 import { buildSync } from "esbuild";
 import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectRoot } from "../src/store/definitions";
+import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
 /**

@@ -1,5 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import definitions from "../../infra/containers.json";
 
 /**
@@ -31,18 +29,3 @@ export const SPROCS = {
 } as const;
 
 export const POST_TRIGGERS = { truncateFeed: "truncateFeed" } as const;
-
-/** The repository root (where sprocs/ lives), found from this file in src/ or dist/src/. */
-export function projectRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(join(dir, "sprocs")) || !existsSync(join(dir, "package.json"))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error("Cannot find the project root (sprocs/ next to package.json).");
-    dir = parent;
-  }
-  return dir;
-}
-
-export function scriptBody(name: string): string {
-  return readFileSync(join(projectRoot(), "sprocs", `${name}.js`), "utf8");
-}

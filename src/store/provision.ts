@@ -1,5 +1,6 @@
 import type { CosmosClient, TriggerOperation, TriggerType } from "@azure/cosmos";
-import { containerDefinitions, scriptBody } from "./definitions";
+import { containerDefinitions } from "./definitions";
+import { scriptBody } from "./script-files";
 
 /**
  * Creates the database, containers, stored procedures and triggers from infra/containers.json.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TriggerOperation, TriggerType } from "@azure/cosmos";
-import { scriptBody } from "../../src/store/definitions";
+import { scriptBody } from "../../src/store/script-files";
 import { localSystem, within, type Client } from "../support/system";
 
 let app: Client;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { scriptBody } from "../../src/store/definitions";
+import { scriptBody } from "../../src/store/script-files";
 import { localSystem, within, type Client } from "../support/system";
 
 /**
