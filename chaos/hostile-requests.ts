@@ -2,6 +2,7 @@ import { connect } from "node:net";
 import { SignJWT } from "jose";
 import { authorizationHeaders } from "embedded-cosmos";
 import { LOCAL_DEV_SECRET } from "../local/host/dev-auth";
+import { DURABLE_API_PATH } from "../local/host/durable/http-api";
 
 /** Where the hostile requests go: the host's API and the embedded Cosmos DB server. */
 export interface Target {
@@ -44,6 +45,8 @@ async function status(url: string, init: RequestInit = {}): Promise<number | und
 const token = (userId: string, claims: { iat: number; exp: number }) =>
   new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256" }).setSubject(userId).sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
 const now = () => Math.floor(Date.now() / 1000);
+/** The host's Durable Functions HTTP API, beside its `/api`. */
+const durableApi = (api: string) => `${api.replace(/\/api$/, "")}${DURABLE_API_PATH}`;
 
 /**
  * What the hostile-input black-box runs sent, each with the answer that refuses it: a page
@@ -62,7 +65,7 @@ const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
   },
   async ({ api }) => ({
     what: "a page of another origin starting an orchestration",
-    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/orchestrators/releaseOrphanedUsernames`, {
+    status: await status(`${durableApi(api)}orchestrators/releaseOrphanedUsernames`, {
       method: "POST",
       headers: { origin: "https://evil.example", "content-type": "text/plain" },
       body: JSON.stringify({ userId: "alice" }),
@@ -71,14 +74,14 @@ const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
   }),
   async ({ api }, rng) => ({
     what: "an Object member as a durable API path",
-    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/${rng() < 0.5 ? "constructor" : "orchestrators/toString"}`, {
+    status: await status(`${durableApi(api)}${rng() < 0.5 ? "constructor" : "orchestrators/toString"}`, {
       method: rng() < 0.5 ? "GET" : "POST",
     }),
     expected: [404, 405],
   }),
   async ({ api }) => ({
     what: "an orchestration input with a 1 ms backoff",
-    status: await status(`${api.replace(/\/api$/, "")}/runtime/webhooks/durabletask/orchestrators/refreshFeedCopy`, {
+    status: await status(`${durableApi(api)}orchestrators/refreshFeedCopy`, {
       method: "POST",
       body: JSON.stringify({ postId: "p", sourceLsn: 1, dueAt: new Date().toISOString(), policy: { failureBackoffMs: 1, activityAttempts: 1 } }),
     }),

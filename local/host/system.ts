@@ -1,7 +1,6 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
-import { startCosmos, type RunningCosmos } from "embedded-cosmos";
-import type { FaultSpec } from "embedded-cosmos";
+import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
 import { invocationServices } from "../../src/pipeline/invocation";

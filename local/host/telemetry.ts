@@ -1,10 +1,17 @@
-import { metrics } from "@opentelemetry/api";
+import { context, metrics } from "@opentelemetry/api";
+import { suppressTracing } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AggregationTemporality, MeterProvider, MetricReader, PeriodicExportingMetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+
+/**
+ * Runs `work` with tracing suppressed: the host's own bookkeeping (change feed polls, lag
+ * estimates) adds no spans, while the metrics its Cosmos DB requests record still count them.
+ */
+export const untraced = <T>(work: () => T): T => context.with(suppressTracing(context.active()), work);
 
 /** What the operations page reads: the process's metrics as they are now, on demand. */
 class OnDemandReader extends MetricReader {

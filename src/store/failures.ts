@@ -18,8 +18,8 @@ const NETWORK_ERROR_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", 
  * logged for the operator.
  */
 export function identityFailure(error: unknown): string | undefined {
-  const failure = error as { code?: unknown; substatus?: unknown; name?: unknown; message?: unknown } | undefined;
-  if (failure?.code === 403 && failure.substatus === 5301)
+  const failure = error as { substatus?: unknown; name?: unknown; message?: unknown } | undefined;
+  if (cosmosStatus(error) === 403 && failure?.substatus === 5301)
     return "Cosmos DB refused the app's identity (403/5301): its data-plane role assignment is missing or still propagating";
   if (failure?.name === "CredentialUnavailableError" || failure?.name === "AuthenticationError" || failure?.name === "AggregateAuthenticationError")
     return `the app's credential could not get a token for Cosmos DB (${String(failure.name)}): ${String(failure.message ?? "").split("\n")[0]}`;

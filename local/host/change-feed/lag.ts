@@ -1,5 +1,4 @@
-import { context } from "@opentelemetry/api";
-import { suppressTracing } from "@opentelemetry/core";
+import { untraced } from "../telemetry";
 import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
 import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
 import type { LagReading } from "../../../src/telemetry";
@@ -15,8 +14,8 @@ const COUNT_AT_MOST = 1000;
  * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
  */
 export function estimateLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs = Date.now()): Promise<LagReading[]> {
-  // A measurement, not work: its reads are untraced (their request units are still counted).
-  return context.with(suppressTracing(context.active()), () => readLag(container, leaseContainer, trigger, nowMs));
+  // A measurement, not work: its reads add no spans.
+  return untraced(() => readLag(container, leaseContainer, trigger, nowMs));
 }
 
 async function readLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs: number): Promise<LagReading[]> {

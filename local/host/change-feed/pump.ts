@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { context } from "@opentelemetry/api";
-import { suppressTracing } from "@opentelemetry/core";
+import { untraced } from "../telemetry";
 import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
 import type { PipelineServices } from "../../../src/pipeline/services";
 import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
@@ -200,9 +199,8 @@ export class ChangeFeedPump {
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost;) {
       let response;
       try {
-        // A poll is no work of its own: untraced (its request units are still counted), so an idle host adds no spans;
-        // a batch it finds is traced where it is handled.
-        response = await context.with(suppressTracing(context.active()), () => iterator.readNext());
+        // A poll is no work of its own, so an idle host adds no spans; a batch it finds is traced where it is handled.
+        response = await untraced(() => iterator.readNext());
         failures = 0;
         fromCheckpoint = false;
       } catch (error) {
