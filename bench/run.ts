@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { createHttpServer } from "../local/host/http-server";
+import { loadApp } from "../local/host/app-entry";
 import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
 import { routes } from "../src/api/routes";
 import { readFeed } from "../src/store/feed";
@@ -58,7 +59,7 @@ async function timed(call: () => Promise<unknown>): Promise<number> {
 
 /** Q2 and Q6 as a bare store call and through the HTTP API of the local host. */
 async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
-  const server = createHttpServer(routes, { log: () => {} });
+  const server = createHttpServer((await loadApp()).http, { log: () => {} });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
   const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [

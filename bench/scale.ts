@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { startCosmos } from "embedded-cosmos";
 import { devToken } from "../local/host/dev-auth";
 import { createHttpServer } from "../local/host/http-server";
+import { loadApp } from "../local/host/app-entry";
 import { routes } from "../src/api/routes";
 import { SETTING_DEFAULTS, type SettingsInput } from "../src/config";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
@@ -122,7 +123,7 @@ export async function measureScale(options: { loadSeconds: number; connections: 
 async function loadTest(request: string, path: string, cached: boolean, options: { loadSeconds: number; connections: number }): Promise<LoadFigures> {
   // The server is created inside the measurement, so every request it serves is counted in it.
   const { result, usage } = await measureCosmos(async () => {
-    const server = createHttpServer(routes, { log: () => {} });
+    const server = createHttpServer((await loadApp()).http, { log: () => {} });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;

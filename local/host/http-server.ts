@@ -1,7 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { randomUUID } from "node:crypto";
-import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
-import type { Route } from "../../src/api/route-definition";
 import { serveLocalRoute } from "./local-routes";
 import type { DurableHost } from "./durable/host";
 import { durableApiBase, serveDurableApi } from "./durable/http-api";
@@ -10,23 +7,26 @@ import { readBody } from "./request-body";
 import { isAllowedHost } from "embedded-cosmos";
 import { requestUrl } from "./request-target";
 import { Router } from "./router";
-import type { CosmosUsage } from "../../src/store/metering";
-import { cosmosUsageOf } from "../../src/api/http";
-import { traceId } from "../../src/telemetry";
 import { serveWeb, type WebOptions } from "./web";
+import type { RpcHttpData } from "./worker/functions-core";
+import type { HttpFunction } from "./worker/function-app";
 
-function writeResponse(res: ServerResponse, response: HttpResponseInit): void {
-  const headers = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>));
+/** A cookie of the function's response as a Set-Cookie value. */
+function setCookie(cookie: NonNullable<RpcHttpData["cookies"]>[number]): string {
+  const attributes = Object.entries(cookie)
+    .filter(([name, value]) => name !== "name" && name !== "value" && value !== undefined && value !== null && value !== false)
+    .map(([name, value]) => (value === true ? name : `${name}=${String((value as { value?: unknown }).value ?? value)}`));
+  return [`${cookie.name}=${cookie.value}`, ...attributes].join("; ");
+}
+
+/** Writes what the function answered (the worker's RPC form) as the host does. */
+function writeResponse(res: ServerResponse, response: RpcHttpData): void {
   // CORS headers set earlier on `res` stay: writeHead merges them with these.
-  let body: string | Buffer | undefined;
-  if (response.jsonBody !== undefined) {
-    body = JSON.stringify(response.jsonBody);
-    headers["content-type"] ??= "application/json";
-  } else if (typeof response.body === "string" || Buffer.isBuffer(response.body)) {
-    body = response.body;
-  }
-  res.writeHead(response.status ?? 200, headers);
-  res.end(body);
+  const headers: Record<string, string | string[]> = { ...response.headers };
+  if (response.cookies?.length) headers["set-cookie"] = response.cookies.map(setCookie);
+  const body = response.body?.bytes ? Buffer.from(response.body.bytes) : response.body?.string;
+  res.writeHead(Number(response.statusCode ?? 200), headers);
+  res.end(body && body.length > 0 ? body : undefined);
 }
 
 /** What a browser on another origin may send and read, as the platform's CORS answers for a function app. */
@@ -84,27 +84,34 @@ export interface HttpServerOptions {
   durable?: DurableHost;
   /** The operations page's figures, at /local/ops (loopback only). */
   ops?: () => Promise<unknown>;
+  /** host.json's extensions.http.routePrefix (default `api`). */
+  routePrefix?: string;
+  /** More for a request's log line, from the request the function was given (what it cost, say). */
+  describeRequest?: (request: unknown) => string | undefined;
 }
 
-/** A request's line in npm start's output: status, time, and what it cost in Cosmos DB. */
-function requestLine(req: IncomingMessage, res: ServerResponse, ms: number, usage: CosmosUsage | undefined): string {
+/** A request's line in npm start's output: status, time, and what the app says of it. */
+function requestLine(req: IncomingMessage, res: ServerResponse, ms: number, description: string | undefined): string {
   const line = `${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(0)}ms`;
-  if (!usage) return line;
-  const requests = usage.requests.length;
-  return `${line} · ${requests} Cosmos DB request${requests === 1 ? "" : "s"} · ${usage.requestCharge.toFixed(2)} RU`;
+  return description ? `${line} · ${description}` : line;
 }
 
-const traceSuffix = () => {
-  const id = traceId();
-  return id ? ` (trace ${id})` : "";
-};
+/** The request as the host hands it to the worker (RpcHttp). */
+function rpcRequest(req: IncomingMessage, url: URL, params: Record<string, string>, body: Buffer): RpcHttpData {
+  const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
+  return { method: req.method, url: url.toString(), headers, params, body: body.length > 0 ? { bytes: body } : undefined };
+}
 
-/** Serves the route table over HTTP with the same HttpRequest/InvocationContext the Functions host builds. */
-export function createHttpServer(routes: readonly Route[], options: HttpServerOptions): Server {
-  const router = new Router(routes);
-  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable, ops } = options;
-  /** What each API request cost in Cosmos DB, for its log line. */
-  const costs = new WeakMap<ServerResponse, CosmosUsage>();
+/**
+ * Serves the app's HTTP functions as the Functions host does: each request matched to a
+ * registered route and method, and handed to the function through the worker's invocation.
+ * Core Tools does not check auth levels locally; neither does this host.
+ */
+export function createHttpServer(functions: readonly HttpFunction[], options: HttpServerOptions): Server {
+  const router = new Router(functions, `/${options.routePrefix ?? "api"}`);
+  const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable, ops, describeRequest } = options;
+  /** What the app says of each request, for its log line. */
+  const descriptions = new WeakMap<ServerResponse, string>();
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (!isAllowedHost(url.hostname, allowedHosts)) {
@@ -123,7 +130,7 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
       res.end();
       return;
     }
-    if (web && !url.pathname.startsWith("/api/") && (await serveWeb(req, res, url.pathname, web))) return;
+    if (web && !url.pathname.startsWith(`/${options.routePrefix ?? "api"}/`) && (await serveWeb(req, res, url.pathname, web))) return;
     const match = router.match(req.method ?? "GET", url.pathname);
     if (!("route" in match)) {
       if (match.status === 405)
@@ -132,30 +139,15 @@ export function createHttpServer(routes: readonly Route[], options: HttpServerOp
     }
     const body = await readBody(req);
     if (body === undefined) return problem(res, 413, "Payload Too Large", "The request body is too large.");
-    const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]])));
-    const request = new HttpRequest({
-      method: req.method,
-      url: url.toString(),
-      headers,
-      params: match.params,
-      body: body.length > 0 ? { bytes: body } : undefined,
-    });
-    const context = new InvocationContext({
-      functionName: match.route.name,
-      invocationId: randomUUID(),
-      // A handler logs inside its request's span: the line carries the trace id, as in Application Insights.
-      logHandler: (level, ...args) => log(`[${match.route.name}] ${level}: ${args.map(String).join(" ")}${traceSuffix()}`),
-    });
-    const result = await match.route.handler(request, context);
-    // The route's own wrapper measured its Cosmos DB calls (src/api/http.ts): the log line takes that measure.
-    const usage = cosmosUsageOf(request);
-    if (usage) costs.set(res, usage);
-    writeResponse(res, result);
+    const { response, request } = await match.route.invoke(rpcRequest(req, url, match.params, body));
+    const description = describeRequest?.(request);
+    if (description) descriptions.set(res, description);
+    writeResponse(res, response);
   }
 
   const server = createServer((req, res) => {
     const started = performance.now();
-    if (logRequests) res.on("finish", () => log(requestLine(req, res, performance.now() - started, costs.get(res))));
+    if (logRequests) res.on("finish", () => log(requestLine(req, res, performance.now() - started, descriptions.get(res))));
     if (draining.has(server)) {
       res.setHeader("connection", "close");
       return problem(res, 503, "Service Unavailable", "The host is shutting down; retry shortly.", { "retry-after": "1" });

@@ -1,7 +1,7 @@
 import { metrics } from "@opentelemetry/api";
-import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
-import type { BlogStore } from "../../src/store/client";
+import type { Container } from "@azure/cosmos";
 import { METRICS, observeChangeFeedLag, SCOPE } from "../../src/telemetry";
+import type { CosmosDBTriggerFunction } from "./worker/function-app";
 import { estimateLag } from "./change-feed/lag";
 import type { DurableHost } from "./durable/host";
 import { opsFigures, type OpsFigures } from "./ops";
@@ -19,9 +19,20 @@ async function instanceCounts(durable: DurableHost): Promise<Record<string, numb
  * consumer's lag per lease (the change feed estimator) and the orchestration instances by
  * status. Returns the function that stops observing.
  */
-export function observeLocalRuntime(store: BlogStore, durable: DurableHost): () => void {
+export function observeLocalRuntime(
+  triggers: readonly CosmosDBTriggerFunction[],
+  containers: (trigger: CosmosDBTriggerFunction) => { monitored: Container; leases: Container },
+  durable: DurableHost,
+): () => void {
   const unobserveLag = observeChangeFeedLag(async () =>
-    (await Promise.all(changeFeedTriggers.map((trigger) => estimateLag(store.database.container(trigger.containerName), store.leases, trigger)))).flat(),
+    (
+      await Promise.all(
+        triggers.map((trigger) => {
+          const { monitored, leases } = containers(trigger);
+          return estimateLag(monitored, leases, trigger);
+        }),
+      )
+    ).flat(),
   );
   const instances = metrics
     .getMeter(SCOPE)

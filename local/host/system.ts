@@ -1,23 +1,36 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
-import { routes } from "../../src/api/routes";
+import { cosmosUsageOf } from "../../src/api/http";
 import type { Settings } from "../../src/config";
 import { invocationServices } from "../../src/pipeline/invocation";
-import { activities, entities, orchestrations } from "../../src/pipeline/orchestrations";
-import type { PipelinePolicy } from "../../src/pipeline/policy";
+import { usePolicy, type PipelinePolicy } from "../../src/pipeline/policy";
 import type { PipelineServices } from "../../src/pipeline/services";
-import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";
+import type { CosmosUsage } from "../../src/store/metering";
 import { provision } from "../../src/store/provision";
+import { traceId } from "../../src/telemetry";
 import { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
 import { DurableHost } from "./durable/host";
-import { announceHostName, durableInvocation } from "./durable/http-api";
+import { announceHostName, clientBindingData, durableInvocation } from "./durable/http-api";
 import { fileInstanceStore } from "./durable/store";
 import { observeLocalRuntime, opsReader } from "./observed-runtime";
 import { localTelemetry } from "./telemetry";
 import { createHttpServer, drainHttp } from "./http-server";
+import { loadApp } from "./app-entry";
+
+/** What a request cost in Cosmos DB, measured once by the route's wrapper (src/api/http.ts), for its log line. */
+function costLine(usage: CosmosUsage | undefined): string | undefined {
+  if (!usage) return undefined;
+  const requests = usage.requests.length;
+  return `${requests} Cosmos DB request${requests === 1 ? "" : "s"} · ${usage.requestCharge.toFixed(2)} RU`;
+}
+
+const traceSuffix = () => {
+  const id = traceId();
+  return id ? ` (trace ${id})` : "";
+};
 
 export interface LocalSystemOptions {
   /** HTTP port; 0 picks a free one. */
@@ -134,10 +147,26 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
+  // The app's configuration, as app settings are in Azure: its store (above) and its pacing.
+  usePolicy(options.policy);
+  // Each invocation gets a durable client binding for this host's Durable Functions HTTP API
+  // (once it listens), so df.getClient(context) gives the package's client, as in Azure.
+  let origin: string | undefined;
+  const originOf = () => {
+    if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
+    return origin;
+  };
+  const app = await loadApp({
+    settings: (name) => (name === "COSMOS_DATABASE" ? settings.cosmos.databaseName : process.env[name]),
+    durableClient: () => clientBindingData(originOf()),
+    // A function logs inside its invocation's span: the line carries the trace id, as in Application Insights.
+    log: (name, level, message) => log(`[${name}] ${level}: ${message}${traceSuffix()}`),
+  });
+
+  for (const fn of app.unserved) log(`not served here: ${fn}; this host runs HTTP, Cosmos DB and durable triggers`);
+
   const durable = new DurableHost({
-    orchestrations,
-    activities,
-    entities,
+    functions: app.durable,
     store: options.dataDir
       ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) =>
           log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`),
@@ -146,25 +175,19 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     log,
   });
   durable.resume();
-  // Each change feed invocation gets a durable client binding for this host's Durable Functions
-  // HTTP API (once it listens), so df.getClient(context) gives the package's client, as in Azure.
-  let origin: string | undefined;
-  const invocation = (functionName: string, lease?: string) => {
-    if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
-    return invocationServices(
-      durableInvocation(functionName, origin, (_level, ...args) => log(args.join(" "))),
-      options.policy,
-      lease,
-    );
-  };
   // Telemetry: the process's providers (npm start's exporters), the change feed estimator and the
   // orchestration instances as observed metrics, and the operations page's figures from them.
   const telemetry = localTelemetry();
-  const unobserve = observeLocalRuntime(store, durable);
+  // The triggers' connection (COSMOS) is the account the store uses.
+  const containers = (trigger: { databaseName: string; containerName: string; leaseContainerName: string }) => ({
+    monitored: store.client.database(trigger.databaseName).container(trigger.containerName),
+    leases: store.client.database(trigger.databaseName).container(trigger.leaseContainerName),
+  });
+  const unobserve = observeLocalRuntime(app.cosmosDBTriggers, containers, durable);
   const ops = opsReader(telemetry);
-  const pumps = changeFeedTriggers.map(
+  const pumps = app.cosmosDBTriggers.map(
     (trigger) =>
-      new ChangeFeedPump(store.database.container(trigger.containerName), store.leases, trigger, (lease) => invocation(trigger.name, lease), {
+      new ChangeFeedPump(containers(trigger).monitored, containers(trigger).leases, trigger, {
         pollMs: options.pollMs ?? 100,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
@@ -182,7 +205,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         devToken: devSecret ? (userId: string) => devToken(userId, devSecret) : undefined,
       }
     : undefined;
-  const server: Server = createHttpServer(routes, {
+  const server: Server = createHttpServer(app.http, {
+    describeRequest: (request) => costLine(cosmosUsageOf(request as never)),
     log,
     corsAllowedOrigins: options.corsAllowedOrigins,
     web,
@@ -199,13 +223,14 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   origin = `http://127.0.0.1:${port}`;
   announceHostName(port);
   // The consumers start once the durable client can reach the host.
+  await app.start();
   pumps.forEach((pump) => pump.start());
 
   return {
     url: `http://localhost:${port}/api`,
     store,
     durable,
-    services: invocation("localInvocation"),
+    services: invocationServices(durableInvocation("localInvocation", originOf(), (_level, ...args) => log(args.join(" ")))),
     cosmosEndpoint: cosmos.endpoint,
     cosmosKey: cosmos.key,
     async stop() {
@@ -213,6 +238,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       await drainHttp(server, 2000);
       await Promise.all(pumps.map((pump) => pump.stop()));
       await durable.stop();
+      await app.stop();
       unobserve();
       store.dispose();
       await embedded?.stop();

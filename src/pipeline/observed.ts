@@ -66,7 +66,7 @@ function batchPlacement(documents: unknown[]): { parent?: Context; links: Link[]
   return { parent: trace.setSpanContext(ROOT_CONTEXT, links[0].context), links: invocation ? [{ context: invocation }] : [] };
 }
 
-/** A change feed handler whose every batch is a span (consumer, lease where the host knows it, items, lag) and counted. */
+/** A change feed handler whose every batch is a span (consumer, items, lag) and counted. */
 export function observedConsumer(
   consumer: string,
   handler: (documents: unknown[], services: PipelineServices) => Promise<void>,
@@ -81,7 +81,6 @@ export function observedConsumer(
           [ATTRIBUTES.consumer]: consumer,
           [ATTRIBUTES.items]: documents.length,
           [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),
-          ...(services.lease ? { [ATTRIBUTES.lease]: services.lease } : {}),
         },
       },
       async () => {

@@ -12,6 +12,4 @@ export interface PipelineServices {
   policy?: Partial<PipelinePolicy>;
   /** Where a consumer reports what it set aside (the invocation's log in Azure). */
   log?: (message: string) => void;
-  /** The lease the batch came from, where the host knows it (the local host does; the Functions trigger does not say). */
-  lease?: string;
 }

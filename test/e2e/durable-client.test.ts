@@ -6,7 +6,7 @@ import { HttpRequest } from "@azure/functions";
 import * as df from "durable-functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../local/clock";
-import type { EntityHandler } from "../../local/host/durable/entities";
+import { durableFunctions, type EntityHandler } from "../support/durable-functions";
 import { DurableHost } from "../../local/host/durable/host";
 import { announceHostName, DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";
 import { fileInstanceStore } from "../../local/host/durable/store";
@@ -85,7 +85,7 @@ describe("the package's DurableClient with an orchestration of the user's own", 
       const answer = yield context.df.waitForExternalEvent("answer");
       return { answer };
     }
-    const durable = new DurableHost({ orchestrations: { approval }, activities: {} });
+    const durable = new DurableHost({ functions: durableFunctions({ orchestrations: { approval } }) });
     const server = createHttpServer([], { log: () => {}, durable });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const own = durableClient(`http://localhost:${(server.address() as { port: number }).port}`);
@@ -137,14 +137,16 @@ describe.each([{ rpc: true }, { rpc: false }])("the package's DurableClient (rpc
   /** A durable host on the file store in `dir`, behind the local HTTP server, and the package's client for it. */
   async function serve() {
     const durable = new DurableHost({
-      orchestrations: { approval, flaky, tally },
-      activities: {
-        sometimesDown: async (input: unknown) => {
-          if (down) throw new Error("down");
-          return input;
+      functions: durableFunctions({
+        orchestrations: { approval, flaky, tally },
+        activities: {
+          sometimesDown: async (input: unknown) => {
+            if (down) throw new Error("down");
+            return input;
+          },
         },
-      },
-      entities: { counter } as Record<string, EntityHandler>,
+        entities: { counter } as Record<string, EntityHandler>,
+      }),
       clock,
       store: fileInstanceStore(dir),
     });

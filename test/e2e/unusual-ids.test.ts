@@ -7,6 +7,7 @@ import { DURABLE_API_PATH } from "../../local/host/durable/http-api";
 import { createHttpServer } from "../../local/host/http-server";
 import { fileInstanceStore, memoryInstanceStore } from "../../local/host/durable/store";
 import { localSystem, within, type Client } from "../support/system";
+import { durableFunctions } from "../support/durable-functions";
 
 /**
  * Every id the API accepts (1-128 of A-Z, a-z, 0-9, `_.@|-`) flows into instance ids and file
@@ -41,12 +42,12 @@ describe("the durable host's store", () => {
   it("keeps an instance whose id would make a file name over 255 bytes, and finds it again after a restart", async () => {
     const directory = mkdtempSync(join(tmpdir(), "long-instance-"));
     const orchestrations = { noop: function* () {} };
-    const first = new DurableHost({ orchestrations, activities: {}, store: fileInstanceStore(directory) });
+    const first = new DurableHost({ functions: durableFunctions({ orchestrations }), store: fileInstanceStore(directory) });
     const id = `instance-${"@|".repeat(60)}`;
     await first.startNew("noop", { instanceId: id });
     await first.waitForIdle();
     await first.stop();
-    const second = new DurableHost({ orchestrations, activities: {}, store: fileInstanceStore(directory) });
+    const second = new DurableHost({ functions: durableFunctions({ orchestrations }), store: fileInstanceStore(directory) });
     expect((await second.getStatus(id))?.runtimeStatus).toBe("Completed");
     await second.stop();
   });
@@ -59,7 +60,7 @@ describe("the durable host's store", () => {
       if (failing) throw new Error("ENOSPC: no space left on device, open '/very/private/path'");
       save(record);
     };
-    const host = new DurableHost({ orchestrations: { noop: function* () {} }, activities: {}, store });
+    const host = new DurableHost({ functions: durableFunctions({ orchestrations: { noop: function* () {} } }), store });
     await expect(host.startNew("noop", { instanceId: "unstorable" })).rejects.toThrow(/ENOSPC/);
     expect(await host.getStatus("unstorable")).toBeUndefined();
     // Through the Durable Functions API: the host's failure is a 500 that names no path on this machine.

@@ -6,6 +6,7 @@ import type { OrchestrationContext } from "durable-functions";
 import { systemClock } from "../../local/clock";
 import { DurableHost } from "../../local/host/durable/host";
 import { fileInstanceStore } from "../../local/host/durable/store";
+import { durableFunctions } from "../support/durable-functions";
 
 /**
  * A durable timer weeks ahead, on the system clock `npm start` runs: Node fires a timeout of more
@@ -46,14 +47,14 @@ describe("a durable timer 30 days ahead", () => {
 
   it("keeps its instance Running until then, survives a restart, and completes at its time", async () => {
     const dir = mkdtempSync(join(tmpdir(), "long-timer-"));
-    const first = new DurableHost({ orchestrations: { waitAMonth }, activities: {}, store: fileInstanceStore(dir) });
+    const first = new DurableHost({ functions: durableFunctions({ orchestrations: { waitAMonth } }), store: fileInstanceStore(dir) });
     await first.startNew("waitAMonth", { instanceId: "month" });
     await vi.advanceTimersByTimeAsync(1000);
     expect((await first.getStatus("month"))?.runtimeStatus).toBe("Running");
     await first.stop();
 
     await vi.advanceTimersByTimeAsync(10 * DAY);
-    const second = new DurableHost({ orchestrations: { waitAMonth }, activities: {}, store: fileInstanceStore(dir) });
+    const second = new DurableHost({ functions: durableFunctions({ orchestrations: { waitAMonth } }), store: fileInstanceStore(dir) });
     second.resume();
     await vi.advanceTimersByTimeAsync(10);
     expect((await second.getStatus("month"))?.runtimeStatus).toBe("Running");

@@ -1,14 +1,19 @@
-import type { ChangeFeedTrigger } from "../../src/pipeline/change-feed-triggers";
+import type { CosmosDBTriggerFunction } from "../../local/host/worker/function-app";
 
-/** A change feed consumer of the test container `watched`, retrying quickly, handing each batch to `handler`. */
-export function watchedTrigger(handler: ChangeFeedTrigger["handler"]): ChangeFeedTrigger {
+/** A Cosmos DB trigger on the `watched` container, as the host sees one the app registered, delivering to `handler`. */
+export function watchedTrigger(
+  handler: (documents: unknown[]) => Promise<void>,
+  retry: Partial<CosmosDBTriggerFunction["retry"]> = {},
+): CosmosDBTriggerFunction {
   return {
     name: "watchedChangeFeed",
+    connection: "COSMOS",
+    databaseName: "test",
     containerName: "watched",
+    leaseContainerName: "leases",
     leaseContainerPrefix: "watched-",
     startFromBeginning: true,
-    retry: { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 20, maximumInterval: 200 },
-    needsDurableClient: false,
-    handler,
+    retry: { minimumIntervalMs: 20, maximumIntervalMs: 200, maxRetryCount: -1, ...retry },
+    invoke: handler,
   };
 }

@@ -1,8 +1,10 @@
 import { untraced } from "../telemetry";
 import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
-import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
+import type { CosmosDBTriggerFunction } from "../worker/function-app";
 import type { LagReading } from "../../../src/telemetry";
 import { LeaseStore } from "./leases";
+
+type Consumer = Pick<CosmosDBTriggerFunction, "name" | "leaseContainerPrefix">;
 
 /** Changes counted past a checkpoint at most: beyond it, the estimate says "at least". */
 const COUNT_AT_MOST = 1000;
@@ -13,12 +15,12 @@ const COUNT_AT_MOST = 1000;
  * oldest of them has waited. It reads the change feed, so it works whether the consumer runs or
  * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
  */
-export function estimateLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs = Date.now()): Promise<LagReading[]> {
+export function estimateLag(container: Container, leaseContainer: Container, trigger: Consumer, nowMs = Date.now()): Promise<LagReading[]> {
   // A measurement, not work: its reads add no spans.
   return untraced(() => readLag(container, leaseContainer, trigger, nowMs));
 }
 
-async function readLag(container: Container, leaseContainer: Container, trigger: ChangeFeedTrigger, nowMs: number): Promise<LagReading[]> {
+async function readLag(container: Container, leaseContainer: Container, trigger: Consumer, nowMs: number): Promise<LagReading[]> {
   const leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
   const ranges = new Map((await container.getFeedRanges()).map((range) => [leases.idOf(range), range]));
   const readings: LagReading[] = [];

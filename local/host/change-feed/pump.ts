@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { untraced } from "../telemetry";
 import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
-import type { PipelineServices } from "../../../src/pipeline/services";
-import type { ChangeFeedTrigger } from "../../../src/pipeline/change-feed-triggers";
+import type { CosmosDBTriggerFunction } from "../worker/function-app";
 import { cosmosStatus, isStoreUnavailable } from "../../../src/store/failures";
 import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
 
@@ -25,9 +24,6 @@ export interface PumpOptions {
 }
 
 export const DEFAULT_LEASE_TIMING: LeaseTiming = { expirationMs: 60_000, renewMs: 17_000, acquireMs: 13_000 };
-
-const toMs = (value: number | { milliseconds?: number; seconds?: number; minutes?: number }) =>
-  typeof value === "number" ? value : (value.milliseconds ?? 0) + (value.seconds ?? 0) * 1000 + (value.minutes ?? 0) * 60_000;
 
 /**
  * A checkpoint the change feed cannot resume from (not JSON, or not a continuation): the SDK
@@ -62,9 +58,8 @@ export class ChangeFeedPump {
   constructor(
     private readonly container: Container,
     leaseContainer: Container,
-    private readonly trigger: ChangeFeedTrigger,
-    /** What the host gives each invocation (its durable client binding, its log), as the Functions host does. */
-    private readonly invocation: (lease: string) => PipelineServices,
+    /** The function the app registered on this container, invoked as the worker invokes it. */
+    private readonly trigger: CosmosDBTriggerFunction,
     private readonly options: PumpOptions,
   ) {
     this.leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
@@ -238,21 +233,29 @@ export class ChangeFeedPump {
 
   /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
   private backoff(attempt: number): number {
-    const { minimumInterval, maximumInterval } = this.trigger.retry;
-    return Math.min(toMs(minimumInterval) * 2 ** (attempt - 1), toMs(maximumInterval));
+    const { minimumIntervalMs, maximumIntervalMs } = this.trigger.retry;
+    return Math.min(minimumIntervalMs * 2 ** (attempt - 1), maximumIntervalMs);
   }
 
-  /** Calls the handler until it succeeds (the triggers retry forever); false only if the pump was stopped first. */
+  /**
+   * Calls the function until it succeeds, as its retry policy says: forever with maxRetryCount
+   * -1 (the app's), else up to that many retries, after which the batch is checkpointed past, as
+   * in Azure. False only if the pump was stopped first.
+   */
   private async deliver(documents: unknown[], leaseId: string): Promise<boolean> {
+    const { maxRetryCount } = this.trigger.retry;
     for (let attempt = 1; !this.abort.signal.aborted; attempt++) {
       try {
-        await this.trigger.handler(documents, this.invocation(leaseId));
+        await this.trigger.invoke(documents);
         return true;
       } catch (error) {
+        const failed = `${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}, lease ${leaseId}): ${(error as Error).message}`;
+        if (maxRetryCount >= 0 && attempt > maxRetryCount) {
+          this.log(`${failed}; its retries are spent, so it is skipped`);
+          return true;
+        }
         const delay = this.backoff(attempt);
-        this.log(
-          `${this.trigger.name}: batch of ${documents.length} failed (attempt ${attempt}, lease ${leaseId}): ${(error as Error).message}; retrying in ${delay} ms`,
-        );
+        this.log(`${failed}; retrying in ${delay} ms`);
         await pause(delay, this.abort.signal);
       }
     }

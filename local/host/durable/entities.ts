@@ -1,9 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { InvocationContext } from "@azure/functions";
-import { Entity, type EntityOperation } from "durable-functions/lib/src/entities/Entity";
-
-/** An entity function, as `df.app.entity` registers it. */
-export type EntityHandler = (context: never) => unknown;
+import type { EntityBatchResult, EntityOperation } from "durable-functions/lib/src/entities/Entity";
+import type { TriggeredFunction } from "../worker/function-app";
 
 /** An operation waiting for its entity; `caller` when an orchestration waits for its result. */
 export interface EntityRequest {
@@ -59,16 +56,16 @@ export class EntityHost {
   private readonly running = new Map<string, Promise<void>>();
   private stopped = false;
   /** The entity functions by lower-case name (entity ids are lower-case); a Map, so a name from a request never finds Object's members. */
-  private readonly handlers: Map<string, EntityHandler>;
+  private readonly handlers: Map<string, TriggeredFunction>;
 
   constructor(
-    handlers: Record<string, EntityHandler>,
+    handlers: Map<string, TriggeredFunction>,
     private readonly store: EntityStore,
     private readonly respond: (response: EntityResponse) => void,
     private readonly log: (line: string) => void,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.handlers = new Map(Object.entries(handlers).map(([name, handler]) => [name.toLowerCase(), handler]));
+    this.handlers = new Map([...handlers].map(([name, handler]) => [name.toLowerCase(), handler]));
     for (const record of store.loadAll()) this.records.set(record.id, record);
   }
 
@@ -151,12 +148,7 @@ export class EntityHost {
         id: request.id,
         isSignal: !request.caller,
       }));
-      const context = new InvocationContext({
-        functionName: self.name,
-        invocationId: randomUUID(),
-        logHandler: (level, ...args) => this.log(`[${self.name}] ${level}: ${args.join(" ")}`),
-      });
-      const result = await new Entity(handler).handle({ self, exists: record.exists, state: record.state, batch: operations }, context);
+      const result = JSON.parse(await handler({ self, exists: record.exists, state: record.state, batch: operations })) as EntityBatchResult;
       record.exists = result.entityExists;
       record.state = result.entityExists ? result.entityState : undefined;
       outcome = result.results;

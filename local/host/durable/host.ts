@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { context as otelContext } from "@opentelemetry/api";
-import { InvocationContext } from "@azure/functions";
-import type { OrchestrationHandler } from "durable-functions";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { systemClock, type Clock } from "../../clock";
-import { DURABLE_HTTP_ACTIVITY, durableHttp } from "./durable-http";
-import { EntityHost, type EntityHandler } from "./entities";
+import { DURABLE_HTTP_ACTIVITY, durableHttp, type DurableHttpRequest } from "./durable-http";
+import { EntityHost } from "./entities";
+import type { DurableFunctions, TriggeredFunction } from "../worker/function-app";
 import {
   atomicActions,
   describeAction,
@@ -25,13 +24,12 @@ import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type Pend
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
 
-export type ActivityHandler = (input: never, context: InvocationContext) => unknown;
+/** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
+const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
 
 export interface DurableHostOptions {
-  orchestrations: Record<string, OrchestrationHandler>;
-  activities: Record<string, ActivityHandler>;
-  /** Durable entities (`df.app.entity`), by name. */
-  entities?: Record<string, EntityHandler>;
+  /** The app's orchestrations, activities and entities, as it registered them (df.app.*). */
+  functions: DurableFunctions;
   store?: InstanceStore;
   log?: (line: string) => void;
   /** What time it is, and when durable timers fire (the system clock unless a test brings its own). */
@@ -67,19 +65,19 @@ export class DurableHost {
   /** The durable entities: their state, queues and turns. */
   readonly entities: EntityHost;
   /** The registered functions by name: Maps, so a name from a request never finds Object's members (`constructor`, `toString`). */
-  private readonly orchestrations: Map<string, OrchestrationHandler>;
-  private readonly activities: Map<string, ActivityHandler>;
+  private readonly orchestrations: Map<string, TriggeredFunction>;
+  private readonly activities: Map<string, TriggeredFunction>;
 
   constructor(private readonly options: DurableHostOptions) {
     this.store = options.store ?? memoryInstanceStore();
-    this.orchestrations = new Map(Object.entries(options.orchestrations));
-    this.activities = new Map(Object.entries(options.activities));
+    this.orchestrations = options.functions.orchestrations;
+    this.activities = new Map([...options.functions.activities, [DURABLE_HTTP_ACTIVITY, builtInHttp]]);
     this.log = options.log ?? (() => {});
     this.clock = options.clock ?? systemClock;
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
     // An entity's answer to an orchestration that called it: an event named by the request id.
     this.entities = new EntityHost(
-      options.entities ?? {},
+      options.functions.entities,
       this.store.entities,
       ({ caller, requestId, message }) => {
         const record = this.records.get(caller.instanceId);
@@ -370,7 +368,7 @@ export class DurableHost {
     const rewindPoint = rewindPointOf(record, delivered);
     settleDelivered(record, delivered, at, episode, work);
 
-    const replayed = await replayEpisode(this.orchestrations.get(record.name)!, record, [...record.history, ...episode], this.log);
+    const replayed = await replayEpisode(this.orchestrations.get(record.name)!, record, [...record.history, ...episode]);
     if ("failure" in replayed) return this.fail(record, replayed.failure, replayed.orchestratorThrew ? rewindPoint : undefined);
     const { state } = replayed;
 
@@ -411,18 +409,13 @@ export class DurableHost {
   private dispatch(record: InstanceRecord, activity: PendingActivity): void {
     if (activity.subOrchestration) return this.startChild(record, activity);
     const execution = record.executionId;
-    const handler = activity.name === DURABLE_HTTP_ACTIVITY ? (durableHttp as ActivityHandler) : this.activities.get(activity.name);
-    const context = new InvocationContext({
-      functionName: activity.name,
-      invocationId: randomUUID(),
-      logHandler: (level, ...args) => this.log(`[${activity.name}] ${level}: ${args.join(" ")}`),
-    });
+    const handler = this.activities.get(activity.name);
     const run = (async () => {
       if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
       // Inside the instance's span: the activity's own span is its child.
-      return otelContext.with(this.spans.contextOf(record), () => handler(JSON.parse(activity.input) as never, context));
+      return otelContext.with(this.spans.contextOf(record), () => handler(JSON.parse(activity.input)));
     })().then(
-      (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, JSON.stringify(result ?? null))),
+      (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, result)),
       (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);

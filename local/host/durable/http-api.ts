@@ -35,7 +35,7 @@ function managementUrls(webhooks: string, id: string) {
  * and the `rpcBaseUrl` the package's DurableClient prefers. Here all point at the local host at
  * `origin`; `rpc: false` leaves `rpcBaseUrl` out, so the client takes the webhook URLs.
  */
-function clientBindingData(origin: string, { rpc = true } = {}) {
+export function clientBindingData(origin: string, { rpc = true } = {}) {
   const webhooks = `${origin}${DURABLE_API_PATH}`;
   return {
     taskHubName: TASK_HUB,

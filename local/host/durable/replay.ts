@@ -1,7 +1,5 @@
-import { InvocationContext } from "@azure/functions";
-import { randomUUID } from "node:crypto";
-import type { OrchestrationHandler } from "durable-functions";
-import { Orchestrator, type OrchestratorState } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { OrchestratorState } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { TriggeredFunction } from "../worker/function-app";
 import type { HistoryEvent, InstanceRecord } from "./store";
 
 /** The orchestrator's error, from the state the package appends to the message for the extension ($OutOfProcData$). */
@@ -32,35 +30,28 @@ const TRIGGER_SETTINGS = {
 };
 
 /**
- * One episode through the package's replay engine, as the extension calls the orchestration
- * trigger: the orchestrator's state (its actions), or why it failed. `orchestratorThrew` tells a
- * failure of the orchestrator's own from a state the host cannot use.
+ * One episode, as the extension calls the orchestration trigger: the registered function (the
+ * package's replay engine) gets the history and answers the orchestrator's state (its actions),
+ * or why it failed. `orchestratorThrew` tells a failure of the orchestrator's own from a state
+ * the host cannot use.
  */
 export async function replayEpisode(
-  handler: OrchestrationHandler,
+  orchestrator: TriggeredFunction,
   record: InstanceRecord,
   history: HistoryEvent[],
-  log: (line: string) => void,
 ): Promise<{ state: OrchestratorState } | { failure: string; orchestratorThrew: boolean }> {
-  const context = new InvocationContext({
-    functionName: record.name,
-    invocationId: randomUUID(),
-    logHandler: (level, ...args) => log(`[${record.name}] ${level}: ${args.join(" ")}`),
-  });
   let state: OrchestratorState | undefined;
   try {
-    // The package mutates what it is given (timestamps become Dates): hand it a copy, as JSON from the wire would be.
-    state = await new Orchestrator(handler).handle(
-      {
+    state = JSON.parse(
+      await orchestrator({
         ...TRIGGER_SETTINGS,
-        history: JSON.parse(JSON.stringify(history)) as unknown[],
+        history,
         input: JSON.parse(record.input),
         instanceId: record.instanceId,
         isReplaying: false,
         parentInstanceId: record.parent?.instanceId ?? "",
-      },
-      context,
-    );
+      }),
+    ) as OrchestratorState;
   } catch (error) {
     return { failure: failureOf(error), orchestratorThrew: true };
   }

@@ -36,7 +36,7 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
     await gate();
     delivered.push(...(documents as { id: string }[]).map((d) => d.id));
   });
-  const pump = new ChangeFeedPump(watched, leases, trigger, () => ({ orchestrations: { ensureStarted: async () => "exists" } }), {
+  const pump = new ChangeFeedPump(watched, leases, trigger, {
     pollMs: 20,
     maxItems: 100,
     owner,
@@ -170,5 +170,33 @@ describe("leases an operator damaged while the host runs", () => {
     await write(watched, ids("after", 12));
     await within(20_000, async () => (covers([b.delivered], [...ids("before", 10), ...ids("after", 12)]) ? true : undefined));
     expect(b.logs.some((line) => /continuation .* unreadable/.test(line))).toBe(true);
+  });
+});
+
+describe("a function's retry policy", () => {
+  it("with retries spent, the failing batch is checkpointed past, as in Azure, and the changes after it are delivered", async () => {
+    const { watched, leases } = await setup();
+    const attempts = new Map<string, number>();
+    const delivered: string[] = [];
+    const logs: string[] = [];
+    const trigger = watchedTrigger(
+      async (documents) => {
+        const batch = (documents as { id: string }[]).map((d) => d.id);
+        for (const id of batch) attempts.set(id, (attempts.get(id) ?? 0) + 1);
+        if (batch.includes("poison")) throw new Error("cannot take it");
+        delivered.push(...batch);
+      },
+      { maxRetryCount: 1, minimumIntervalMs: 10, maximumIntervalMs: 10 },
+    );
+    const pump = new ChangeFeedPump(watched, leases, trigger, { pollMs: 20, maxItems: 100, owner: "host-a", leases: TIMING, log: (line) => logs.push(line) });
+    pumps.push(pump);
+    await watched.items.create({ id: "poison", pk: "p" });
+    pump.start();
+    await within(20_000, async () => logs.some((line) => /retries are spent, so it is skipped/.test(line)) || undefined);
+    await watched.items.create({ id: "after", pk: "p" });
+    await within(20_000, async () => delivered.includes("after") || undefined);
+    // One try and one retry, never a third: the batch is gone, as Azure's trigger leaves it.
+    expect(attempts.get("poison")).toBe(2);
+    expect(delivered).not.toContain("poison");
   });
 });

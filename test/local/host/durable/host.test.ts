@@ -6,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import * as df from "durable-functions";
 import type { EntityContext, OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { ManualClock } from "../../../../local/clock";
-import type { EntityHandler } from "../../../../local/host/durable/entities";
-import { DurableHost, type ActivityHandler } from "../../../../local/host/durable/host";
+import { DurableHost } from "../../../../local/host/durable/host";
 import { fileInstanceStore } from "../../../../local/host/durable/store";
+import { durableFunctions, type ActivityHandler, type EntityHandler } from "../../../support/durable-functions";
 
 /**
  * The local durable host: the durable-functions package's own replay engine over a history kept
@@ -23,7 +23,11 @@ const host = (
   entities?: Record<string, EntityHandler>,
 ) => {
   const clock = new ManualClock();
-  const durable = new DurableHost({ orchestrations, activities, entities, clock, store: dataDir ? fileInstanceStore(dataDir) : undefined });
+  const durable = new DurableHost({
+    functions: durableFunctions({ orchestrations, activities, entities }),
+    clock,
+    store: dataDir ? fileInstanceStore(dataDir) : undefined,
+  });
   clocks.set(durable, clock);
   return durable;
 };
@@ -350,8 +354,7 @@ describe("local durable host: sub-orchestrations", () => {
     }
     const doubling = started();
     const first = new DurableHost({
-      orchestrations: { parent, child },
-      activities: { double: async () => (doubling.signal(), gate.then(() => 0)) },
+      functions: durableFunctions({ orchestrations: { parent, child }, activities: { double: async () => (doubling.signal(), gate.then(() => 0)) } }),
       store: fileInstanceStore(dir),
     });
     const id = await first.startNew("parent");

@@ -1,0 +1,158 @@
+import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { installFunctionsCore, type RegisteredFunction, type Registrations, type RpcBindingInfo, type RpcHttpData, type RpcTypedData } from "./functions-core";
+import { appHooksData, invoke, jsonOf, runHooks } from "./invocation";
+
+/** An HTTP trigger as registered: its route template (under the host's prefix), methods and auth level. */
+export interface HttpFunction {
+  name: string;
+  route: string;
+  methods: string[];
+  authLevel: string;
+  /** Runs the function on a request; answers the response and the HttpRequest the function was given. */
+  invoke(request: RpcHttpData): Promise<{ response: RpcHttpData; request: unknown }>;
+}
+
+/** A Cosmos DB trigger as registered, its settings resolved (`%NAME%`). */
+export interface CosmosDBTriggerFunction {
+  name: string;
+  connection: string;
+  databaseName: string;
+  containerName: string;
+  leaseContainerName: string;
+  leaseContainerPrefix: string;
+  startFromBeginning: boolean;
+  /** The function's retry policy (exponential backoff; the trigger retries forever with maxRetryCount -1). */
+  retry: { minimumIntervalMs: number; maximumIntervalMs: number; maxRetryCount: number };
+  /** Delivers one batch; rejects if the function failed. */
+  invoke(documents: unknown[]): Promise<void>;
+}
+
+/** A durable function: called with its trigger's payload, answering JSON (the orchestrator's state, an activity's result). */
+export type TriggeredFunction = (trigger: unknown) => Promise<string>;
+
+export interface DurableFunctions {
+  orchestrations: Map<string, TriggeredFunction>;
+  activities: Map<string, TriggeredFunction>;
+  entities: Map<string, TriggeredFunction>;
+}
+
+/** What a host serves of an app: what it registered, each runnable as the worker runs it. */
+export interface FunctionApp {
+  http: HttpFunction[];
+  cosmosDBTriggers: CosmosDBTriggerFunction[];
+  durable: DurableFunctions;
+  /** Functions of trigger types this host does not run ("name (type)"), to say so at start. */
+  unserved: string[];
+  /** Runs the app's appStart hooks (once it is served) and appTerminate hooks (when it stops). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface FunctionAppOptions {
+  /** App settings, for `%NAME%` in binding properties (as local.settings.json's Values). */
+  settings: (name: string) => string | undefined;
+  /** The durable client binding's data, given to every function with a `durableClient` input. */
+  durableClient: () => unknown;
+  log: (functionName: string, level: string, message: string) => void;
+}
+
+const SETTING = /%([^%]+)%/g;
+
+/** The trigger types this host runs. */
+const SERVED = ["httpTrigger", "cosmosDBTrigger", "orchestrationTrigger", "activityTrigger", "entityTrigger"];
+
+/** Binding properties with their `%NAME%` app settings replaced, as the host resolves them at start. */
+function resolved(binding: RpcBindingInfo, fn: string, settings: FunctionAppOptions["settings"]): RpcBindingInfo {
+  const entries = Object.entries(binding).map(([key, value]) => [
+    key,
+    typeof value === "string"
+      ? value.replace(SETTING, (_, name: string) => {
+          const setting = settings(name);
+          if (setting === undefined) throw new Error(`${fn}: '%${name}%' does not resolve to a value (no app setting ${name})`);
+          return setting;
+        })
+      : value,
+  ]);
+  return Object.fromEntries(entries) as RpcBindingInfo;
+}
+
+const triggerOf = (fn: RegisteredFunction) => Object.entries(fn.metadata.bindings).find(([, binding]) => /trigger$/i.test(binding.type))!;
+
+/**
+ * Loads the app's entry as the worker loads it (`main` of its package.json), with
+ * `@azure/functions-core` answered by this host, and returns what it registered. A module loads
+ * once per process: a second load of the same entry returns the same registrations.
+ */
+export async function loadFunctionApp(entry: string, options: FunctionAppOptions): Promise<FunctionApp> {
+  const registrations = installFunctionsCore();
+  // Compiled, the entry is JavaScript; under a test runner that compiles TypeScript itself, its source.
+  const file = [".js", ".ts"].map((extension) => `${entry}${extension}`).find((candidate) => existsSync(candidate));
+  if (!file) throw new Error(`the app's entry ${entry}(.js|.ts) does not exist: build it first (tsc -b)`);
+  await import(file.endsWith(".ts") ? file : pathToFileURL(file).href);
+  // An app loaded before the module was answered (imported by something else first) registered nothing here.
+  if (registrations.functions.length === 0) throw new Error(`${file} registered no functions (was it loaded before this host?)`);
+  await registrations.programmingModel?.getCapabilities({});
+  return functionApp(registrations, options);
+}
+
+function functionApp(registrations: Registrations, options: FunctionAppOptions): FunctionApp {
+  const run = async (fn: RegisteredFunction, data: RpcTypedData) => {
+    const [triggerName] = triggerOf(fn);
+    const inputData = [{ name: triggerName, data }];
+    for (const [name, binding] of Object.entries(fn.metadata.bindings))
+      if (binding.type === "durableClient" && binding.direction === "in") inputData.push({ name, data: { string: JSON.stringify(options.durableClient()) } });
+    return invoke(registrations, fn, { inputData }, (level, message) => options.log(fn.metadata.name, level, message));
+  };
+  const ofType = (type: string) => registrations.functions.filter((fn) => triggerOf(fn)[1].type.toLowerCase() === type.toLowerCase());
+  const durable = (type: string) =>
+    new Map(
+      ofType(type).map((fn): [string, TriggeredFunction] => [
+        fn.metadata.name,
+        async (trigger) => jsonOf((await run(fn, { string: JSON.stringify(trigger) })).returnValue),
+      ]),
+    );
+  return {
+    http: ofType("httpTrigger").map((fn) => {
+      const trigger = triggerOf(fn)[1];
+      return {
+        name: fn.metadata.name,
+        route: typeof trigger.route === "string" ? trigger.route : fn.metadata.name,
+        methods: ((trigger.methods as string[] | undefined) ?? ["GET", "POST"]).map((method) => method.toUpperCase()),
+        authLevel: String(trigger.authLevel ?? "function"),
+        async invoke(http) {
+          const { returnValue, inputs } = await run(fn, { http });
+          return { response: returnValue?.http ?? { statusCode: "204" }, request: inputs[0] };
+        },
+      };
+    }),
+    cosmosDBTriggers: ofType("cosmosDBTrigger").map((fn) => {
+      const trigger = resolved(triggerOf(fn)[1], fn.metadata.name, options.settings);
+      const retry = fn.metadata.retryOptions;
+      return {
+        name: fn.metadata.name,
+        connection: String(trigger.connection),
+        databaseName: String(trigger.databaseName),
+        containerName: String(trigger.containerName),
+        leaseContainerName: String(trigger.leaseContainerName ?? "leases"),
+        leaseContainerPrefix: String(trigger.leaseContainerPrefix ?? ""),
+        startFromBeginning: trigger.startFromBeginning === true,
+        // A function registered without a policy gets this host's: 1 s doubling to 60 s, until the batch succeeds.
+        retry: {
+          minimumIntervalMs: (retry?.minimumInterval?.seconds ?? retry?.delayInterval?.seconds ?? 1) * 1000,
+          maximumIntervalMs: (retry?.maximumInterval?.seconds ?? retry?.delayInterval?.seconds ?? 60) * 1000,
+          maxRetryCount: retry?.maxRetryCount ?? -1,
+        },
+        async invoke(documents) {
+          await run(fn, { json: JSON.stringify(documents) });
+        },
+      };
+    }),
+    durable: { orchestrations: durable("orchestrationTrigger"), activities: durable("activityTrigger"), entities: durable("entityTrigger") },
+    unserved: registrations.functions
+      .map((fn) => `${fn.metadata.name} (${triggerOf(fn)[1].type})`)
+      .filter((described) => !SERVED.some((type) => described.toLowerCase().endsWith(`(${type.toLowerCase()})`))),
+    start: () => runHooks(registrations, "appStart", { hookData: appHooksData(), appHookData: appHooksData(), functionAppDirectory: process.cwd() }),
+    stop: () => runHooks(registrations, "appTerminate", { hookData: appHooksData(), appHookData: appHooksData() }),
+  };
+}
