@@ -2,6 +2,7 @@ import { Container } from "./container";
 import { badRequest, conflict, notFound } from "../wire/errors";
 import { systemClock, type Clock } from "./clock";
 import { checkId, newEtag, secondsOf, systemProperties } from "./system-properties";
+import { collectionRid, databaseRid, newChildRid } from "./resource-ids";
 import { isObject, type JsonObject } from "../wire/json";
 
 export type ScriptKind = "sprocs" | "triggers";
@@ -62,7 +63,7 @@ export class Account {
   createDatabase(body: unknown): JsonObject {
     const id = this.requireId(body);
     if (this.databases.has(id)) throw conflict();
-    const props = systemProperties("", secondsOf(this.clock));
+    const props = systemProperties(databaseRid(), "", secondsOf(this.clock));
     const resource: JsonObject = { id, ...props, _self: `dbs/${props._rid}/`, _colls: "colls/", _users: "users/" };
     this.databases.set(id, { resource, containers: new Map() });
     this.journal?.({ op: "database", resource });
@@ -88,7 +89,7 @@ export class Account {
     const definition = body as JsonObject;
     const partitionKey = this.partitionKeyOf(definition);
     this.checkTtl(definition.defaultTtl);
-    const props = systemProperties("", secondsOf(this.clock));
+    const props = systemProperties(collectionRid(db.resource._rid as string), "", secondsOf(this.clock));
     const resource: JsonObject = {
       ...definition,
       indexingPolicy: completeIndexingPolicy(definition.indexingPolicy),
@@ -155,7 +156,8 @@ export class Account {
     const scripts = state.scripts[kind];
     if (replaceId === undefined && scripts.has(id)) throw conflict();
     if (replaceId !== undefined && (!scripts.has(replaceId) || replaceId !== id)) throw notFound();
-    const props = systemProperties("", secondsOf(this.clock));
+    const rid = scripts.get(id)?._rid ?? newChildRid(state.data.resource._rid as string, kind === "sprocs" ? "sproc" : "trigger");
+    const props = systemProperties(rid as string, "", secondsOf(this.clock));
     const resource: JsonObject = { ...definition, ...props, _self: `${state.data.resource._self as string}${kind}/${props._rid}/` };
     scripts.set(id, resource);
     this.journal?.({ op: "script", db: dbId, container: collId, kind, resource });

@@ -6,6 +6,7 @@ import { runQuery, type QueryPage } from "../query/query";
 import type { ShapedQuery } from "../query/sql-support";
 import { systemClock, type Clock } from "./clock";
 import { newEtag, secondsOf } from "./system-properties";
+import { documentRid } from "./resource-ids";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { ChangeLog } from "./change-log";
 import { cost } from "../limits/request-units";
@@ -70,13 +71,10 @@ export class Container {
     this.changeLog = new ChangeLog(this.ranges.length, (item) => this.item(item.pk, item.id) === item);
     this.ttl = new TtlExpiry(() => secondsOf(clock));
     this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
-    const ridPrefix = Buffer.from(definition._rid as string, "base64")
-      .subarray(0, 4)
-      .toString("hex")
-      .toUpperCase();
-    // A document `_rid`: the container's resource id, then the ordinal in fixed-width hex, so `_rid` order is insertion order.
+    const collection = definition._rid as string;
+    // A document `_rid`: the container's resource id, then its insertion ordinal (engine/resource-ids.ts).
     this.links = {
-      rid: (seq) => `${ridPrefix}${seq.toString(16).toUpperCase().padStart(12, "0")}`,
+      rid: (seq) => documentRid(collection, seq),
       docsSelf: `dbs/${dbRid}/colls/${definition._rid as string}/docs/`,
     };
   }

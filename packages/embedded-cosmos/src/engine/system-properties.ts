@@ -17,16 +17,12 @@ export function newEtag(): string {
   return `"${etagCounter.toString(16).padStart(8, "0")}-${randomBytes(2).toString("hex")}-0000-0000-${Date.now().toString(16).padStart(12, "0")}"`;
 }
 
-/** A resource id in the base64 shape Cosmos DB uses; only uniqueness matters to clients. */
-function newRid(): string {
-  return randomBytes(6).toString("base64").replace(/\//g, "-");
-}
-
 /** Seconds since the epoch on `clock`: what `_ts` and TTL expiry count in. */
 export const secondsOf = (clock: Clock) => Math.floor(clock.now().getTime() / 1000);
 
-export function systemProperties(self: string, ts: number): SystemProperties {
-  return { _rid: newRid(), _self: self, _etag: newEtag(), _ts: ts };
+/** A resource's system properties: its id (engine/resource-ids.ts), link, a new ETag and the time. */
+export function systemProperties(rid: string, self: string, ts: number): SystemProperties {
+  return { _rid: rid, _self: self, _etag: newEtag(), _ts: ts };
 }
 
 /** Ids may not contain the characters Cosmos DB reserves for paths. */

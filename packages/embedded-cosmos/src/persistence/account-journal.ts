@@ -2,6 +2,7 @@ import type { Account, ScriptKind } from "../engine/account";
 import type { Container, StoredPut } from "../engine/container";
 import type { JsonObject } from "../wire/json";
 import type { JournalRecord } from "../engine/account";
+import { collectionRid, databaseRid, isChildOf, newChildRid, ridLevel } from "../engine/resource-ids";
 
 // The account as the data directory keeps it: the journal records every change is written as,
 // the records a snapshot holds, and the account rebuilt from them on start.
@@ -16,14 +17,16 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
     apply: (record) => {
       const db = record.db as string;
       switch (record.op) {
-        case "database":
-          account.databases.set((record.resource as JsonObject).id as string, { resource: record.resource as JsonObject, containers: new Map() });
+        case "database": {
+          const resource = wellFormed(record.resource as JsonObject, "database");
+          account.databases.set(resource.id as string, { resource, containers: new Map() });
           break;
+        }
         case "dropDatabase":
           account.databases.delete(record.id as string);
           break;
         case "container": {
-          const resource = record.resource as JsonObject;
+          const resource = wellFormed(record.resource as JsonObject, "collection", account.database(db).resource);
           const existing = account.database(db).containers.get(resource.id as string);
           if (existing) existing.data.resource = resource;
           else account.addContainer(db, resource, typeof record.partitions === "number" ? record.partitions : 1);
@@ -32,11 +35,12 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
         case "dropContainer":
           account.database(db).containers.delete(record.id as string);
           break;
-        case "script":
-          account
-            .container(db, record.container as string)
-            .scripts[record.kind as ScriptKind].set((record.resource as JsonObject).id as string, record.resource as JsonObject);
+        case "script": {
+          const state = account.container(db, record.container as string);
+          const kind = record.kind as ScriptKind;
+          state.scripts[kind].set((record.resource as JsonObject).id as string, wellFormed(record.resource as JsonObject, kind, state.data.resource));
           break;
+        }
         case "dropScript":
           account.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
           break;
@@ -57,6 +61,23 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
       }
     },
   };
+}
+
+/**
+ * A resource of a data directory written before resource ids had Cosmos DB's shape (6 random
+ * bytes) gets a well-formed id under its parent's, derived from the old one, so it is the same
+ * on every load until a snapshot writes it; its documents' ids follow from its own.
+ */
+function wellFormed(resource: JsonObject, level: "database" | "collection" | ScriptKind, parent?: JsonObject): JsonObject {
+  const rid = resource._rid as string;
+  const parentRid = parent?._rid as string | undefined;
+  const expected = level === "sprocs" ? "sproc" : level === "triggers" ? "trigger" : level;
+  if (ridLevel(rid) === expected && (parentRid === undefined || isChildOf(rid, parentRid))) return resource;
+  const next =
+    level === "database" ? databaseRid(rid) : level === "collection" ? collectionRid(parentRid!, rid) : newChildRid(parentRid!, expected as "sproc", rid);
+  const parentSelf = (parent?._self as string | undefined) ?? "";
+  const self = level === "database" ? `dbs/${next}/` : `${parentSelf}${level === "collection" ? "colls" : level}/${next}/`;
+  return { ...resource, _rid: next, _self: self };
 }
 
 /** The whole account as journal records: what a snapshot holds. */

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { CosmosError } from "../wire/errors";
+import { ridLevel } from "../engine/resource-ids";
 
 /**
  * Master-key authorization as Cosmos DB checks it: the client signs the verb, the resource
@@ -28,7 +29,17 @@ function signedResources(segments: readonly string[]): [string, string][] {
   const n = segments.length;
   if (n === 0) return [["", ""]];
   if (segments[n - 2] === "operations" && n === 6) return [["colls", segments.slice(0, 4).join("/")]];
-  return n % 2 === 1 ? [[segments[n - 1], segments.slice(0, -1).join("/")]] : [[segments[n - 2], segments.join("/")]];
+  const [type, link] = n % 2 === 1 ? [segments[n - 1], segments.slice(0, -1).join("/")] : [segments[n - 2], segments.join("/")];
+  // A link by resource ids (`dbs/<rid>/colls/<rid>`, as the .NET SDK sends for routing) is signed
+  // over the last resource id alone, lower-cased; offers are always addressed by theirs.
+  const last = link.split("/").pop() ?? "";
+  const byRid = n >= 2 && (type === "offers" || ridLevel(last) !== undefined);
+  return byRid
+    ? [
+        [type, link],
+        [type, last.toLowerCase()],
+      ]
+    : [[type, link]];
 }
 
 /** The headers that authorize a request with the account key: for callers that do not use the SDK. */

@@ -2,6 +2,7 @@ import type { Clock } from "../engine/clock";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "../engine/account";
+import { childRid } from "../engine/resource-ids";
 import { verifyMasterKey } from "./auth";
 import { hostnameOf, isAllowedHost } from "./host-names";
 import { DocumentRoutes } from "./documents";
@@ -93,8 +94,11 @@ export class CosmosServer {
       const call = await this.parse(req);
       // What the fault injector has injected is no data: chaos runs read it without the key.
       if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
+      call.segments = this.byName(call.segments);
       await this.injectFaults(call);
       reply = withMeter(features, () => this.route(call));
+      const session = this.sessionToken(call);
+      if (session) reply.headers = { "x-ms-session-token": session, ...reply.headers };
     } catch (error) {
       const cosmosError = error instanceof CosmosError ? error : new CosmosError(500, "InternalServerError", (error as Error).message);
       if (cosmosError.status === 500) console.error("[cosmos] internal error", error);
@@ -154,6 +158,49 @@ export class CosmosServer {
     return { method: req.method ?? "GET", segments, header: (name) => req.headers[name] as string | undefined, body };
   }
 
+  /**
+   * The path with resources named by resource id (`dbs/<rid>/colls/<rid>`, as the .NET SDK
+   * addresses a container to route by it) turned into the names the routes take. A name is
+   * looked up first: a resource id is tried only where no resource has that name.
+   */
+  private byName(segments: string[]): string[] {
+    const [dbs, dbId, colls, collId, kind, childId] = segments;
+    if (dbs !== "dbs" || dbId === undefined) return segments;
+    const named = [...segments];
+    const database = this.account.databases.get(dbId) ?? [...this.account.databases.values()].find((d) => d.resource._rid === dbId);
+    if (!database) return segments;
+    named[1] = database.resource.id as string;
+    if (colls !== "colls" || collId === undefined) return named;
+    const state = database.containers.get(collId) ?? [...database.containers.values()].find((c) => c.data.resource._rid === collId);
+    if (!state) return named;
+    named[3] = state.data.id;
+    if ((kind === "sprocs" || kind === "triggers") && childId !== undefined && !state.scripts[kind].has(childId)) {
+      const script = [...state.scripts[kind].values()].find((s) => s._rid === childId);
+      if (script) named[5] = script.id as string;
+    }
+    return named;
+  }
+
+  /**
+   * `x-ms-session-token` of a request to a container's items or scripts: per partition key range
+   * it touched, the range's id and its latest LSN (`<range>:-1#<lsn>`), as Azure answers under
+   * Session consistency; the .NET SDK's change feed estimator reads the backlog from it.
+   */
+  private sessionToken(call: Call): string | undefined {
+    const [dbs, dbId, colls, collId, kind] = call.segments;
+    if (dbs !== "dbs" || colls !== "colls" || collId === undefined || (kind !== "docs" && kind !== "sprocs")) return undefined;
+    const data = this.account.databases.get(dbId)?.containers.get(collId)?.data;
+    if (!data) return undefined;
+    let ranges: number[];
+    try {
+      const scope = scopeOf(call, data);
+      ranges = "pk" in scope ? [data.rangeOfKey(scope.pk)] : "range" in scope ? [scope.range] : data.ranges.map((_, i) => i);
+    } catch {
+      return undefined;
+    }
+    return ranges.map((i) => `${data.ranges[i].id}:-1#${data.currentLsn(i)}`).join(",");
+  }
+
   private route(call: Call): Reply {
     const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
     const n = call.segments.length;
@@ -168,7 +215,7 @@ export class CosmosServer {
     if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST")))
       call.budgetPartition = this.spendBudget(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documents.collection(call, dbId, collId) : this.documents.item(call, dbId, collId, resourceId);
-    if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(dbId, collId);
+    if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(call, dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST")
       return this.documents.deletePartitionKey(call, dbId, collId);
     if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
@@ -249,20 +296,25 @@ export class CosmosServer {
     }
   }
 
-  /** One physical partition covering the whole hash range, as a small real container has. */
-  /** The container's physical partitions, as key ranges: what the SDK routes cross-partition work by. */
-  private partitionKeyRanges(dbId: string, collId: string): Reply {
+  /**
+   * The container's physical partitions, as key ranges: what the SDKs route by. The .NET SDK
+   * reads them as an incremental feed (`A-IM`), asking again with the last ETag until 304 says
+   * nothing changed; the ranges never split here, so the ETag is their count.
+   */
+  private partitionKeyRanges(call: Call, dbId: string, collId: string): Reply {
     const { data } = this.account.container(dbId, collId);
+    const etag = `"${data.ranges.length}"`;
+    if (call.header("if-none-match") === etag) return { status: 304, headers: { etag } };
     const ranges = data.ranges.map((range, i) => ({
       ...range,
-      _rid: `${data.resource._rid as string}${range.id}`,
+      _rid: childRid(data.resource._rid as string, "pkrange", BigInt(i + 1)),
       ridPrefix: i,
       throughputFraction: 1 / data.ranges.length,
       status: "online",
       parents: [],
       _etag: `"${data.currentLsn(i)}"`,
     }));
-    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag: `"${data.ranges.length}"` } };
+    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag } };
   }
 
   private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {

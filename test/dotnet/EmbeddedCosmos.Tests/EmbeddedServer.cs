@@ -1,0 +1,66 @@
+using System.Diagnostics;
+using System.Text.RegularExpressions;
+using Microsoft.Azure.Cosmos;
+
+namespace EmbeddedCosmos.Tests;
+
+/// <summary>
+/// The embedded server in a process of its own (the package's command, built by `tsc -b`), and
+/// a .NET SDK client for it as a user would make one: Gateway mode, the key the server prints.
+/// </summary>
+public sealed class EmbeddedServer : IAsyncLifetime
+{
+    private Process? process;
+    public string Endpoint { get; private set; } = "";
+    public string Key { get; private set; } = "";
+    public CosmosClient Client { get; private set; } = null!;
+
+    /// <summary>The repository root: the folder above test/dotnet.</summary>
+    private static string Root()
+    {
+        var dir = new DirectoryInfo(AppContext.BaseDirectory);
+        while (dir != null && !File.Exists(Path.Combine(dir.FullName, "package.json"))) dir = dir.Parent;
+        return dir?.FullName ?? throw new InvalidOperationException("no package.json above " + AppContext.BaseDirectory);
+    }
+
+    public async Task InitializeAsync()
+    {
+        // EMBEDDED_COSMOS_CLI runs another build of the server (an older one, to see a test fail on it).
+        var cli = Environment.GetEnvironmentVariable("EMBEDDED_COSMOS_CLI") ?? Path.Combine(Root(), "packages", "embedded-cosmos", "dist", "cli.js");
+        if (!File.Exists(cli)) throw new InvalidOperationException($"{cli} is missing: run `npx tsc -b` first");
+        var start = new ProcessStartInfo("node", $"\"{cli}\" --port 0 --partitions 4") { RedirectStandardOutput = true, RedirectStandardError = true };
+        process = Process.Start(start)!;
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (Key == "")
+        {
+            if (DateTime.UtcNow > deadline) throw new TimeoutException("the embedded server did not start");
+            var line = await process.StandardOutput.ReadLineAsync() ?? throw new InvalidOperationException("the embedded server exited: " + await process.StandardError.ReadToEndAsync());
+            var endpoint = Regex.Match(line, @"COSMOS_ENDPOINT=(\S+)");
+            if (endpoint.Success) Endpoint = endpoint.Groups[1].Value;
+            var key = Regex.Match(line, @"COSMOS_KEY=(\S+)");
+            if (key.Success) Key = key.Groups[1].Value;
+        }
+        _ = process.StandardOutput.ReadToEndAsync();
+        _ = process.StandardError.ReadToEndAsync();
+        Client = NewClient();
+    }
+
+    public CosmosClient NewClient(ConsistencyLevel? consistency = null) =>
+        new(Endpoint, Key, new CosmosClientOptions
+        {
+            ConnectionMode = ConnectionMode.Gateway,
+            LimitToEndpoint = true,
+            ConsistencyLevel = consistency,
+            RequestTimeout = TimeSpan.FromSeconds(20),
+        });
+
+    public Task DisposeAsync()
+    {
+        Client?.Dispose();
+        if (process is { HasExited: false }) process.Kill(entireProcessTree: true);
+        return Task.CompletedTask;
+    }
+}
+
+[CollectionDefinition("server")]
+public class ServerCollection : ICollectionFixture<EmbeddedServer> { }
