@@ -60,3 +60,21 @@ public class CrudTests(EmbeddedServer server)
         return items;
     }
 }
+
+[Collection("server")]
+public class ThroughputTests(EmbeddedServer server)
+{
+    [Fact]
+    public async Task ReadsAndReplacesAContainersThroughputThroughItsOffer()
+    {
+        var db = (await server.Client.CreateDatabaseIfNotExistsAsync("offers")).Database;
+        var container = (await db.CreateContainerIfNotExistsAsync(new ContainerProperties("provisioned", "/pk"), throughput: 600)).Container;
+        Assert.Equal(600, await container.ReadThroughputAsync());
+        await container.ReplaceThroughputAsync(1000);
+        Assert.Equal(1000, await container.ReadThroughputAsync());
+
+        var autoscale = (await db.CreateContainerIfNotExistsAsync(new ContainerProperties("autoscaled", "/pk"), ThroughputProperties.CreateAutoscaleThroughput(4000))).Container;
+        var read = await autoscale.ReadThroughputAsync(new RequestOptions());
+        Assert.Equal(4000, read.Resource.AutoscaleMaxThroughput);
+    }
+}

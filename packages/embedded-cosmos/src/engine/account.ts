@@ -3,6 +3,7 @@ import { badRequest, conflict, notFound } from "../wire/errors";
 import { systemClock, type Clock } from "./clock";
 import { checkId, newEtag, secondsOf, systemProperties } from "./system-properties";
 import { collectionRid, databaseRid, newChildRid } from "./resource-ids";
+import { DEFAULT_THROUGHPUT, Offers, type Throughput } from "./offers";
 import { isObject, type JsonObject } from "../wire/json";
 
 export type ScriptKind = "sprocs" | "triggers";
@@ -60,6 +61,12 @@ export class Account {
   /** Told about every change (the data directory's journal); absent in memory-only mode. */
   journal?: (record: JournalRecord) => void;
 
+  /** Each container's throughput offer. */
+  readonly offers = new Offers(
+    () => secondsOf(this.clock),
+    (record) => this.journal?.(record),
+  );
+
   createDatabase(body: unknown): JsonObject {
     const id = this.requireId(body);
     if (this.databases.has(id)) throw conflict();
@@ -77,18 +84,19 @@ export class Account {
   }
 
   deleteDatabase(id: string): void {
-    this.database(id);
+    for (const { data } of this.database(id).containers.values()) this.offers.drop(data.resource._rid as string);
     this.databases.delete(id);
     this.journal?.({ op: "dropDatabase", id });
   }
 
-  createContainer(dbId: string, body: unknown): JsonObject {
+  createContainer(dbId: string, body: unknown, throughput: Throughput = DEFAULT_THROUGHPUT): JsonObject {
     const db = this.database(dbId);
     const id = this.requireId(body);
     if (db.containers.has(id)) throw conflict();
     const definition = body as JsonObject;
     const partitionKey = this.partitionKeyOf(definition);
     this.checkTtl(definition.defaultTtl);
+    this.offers.check(throughput);
     const props = systemProperties(collectionRid(db.resource._rid as string), "", secondsOf(this.clock));
     const resource: JsonObject = {
       ...definition,
@@ -107,6 +115,7 @@ export class Account {
     if (definition.uniqueKeyPolicy === undefined) resource.uniqueKeyPolicy = { uniqueKeys: [] };
     this.addContainer(dbId, resource, this.partitions);
     this.journal?.({ op: "container", db: dbId, resource, partitions: this.partitions });
+    this.offers.create(resource, throughput);
     return resource;
   }
 
@@ -139,7 +148,7 @@ export class Account {
   }
 
   deleteContainer(dbId: string, id: string): void {
-    this.container(dbId, id);
+    this.offers.drop(this.container(dbId, id).data.resource._rid as string);
     this.database(dbId).containers.delete(id);
     this.journal?.({ op: "dropContainer", db: dbId, id });
   }

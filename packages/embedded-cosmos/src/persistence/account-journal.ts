@@ -3,6 +3,7 @@ import type { Container, StoredPut } from "../engine/container";
 import type { JsonObject } from "../wire/json";
 import type { JournalRecord } from "../engine/account";
 import { collectionRid, databaseRid, isChildOf, newChildRid, ridLevel } from "../engine/resource-ids";
+import { DEFAULT_THROUGHPUT } from "../engine/offers";
 
 // The account as the data directory keeps it: the journal records every change is written as,
 // the records a snapshot holds, and the account rebuilt from them on start.
@@ -44,6 +45,12 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
         case "dropScript":
           account.container(db, record.container as string).scripts[record.kind as ScriptKind].delete(record.id as string);
           break;
+        case "offer":
+          account.offers.load(record.resource as JsonObject);
+          break;
+        case "dropOffer":
+          account.offers.remove(record.rid as string);
+          break;
         case "counters":
           counters.set(account.container(db, record.container as string).data, record.counters as { lsns: number[]; seq: number });
           break;
@@ -57,6 +64,8 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
         for (const { data } of database.containers.values()) {
           data.finishLoading(counters.get(data));
           data.refreshTtl();
+          // Data from before offers were kept: the default throughput, under an id derived from the container's.
+          if (!account.offers.ofContainer(data.resource._rid as string)) account.offers.create(data.resource, DEFAULT_THROUGHPUT, data.resource._rid as string);
         }
       }
     },
@@ -82,6 +91,7 @@ function wellFormed(resource: JsonObject, level: "database" | "collection" | Scr
 
 /** The whole account as journal records: what a snapshot holds. */
 export function* accountRecords(account: Account): Generator<JournalRecord> {
+  for (const offer of account.offers.list()) yield { op: "offer", resource: offer };
   for (const [dbId, db] of account.databases) {
     yield { op: "database", resource: db.resource };
     for (const [id, state] of db.containers) {

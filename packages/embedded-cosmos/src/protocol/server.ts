@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "../engine/account";
 import { childRid } from "../engine/resource-ids";
+import { requestedThroughput } from "../engine/offers";
+import { queryResources } from "../query/query";
 import { verifyMasterKey } from "./auth";
 import { hostnameOf, isAllowedHost } from "./host-names";
 import { DocumentRoutes } from "./documents";
@@ -208,6 +210,7 @@ export class CosmosServer {
     // Not part of Azure's protocol: what the fault injector has injected, for runs that restart the process.
     if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET")
       return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
+    if (dbs === "offers" && n <= 2) return this.offers(call, dbId);
     if (dbs !== "dbs") throw notFound("Unknown resource path.");
     if (n <= 2) return this.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
@@ -279,7 +282,7 @@ export class CosmosServer {
   private containers(call: Call, dbId: string, collId: string | undefined): Reply {
     if (collId === undefined) {
       if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
-        return { status: 201, body: this.account.createContainer(dbId, call.body) };
+        return { status: 201, body: this.account.createContainer(dbId, call.body, requestedThroughput(call.header)) };
       const list = [...this.account.database(dbId).containers.values()].map((c) => c.data.resource);
       return { status: 200, body: { _rid: this.account.database(dbId).resource._rid, DocumentCollections: list, _count: list.length } };
     }
@@ -315,6 +318,22 @@ export class CosmosServer {
       _etag: `"${data.currentLsn(i)}"`,
     }));
     return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag } };
+  }
+
+  /** Throughput offers: listed, queried (as the SDKs find a container's), read and replaced. */
+  private offers(call: Call, rid: string | undefined): Reply {
+    if (rid === undefined) {
+      let list = this.account.offers.list();
+      if (call.method === "POST") {
+        const spec = call.body as { query?: unknown; parameters?: { name: string; value: Json }[] };
+        if (typeof spec?.query !== "string") throw badRequest("An offer query needs its SQL text.");
+        list = queryResources({ query: spec.query, parameters: spec.parameters }, list) as JsonObject[];
+      } else if (call.method !== "GET") throw badRequest(`${call.method} is not supported on offers.`);
+      return { status: 200, body: { _rid: "", Offers: list, _count: list.length } };
+    }
+    if (call.method === "GET") return { status: 200, body: this.account.offers.read(rid) };
+    if (call.method === "PUT") return { status: 200, body: this.account.offers.replace(rid, call.body) };
+    throw badRequest(`${call.method} is not supported on an offer.`);
   }
 
   private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {

@@ -5,7 +5,7 @@
 import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "../wire/errors";
-import { unknownFunction, type ShapedQuery } from "./sql-support";
+import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
 
@@ -348,4 +348,14 @@ function scanPage<T extends Queryable>(
     position += slice.length;
   }
   return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
+}
+
+/** A query over a few resources held as plain objects (offers), not a container's items: no indexes, no paging. */
+export function queryResources(spec: { query: string; parameters?: { name: string; value: Json }[] }, resources: JsonObject[]): Json[] {
+  try {
+    return query(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error in the query: ${error.message}`);
+    throw error;
+  }
 }
