@@ -5,7 +5,7 @@ import { createHmac } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { authorizationHeaders, startCosmos, type RunningCosmos } from "../src";
-import { ridLevel } from "../src/engine/resource-ids";
+import { documentNumber, ridLevel } from "../src/wire/resource-ids";
 import { clientFor } from "./fixture";
 
 /**
@@ -60,13 +60,22 @@ describe("resource ids", () => {
     expect((ranges.body!.PartitionKeyRanges as { _rid: string }[]).map((r) => ridLevel(r._rid))).toEqual(["pkrange", "pkrange", "pkrange", "pkrange"]);
   });
 
-  it("of documents sort as text in insertion order, which queries without ORDER BY follow", async () => {
+  it("of documents number them in insertion order, which queries without ORDER BY, and ORDER BY's ties, follow", async () => {
     const { container } = await server();
     const rids: string[] = [];
-    for (let i = 0; i < 60; i++) rids.push((await container.items.create({ id: `i${i}`, pk: "p" })).resource!._rid);
-    expect([...rids].sort()).toEqual(rids);
-    const { resources } = await container.items.query("SELECT c.id FROM c", { partitionKey: "p", maxItemCount: 7 }).fetchAll();
+    for (let i = 0; i < 60; i++) rids.push((await container.items.create({ id: `i${i}`, pk: "p", same: 1 })).resource!._rid);
+    const numbers = rids.map((rid) => documentNumber(rid)!);
+    expect(numbers.every((n, i) => i === 0 || n > numbers[i - 1])).toBe(true);
+    const { resources } = await container.items.query("SELECT c.id, c._rid FROM c", { partitionKey: "p", maxItemCount: 7 }).fetchAll();
     expect(resources.map((r: { id: string }) => r.id)).toEqual(rids.map((_, i) => `i${i}`));
+    // Projections carry the real ids.
+    expect(resources.map((r: { _rid: string }) => r._rid)).toEqual(rids);
+    for (const order of ["ASC", "DESC"]) {
+      const { resources: tied } = await container.items
+        .query(`SELECT VALUE c.id FROM c ORDER BY c.same ${order}`, { partitionKey: "p", maxItemCount: 9 })
+        .fetchAll();
+      expect(tied).toEqual(rids.map((_, i) => `i${i}`));
+    }
   });
 
   it("address a container's key ranges as the .NET SDK does: signed over the collection's id, lower-cased, with 304 once nothing changed", async () => {

@@ -2,7 +2,7 @@ import { Container } from "./container";
 import { badRequest, conflict, notFound } from "../wire/errors";
 import { systemClock, type Clock } from "./clock";
 import { checkId, newEtag, secondsOf, systemProperties } from "./system-properties";
-import { collectionRid, databaseRid, newChildRid } from "./resource-ids";
+import { collectionRid, databaseRid, newChildRid } from "../wire/resource-ids";
 import { DEFAULT_THROUGHPUT, Offers, type Throughput } from "./offers";
 import { isObject, type JsonObject } from "../wire/json";
 

@@ -6,7 +6,7 @@ import { runQuery, type QueryPage } from "../query/query";
 import type { ShapedQuery } from "../query/sql-support";
 import { systemClock, type Clock } from "./clock";
 import { newEtag, secondsOf } from "./system-properties";
-import { documentRid } from "./resource-ids";
+import { childRid } from "../wire/resource-ids";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { ChangeLog } from "./change-log";
 import { cost } from "../limits/request-units";
@@ -72,9 +72,10 @@ export class Container {
     this.ttl = new TtlExpiry(() => secondsOf(clock));
     this.indexes = new ContainerIndexes(definition.indexingPolicy as JsonObject, () => this.allItems());
     const collection = definition._rid as string;
-    // A document `_rid`: the container's resource id, then its insertion ordinal (engine/resource-ids.ts).
+    // A document `_rid`: the container's resource id, then its insertion ordinal (wire/resource-ids.ts),
+    // a number the .NET SDK compares to order ORDER BY's ties.
     this.links = {
-      rid: (seq) => documentRid(collection, seq),
+      rid: (seq) => childRid(collection, "document", BigInt(seq)),
       docsSelf: `dbs/${dbRid}/colls/${definition._rid as string}/docs/`,
     };
   }

@@ -20,7 +20,7 @@ export function newEtag(): string {
 /** Seconds since the epoch on `clock`: what `_ts` and TTL expiry count in. */
 export const secondsOf = (clock: Clock) => Math.floor(clock.now().getTime() / 1000);
 
-/** A resource's system properties: its id (engine/resource-ids.ts), link, a new ETag and the time. */
+/** A resource's system properties: its id (wire/resource-ids.ts), link, a new ETag and the time. */
 export function systemProperties(rid: string, self: string, ts: number): SystemProperties {
   return { _rid: rid, _self: self, _etag: newEtag(), _ts: ts };
 }

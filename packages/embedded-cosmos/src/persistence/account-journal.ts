@@ -2,7 +2,7 @@ import type { Account, ScriptKind } from "../engine/account";
 import type { Container, StoredPut } from "../engine/container";
 import type { JsonObject } from "../wire/json";
 import type { JournalRecord } from "../engine/account";
-import { collectionRid, databaseRid, isChildOf, newChildRid, ridLevel } from "../engine/resource-ids";
+import { collectionRid, databaseRid, isChildOf, newChildRid, ridLevel } from "../wire/resource-ids";
 import { DEFAULT_THROUGHPUT } from "../engine/offers";
 
 // The account as the data directory keeps it: the journal records every change is written as,

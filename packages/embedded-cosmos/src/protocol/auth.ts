@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { CosmosError } from "../wire/errors";
-import { ridLevel } from "../engine/resource-ids";
+import { ridLevel } from "../wire/resource-ids";
 
 /**
  * Master-key authorization as Cosmos DB checks it: the client signs the verb, the resource

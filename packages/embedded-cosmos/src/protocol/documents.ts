@@ -5,6 +5,9 @@ import { isObject, type Json, type JsonObject } from "../wire/json";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import { needsPipeline, pipelineRequired, planOf } from "../query/query-plan";
 import { prepareQuery } from "../query/sql-support";
+import { resumeFilterOf } from "../query/resume-filter";
+
+const QUERY_EXECUTION_INFO = JSON.stringify({ reverseRidEnabled: false, reverseIndexScan: false });
 import { docsOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
 
@@ -166,7 +169,7 @@ export class DocumentRoutes {
     const scope = scopeOf(call, data);
     // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
     // Vetted, shaped and parsed once, for the plan and the execution alike.
-    const prepared = prepareQuery(spec);
+    const prepared = prepareQuery(spec, resumeFilterOf(call.body));
     if ("all" in scope) {
       const plan = planOf(prepared);
       if (needsPipeline(plan)) throw pipelineRequired(plan);
@@ -179,7 +182,11 @@ export class DocumentRoutes {
       Number(call.header("x-ms-max-item-count") ?? 100),
       this.scanPageItems,
     );
-    const headers: Record<string, string> = { "x-ms-item-count": String(page.items.length) };
+    const headers: Record<string, string> = {
+      "x-ms-item-count": String(page.items.length),
+      // ORDER BY's ties come in ascending document order whatever the direction: the .NET SDK resumes by it.
+      "x-ms-cosmos-query-execution-info": QUERY_EXECUTION_INFO,
+    };
     if (page.continuation) headers["x-ms-continuation"] = page.continuation;
     if (isTrue(call.header("x-ms-documentdb-populatequerymetrics"))) {
       const ms = (performance.now() - started).toFixed(2);

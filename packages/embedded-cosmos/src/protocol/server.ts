@@ -2,7 +2,7 @@ import type { Clock } from "../engine/clock";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "../engine/account";
-import { childRid } from "../engine/resource-ids";
+import { childRid } from "../wire/resource-ids";
 import { requestedThroughput } from "../engine/offers";
 import { queryResources } from "../query/query";
 import { verifyMasterKey } from "./auth";

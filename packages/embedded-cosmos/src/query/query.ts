@@ -6,6 +6,8 @@ import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError } from "../wire/errors";
 import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
+import { orderDirections, resumeAt } from "./resume-filter";
+import { documentNumber } from "../wire/resource-ids";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
 
@@ -177,7 +179,7 @@ export function runQuery<T extends Queryable>(
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
-  if (shaped.distinct || shaped.limit !== undefined) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
+  if (shaped.distinct || shaped.limit !== undefined || shaped.resume) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
   return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
 }
 
@@ -200,8 +202,10 @@ function distinctKey(value: Json): string {
 }
 
 /**
- * DISTINCT and OFFSET ... LIMIT, which the engine cannot parse: the rest of the query runs to
- * the end, the server applies them in order, and pages the result (`SHAPED:<position>`).
+ * DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter, which the engine cannot take: the
+ * rest of the query runs to the end, the server applies them in order, and pages the result
+ * (`SHAPED:<position>`). With a resume filter, a continuation of the engine's own (from before
+ * the client resumed) is passed over: the filter says exactly where to go on.
  */
 function shapedPage<T extends Queryable>(
   scope: QueryScope<T>,
@@ -210,9 +214,6 @@ function shapedPage<T extends Queryable>(
   continuation: string | undefined,
   maxItemCount: number,
 ): QueryPage {
-  const resume = continuation === undefined ? undefined : /^SHAPED:(\d+)$/.exec(continuation);
-  if (continuation !== undefined && !resume) throw invalidContinuation();
-  const position = resume ? Number(resume[1]) : 0;
   const all: Json[] = [];
   let retrieved = 0;
   let token: string | undefined;
@@ -222,14 +223,44 @@ function shapedPage<T extends Queryable>(
     retrieved += page.retrieved;
     token = page.continuation;
   } while (token);
-  let results = shaped.distinct ? [...new Map(all.map((value) => [distinctKey(value), value] as const)).values()] : all;
+  let results = shaped.resume ? resumeAt(all, shaped.resume, orderDirections(shaped.spec.query)) : all;
+  if (shaped.distinct) results = [...new Map(results.map((value) => [distinctKey(value), value] as const)).values()];
   if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
+  const position = shapedPosition(results, shaped, continuation);
   const size = maxItemCount > 0 ? maxItemCount : 100;
-  return {
-    items: results.slice(position, position + size),
-    retrieved,
-    continuation: position + size < results.length ? `SHAPED:${position + size}` : undefined,
+  const page = results.slice(position, position + size);
+  if (position + size >= results.length) return { items: page, retrieved };
+  // After a resume filter, the next page's request may carry another filter (the SDK's newer
+  // resume point): the token names the last result, found again in whatever list that makes.
+  const last = page[page.length - 1] as { _rid?: unknown } | undefined;
+  return { items: page, retrieved, continuation: shaped.resume && typeof last?._rid === "string" ? `AFTER:${last._rid}` : `SHAPED:${position + size}` };
+}
+
+/**
+ * Where a shaped page starts: at a position (`SHAPED:<n>`), or where a token says, if that is
+ * later than the resume filter's point, as the service picks (the .NET SDK sends both): just
+ * after the result `AFTER:<_rid>` (ours) names, or at the result the engine's own `+RID:` token
+ * from the pages before the client resumed names (its stand-in gives the document's number). A
+ * result the filter has left out lies before the filter's point: the page starts there.
+ */
+function shapedPosition(results: Json[], shaped: ShapedQuery, continuation: string | undefined): number {
+  if (continuation === undefined) return 0;
+  const at = /^SHAPED:(\d+)$/.exec(continuation);
+  if (at) return Number(at[1]);
+  const after = /^AFTER:(.+)$/.exec(continuation)?.[1];
+  const engine = shaped.resume && CONTINUATION.test(continuation) ? new RegExp(`\\+RID:${STAND_IN}([0-9a-z]+)#`).exec(continuation)?.[1] : undefined;
+  if (after === undefined && engine === undefined) {
+    if (shaped.resume && CONTINUATION.test(continuation)) return 0;
+    throw invalidContinuation();
+  }
+  const named = (result: Json) => {
+    const rid = (result as { _rid?: unknown })._rid;
+    if (typeof rid !== "string") return false;
+    return after !== undefined ? rid === after : documentNumber(rid) === BigInt(parseInt(engine!, 36));
   };
+  const index = results.findIndex(named);
+  if (index < 0) return 0;
+  return after !== undefined ? index + 1 : index;
 }
 
 function engineQuery<T extends Queryable>(
@@ -255,9 +286,46 @@ function engineQuery<T extends Queryable>(
   if (nested.length === 0 && pageable(parsed.ast))
     return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
   candidates.sort((a, b) => a.seq - b.seq);
-  const docs: JsonObject[] = candidates.map((item) => item.doc());
-  if (nested.length > 0) return engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length }));
-  return execute(parsed, spec, docs, maxItemCount, continuation);
+  const { docs, real } = engineDocs(candidates, spec.query);
+  if (nested.length > 0)
+    return restoreRids(
+      engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length })),
+      real,
+    );
+  return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), real);
+}
+
+/**
+ * The engine orders items, and ORDER BY's ties, by `_rid` compared as text, and resumes by it.
+ * Real document ids do not sort as text (their ordinal is a little-endian number, which is what
+ * the .NET SDK compares), so the engine is given a stand-in that sorts as the ordinal does, and
+ * the results get the real ids back.
+ */
+const STAND_IN = "~rid~";
+
+function engineDocs(items: Queryable[], query: string): { docs: JsonObject[]; real: Map<string, string> } {
+  const real = new Map<string, string>();
+  // A query that filters or sorts by `_rid` itself (a script finding a document by its link) sees the real ones.
+  if (/\bFROM\b[\s\S]*\b_rid\b/i.test(query)) return { docs: items.map((item) => item.doc()), real };
+  const docs = items.map((item) => {
+    const doc = item.doc();
+    const standIn = `${STAND_IN}${item.seq.toString(36).padStart(11, "0")}`;
+    real.set(standIn, doc._rid as string);
+    doc._rid = standIn;
+    return doc;
+  });
+  return { docs, real };
+}
+
+/** The results with every stand-in `_rid` (wherever a projection put it) replaced by the real one. */
+function restoreRids(page: QueryPage, real: Map<string, string>): QueryPage {
+  const restore = (value: Json): Json => {
+    if (typeof value === "string") return value.startsWith(STAND_IN) ? (real.get(value) ?? value) : value;
+    if (Array.isArray(value)) return value.map(restore);
+    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, restore(child)]));
+    return value;
+  };
+  return { ...page, items: page.items.map(restore) };
 }
 
 /** One page of the query engine over `docs`, resuming from its own token. */
@@ -333,13 +401,8 @@ function scanPage<T extends Queryable>(
   let retrieved = 0;
   while (position < end && found.length < limit) {
     const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, end));
-    const page = execute(
-      parsed,
-      spec,
-      slice.map((item) => item.doc()),
-      limit - found.length,
-      inner,
-    );
+    const { docs, real } = engineDocs(slice, spec.query);
+    const page = restoreRids(execute(parsed, spec, docs, limit - found.length, inner), real);
     found.push(...page.items);
     retrieved += slice.length;
     inner = undefined;

@@ -1,6 +1,8 @@
 import { badRequest, type CosmosError } from "../wire/errors";
 import type { Json } from "../wire/json";
 
+import type { ResumeFilter } from "./resume-filter";
+
 /** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
 interface QuerySpec {
   query: string;
@@ -70,6 +72,8 @@ export interface ShapedQuery {
   distinct: boolean;
   offset?: number;
   limit?: number;
+  /** Where a cross-partition ORDER BY resumes (the .NET SDK's resume filter), applied by the server to the results. */
+  resume?: ResumeFilter;
 }
 
 function count(token: string, parameters: QuerySpec["parameters"], clause: string): number {
@@ -79,9 +83,10 @@ function count(token: string, parameters: QuerySpec["parameters"], clause: strin
 }
 
 /** A query vetted (400 for what the server cannot run) and shaped, once: the plan and the execution both take it. */
-export function prepareQuery(spec: QuerySpec): ShapedQuery {
+export function prepareQuery(spec: QuerySpec, resume?: ResumeFilter): ShapedQuery {
   refuseUnsupported(spec.query);
-  return shapeOf(spec);
+  const shaped = shapeOf(spec);
+  return resume ? { ...shaped, resume } : shaped;
 }
 
 /** Takes `SELECT DISTINCT` and a trailing `OFFSET n LIMIT m` out of the query, for the server to apply. */

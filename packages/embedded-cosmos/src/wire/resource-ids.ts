@@ -39,30 +39,7 @@ export function collectionRid(dbRid: string, from?: string): string {
   return encode(Buffer.concat([ridBytes(dbRid)!.subarray(0, 4), own]));
 }
 
-/** Base-52 digits of a document id: each written as one base64 character, A-Z then a-z, whose ASCII order is the digits' order. */
-const DOCUMENT_DIGITS = 9;
-
-/**
- * A document's id from its insertion ordinal `seq`, such that ids sort as text in insertion
- * order (queries without ORDER BY return items in `_rid` order, and the query engine compares
- * them as text): the ordinal's base-52 digits fill the nine base64 characters that lie wholly in
- * the document's eight bytes, the other bits stay zero (so the top four bits, the kind, say
- * document). Ordinals up to 52^9 (2.7e15).
- */
-export function documentRid(collectionRid: string, seq: number): string {
-  let bits = 0n;
-  let rest = BigInt(seq);
-  for (let digit = DOCUMENT_DIGITS - 1; digit >= 0; digit--) {
-    // The document's bytes begin two bits into a base64 character: digit k covers bits 2+6k .. 7+6k (most significant first).
-    bits |= (rest % 52n) << BigInt(64 - 2 - 6 * (digit + 1));
-    rest /= 52n;
-  }
-  const own = Buffer.alloc(8);
-  own.writeBigUInt64BE(bits);
-  return encode(Buffer.concat([ridBytes(collectionRid)!.subarray(0, 8), own]));
-}
-
-/** The id of the child `n` (any number unique in its collection) of kind `kind`. */
+/** The id of the child `n` (a document's insertion ordinal; any number unique in its collection) of kind `kind`. */
 export function childRid(collectionRid: string, kind: ChildKind, n: bigint): string {
   const own = Buffer.alloc(8);
   own.writeBigUInt64LE((n & 0x0fff_ffff_ffff_ffffn) | (BigInt(CHILD_TYPE[kind]) << 60n));
@@ -81,6 +58,12 @@ export function ridLevel(rid: string): "database" | "collection" | ChildKind | u
   if (bytes.length === 8) return "collection";
   const type = bytes[15] >> 4;
   return (Object.keys(CHILD_TYPE) as ChildKind[]).find((kind) => CHILD_TYPE[kind] === type);
+}
+
+/** A document's number (its last 8 bytes, little-endian, as the .NET SDK reads it); ORDER BY's ties go in its order. */
+export function documentNumber(rid: string): bigint | undefined {
+  const bytes = ridBytes(rid);
+  return bytes?.length === 16 ? bytes.readBigUInt64LE(8) : undefined;
 }
 
 /** Whether `child` is a child of (begins with the bytes of) `parent`. */
