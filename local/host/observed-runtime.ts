@@ -21,15 +21,15 @@ async function instanceCounts(durable: DurableHost): Promise<Record<string, numb
  */
 export function observeLocalRuntime(
   triggers: readonly CosmosDBTriggerFunction[],
-  containers: (trigger: CosmosDBTriggerFunction) => { monitored: Container; leases: Container },
+  containers: (trigger: CosmosDBTriggerFunction) => { monitored: Container; leases: Container; accountHost: string },
   durable: DurableHost,
 ): () => void {
   const unobserveLag = observeChangeFeedLag(async () =>
     (
       await Promise.all(
         triggers.map((trigger) => {
-          const { monitored, leases } = containers(trigger);
-          return estimateLag(monitored, leases, trigger);
+          const { monitored, leases, accountHost } = containers(trigger);
+          return estimateLag(monitored, leases, trigger, accountHost);
         }),
       )
     ).flat(),

@@ -178,10 +178,12 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // Telemetry: the process's providers (npm start's exporters), the change feed estimator and the
   // orchestration instances as observed metrics, and the operations page's figures from them.
   const telemetry = localTelemetry();
-  // The triggers' connection (COSMOS) is the account the store uses.
+  // The triggers' connection (COSMOS) is the account the store uses; its host name is part of the lease ids.
+  const accountHost = new URL(cosmos.endpoint).hostname;
   const containers = (trigger: { databaseName: string; containerName: string; leaseContainerName: string }) => ({
     monitored: store.client.database(trigger.databaseName).container(trigger.containerName),
     leases: store.client.database(trigger.databaseName).container(trigger.leaseContainerName),
+    accountHost,
   });
   const unobserve = observeLocalRuntime(app.cosmosDBTriggers, containers, durable);
   const ops = opsReader(telemetry);
@@ -191,6 +193,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         pollMs: options.pollMs ?? 100,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
+        accountHost,
         leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
         log,
       }),

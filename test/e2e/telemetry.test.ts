@@ -170,10 +170,11 @@ describe("telemetry: metrics", () => {
           pollMs: 20,
           maxItems: 100,
           owner,
+          accountHost: "127.0.0.1",
           leases: { expirationMs: 2000, renewMs: 200, acquireMs: 50 },
           log: () => {},
         });
-      const unobserve = observeChangeFeedLag(() => estimateLag(watched, leases, trigger));
+      const unobserve = observeChangeFeedLag(() => estimateLag(watched, leases, trigger, "127.0.0.1"));
       const lagItems = async () => (await figures()).lag.filter((l) => l.consumer === "watchedChangeFeed").reduce((sum, l) => sum + (l.items ?? 0), 0);
       try {
         const first = pump("host-a");

@@ -1,5 +1,5 @@
 import { untraced } from "../telemetry";
-import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
+import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from "@azure/cosmos";
 import type { CosmosDBTriggerFunction } from "../worker/function-app";
 import type { LagReading } from "../../../src/telemetry";
 import { LeaseStore } from "./leases";
@@ -15,14 +15,21 @@ const COUNT_AT_MOST = 1000;
  * oldest of them has waited. It reads the change feed, so it works whether the consumer runs or
  * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
  */
-export function estimateLag(container: Container, leaseContainer: Container, trigger: Consumer, nowMs = Date.now()): Promise<LagReading[]> {
+export function estimateLag(
+  container: Container,
+  leaseContainer: Container,
+  trigger: Consumer,
+  accountHost: string,
+  nowMs = Date.now(),
+): Promise<LagReading[]> {
   // A measurement, not work: its reads add no spans.
-  return untraced(() => readLag(container, leaseContainer, trigger, nowMs));
+  return untraced(() => readLag(container, leaseContainer, trigger, accountHost, nowMs));
 }
 
-async function readLag(container: Container, leaseContainer: Container, trigger: Consumer, nowMs: number): Promise<LagReading[]> {
-  const leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
-  const ranges = new Map((await container.getFeedRanges()).map((range) => [leases.idOf(range), range]));
+async function readLag(container: Container, leaseContainer: Container, trigger: Consumer, accountHost: string, nowMs: number): Promise<LagReading[]> {
+  const leases = new LeaseStore(leaseContainer, container, accountHost, trigger.leaseContainerPrefix);
+  const ranges = new Map<string, FeedRange>();
+  for (const range of await container.getFeedRanges()) ranges.set(await leases.idOf(range), range);
   const readings: LagReading[] = [];
   for (const lease of await leases.list()) {
     const range = ranges.get(lease.id);

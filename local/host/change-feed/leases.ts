@@ -1,17 +1,39 @@
 import type { Container, FeedRange } from "@azure/cosmos";
 import { cosmosStatus } from "../../../src/store/failures";
 
-/** One partition key range's lease in the `leases` container, as the change feed processor keeps it. */
+/**
+ * A partition key range's lease as the change feed processor of the .NET SDK writes it in the
+ * lease container (the Functions Cosmos DB trigger's engine): so `npm start`, `func start` and
+ * Azure share one lease container, continue from each other's checkpoints, and split the
+ * leases between them instead of fighting over them.
+ */
+interface TriggerLease {
+  /** `<prefix><account host>_<database rid>_<collection rid>..<range id>`. */
+  id: string;
+  /** 0: one lease per partition key range. */
+  version: 0;
+  LeaseToken: string;
+  FeedRange: { Range: { min: string; max: string } };
+  /** The consumer holding it; null when released. */
+  Owner: string | null;
+  /** The change feed's ETag after the last checkpoint (`"<lsn>"`); null before the first. */
+  ContinuationToken: string | null;
+  properties: Record<string, string>;
+  /** Written by the owner on every renewal and checkpoint; an owner silent longer than the expiration has lost it. */
+  timestamp: string;
+  Mode: "Incremental Feed";
+  _etag?: string;
+}
+
+/** One lease, as the pump works with it. */
 export interface LeaseDocument {
   id: string;
   /** The consumer holding it; empty when released. */
   owner: string;
-  /** Where its range's change feed continues; empty before the first checkpoint. */
+  /** Where its range's change feed continues, as an `@azure/cosmos` continuation token; empty before the first checkpoint. */
   continuation: string;
-  /** Written by the owner on every renewal and checkpoint; an owner silent longer than the expiration has lost it. */
   timestamp: string;
-  range: { min: string; max: string };
-  _etag?: string;
+  stored: TriggerLease;
 }
 
 /** A lease this consumer holds, with the ETag of its last write (every write is conditional on it). */
@@ -29,30 +51,78 @@ export interface HeldLease {
 /** Lost the lease: another consumer changed it (412) or it is gone (404). */
 export const isLeaseLost = (error: unknown) => cosmosStatus(error) === 412 || cosmosStatus(error) === 404;
 
-/** The leases of one trigger (`prefix`) on the shared leases container, each write guarded by its ETag. */
+/** What names one monitored container's leases: the account's host and the resource ids, and its key ranges by their bounds. */
+interface Scope {
+  prefix: string;
+  collectionRid: string;
+  rangeIds: Map<string, string>;
+}
+
+const boundsOf = (min: string, max: string) => `${min}|${max}`;
+
+/**
+ * The leases of one trigger (its lease prefix) on the shared lease container, each write guarded
+ * by its ETag, in the trigger's own schema. Leases this host wrote before it kept that schema
+ * (`<prefix><min>-<max>`, lower-case fields) are taken over on first use: their checkpoints
+ * carried into the trigger's leases, the old documents deleted.
+ */
 export class LeaseStore {
+  private scope?: Promise<Scope>;
+
   constructor(
     private readonly container: Container,
+    private readonly monitored: Container,
+    /** The monitored account's host name, as the SDK's endpoint names it (the lease ids carry it). */
+    private readonly accountHost: string,
     private readonly prefix: string,
+    private readonly log: (line: string) => void = () => {},
   ) {}
 
-  /** Named by the range's bounds, so a restarted consumer finds the same lease. */
-  idOf(range: FeedRange): string {
-    return `${this.prefix}${range.minInclusive || "00"}-${range.maxExclusive}`;
+  private resolve(): Promise<Scope> {
+    this.scope ??= (async () => {
+      const [{ resource: collection }, { resource: database }, { resources: ranges }] = await Promise.all([
+        this.monitored.read(),
+        this.monitored.database.read(),
+        this.monitored.readPartitionKeyRanges().fetchAll(),
+      ]);
+      const scope = {
+        prefix: `${this.prefix}${this.accountHost}_${database!._rid}_${collection!._rid}..`,
+        collectionRid: collection!._rid,
+        rangeIds: new Map(ranges.map((range) => [boundsOf(range.minInclusive, range.maxExclusive), range.id])),
+      };
+      await this.takeOverOldLeases(scope);
+      return scope;
+    })();
+    this.scope.catch(() => (this.scope = undefined));
+    return this.scope;
+  }
+
+  /** Named by the range's id under the container's prefix, as the trigger names it, so every consumer finds the same lease. */
+  async idOf(range: FeedRange): Promise<string> {
+    const scope = await this.resolve();
+    const id = scope.rangeIds.get(boundsOf(range.minInclusive, range.maxExclusive));
+    if (id === undefined) throw new Error(`no partition key range ${range.minInclusive}-${range.maxExclusive}`);
+    return `${scope.prefix}${id}`;
   }
 
   /** Creates the leases of ranges that have none yet (as the trigger does on start); existing ones are kept. */
-  async ensure(ranges: readonly FeedRange[]): Promise<void> {
+  async ensure(ranges: readonly FeedRange[], checkpoints = new Map<string, string>()): Promise<void> {
+    const scope = await this.resolve();
     for (const range of ranges) {
-      const document: LeaseDocument = {
-        id: this.idOf(range),
-        owner: "",
-        continuation: "",
+      const token = scope.rangeIds.get(boundsOf(range.minInclusive, range.maxExclusive))!;
+      const lease: TriggerLease = {
+        id: `${scope.prefix}${token}`,
+        version: 0,
+        LeaseToken: token,
+        FeedRange: { Range: { min: range.minInclusive, max: range.maxExclusive } },
+        Owner: null,
+        ContinuationToken: checkpoints.get(token) ?? null,
+        properties: {},
         timestamp: new Date(0).toISOString(),
-        range: { min: range.minInclusive, max: range.maxExclusive },
+        Mode: "Incremental Feed",
       };
       try {
-        await this.container.items.create(document);
+        await this.container.items.create(lease);
       } catch (error) {
         if (cosmosStatus(error) !== 409) throw error;
       }
@@ -60,20 +130,22 @@ export class LeaseStore {
   }
 
   async list(): Promise<LeaseDocument[]> {
-    const query = { query: "SELECT * FROM c WHERE STARTSWITH(c.id, @prefix)", parameters: [{ name: "@prefix", value: this.prefix }] };
-    const { resources } = await this.container.items.query<LeaseDocument>(query).fetchAll();
-    return resources;
+    const scope = await this.resolve();
+    const query = { query: "SELECT * FROM c WHERE STARTSWITH(c.id, @prefix)", parameters: [{ name: "@prefix", value: scope.prefix }] };
+    const { resources } = await this.container.items.query<TriggerLease>(query).fetchAll();
+    return resources.map((lease) => this.view(scope, lease));
   }
 
   async read(id: string): Promise<LeaseDocument | undefined> {
-    const { resource } = await this.container.item(id, id).read<LeaseDocument>();
-    return resource;
+    const scope = await this.resolve();
+    const { resource } = await this.container.item(id, id).read<TriggerLease>();
+    return resource && this.view(scope, resource);
   }
 
   /** Takes `document` for `owner` if nobody changed it since it was read; undefined when someone did. */
   async acquire(document: LeaseDocument, owner: string): Promise<HeldLease | undefined> {
     try {
-      const next = await this.write({ ...document, owner });
+      const next = await this.write(document, { owner });
       return { document: next, lastWrite: Date.now(), lost: false, queue: Promise.resolve() };
     } catch (error) {
       if (isLeaseLost(error)) return undefined;
@@ -86,7 +158,7 @@ export class LeaseStore {
     const run = lease.queue.then(async () => {
       if (lease.lost) throw Object.assign(new Error(`lease ${lease.document.id} was lost`), { code: 412 });
       try {
-        lease.document = await this.write({ ...lease.document, ...change });
+        lease.document = await this.write(lease.document, change);
         lease.lastWrite = Date.now();
       } catch (error) {
         if (isLeaseLost(error)) {
@@ -100,10 +172,62 @@ export class LeaseStore {
     return run;
   }
 
-  private async write(document: LeaseDocument): Promise<LeaseDocument> {
-    const { _etag, ...fields } = document;
-    const next = { ...fields, timestamp: new Date().toISOString() };
+  /** The lease as the pump sees it: its checkpoint as an `@azure/cosmos` continuation token for its range. */
+  private view(scope: Scope, lease: TriggerLease): LeaseDocument {
+    const { min, max } = lease.FeedRange.Range;
+    const continuation = lease.ContinuationToken
+      ? JSON.stringify({ rid: scope.collectionRid, Continuation: [{ minInclusive: min, maxExclusive: max, continuationToken: lease.ContinuationToken }] })
+      : "";
+    return { id: lease.id, owner: lease.Owner ?? "", continuation, timestamp: lease.timestamp, stored: lease };
+  }
+
+  private async write(document: LeaseDocument, change: Partial<Pick<LeaseDocument, "continuation" | "owner">>): Promise<LeaseDocument> {
+    const scope = await this.resolve();
+    const { _etag, ...fields } = document.stored;
+    const next: TriggerLease = {
+      ...fields,
+      Owner: change.owner === undefined ? fields.Owner : change.owner || null,
+      ContinuationToken: change.continuation === undefined ? fields.ContinuationToken : checkpointOf(change.continuation),
+      timestamp: new Date().toISOString(),
+    };
     const { resource } = await this.container.item(document.id, document.id).replace(next, { accessCondition: { type: "IfMatch", condition: _etag! } });
-    return resource as LeaseDocument;
+    return this.view(scope, resource as unknown as TriggerLease);
+  }
+
+  /** Leases of this prefix in the schema this host kept before (`<prefix><min>-<max>`): their checkpoints carried over. */
+  private async takeOverOldLeases(scope: Scope): Promise<void> {
+    const query = {
+      query: "SELECT * FROM c WHERE STARTSWITH(c.id, @prefix) AND IS_DEFINED(c.continuation) AND IS_DEFINED(c.range)",
+      parameters: [{ name: "@prefix", value: this.prefix }],
+    };
+    const { resources: old } = await this.container.items.query<{ id: string; continuation: string; range: { min: string; max: string } }>(query).fetchAll();
+    if (old.length === 0) return;
+    const checkpoints = new Map<string, string>();
+    const ranges: FeedRange[] = [];
+    for (const lease of old) {
+      const token = scope.rangeIds.get(boundsOf(lease.range.min, lease.range.max));
+      if (token === undefined) continue;
+      ranges.push({ minInclusive: lease.range.min, maxExclusive: lease.range.max } as FeedRange);
+      const checkpoint = lease.continuation ? checkpointOf(lease.continuation) : null;
+      if (checkpoint) checkpoints.set(token, checkpoint);
+    }
+    this.scope = Promise.resolve(scope);
+    await this.ensure(ranges, checkpoints);
+    for (const lease of old)
+      await this.container
+        .item(lease.id, lease.id)
+        .delete()
+        .catch(() => undefined);
+    this.log(`${this.prefix}: ${old.length} leases of the earlier local schema taken over, their checkpoints kept`);
+  }
+}
+
+/** The change feed's ETag in an `@azure/cosmos` continuation token (one range), as the trigger checkpoints it. */
+function checkpointOf(continuation: string): string | null {
+  try {
+    const token = JSON.parse(continuation) as { Continuation?: { continuationToken?: string }[] };
+    return token.Continuation?.[0]?.continuationToken ?? null;
+  } catch {
+    return null;
   }
 }

@@ -19,6 +19,8 @@ export interface PumpOptions {
   maxItems: number;
   /** This consumer's name on its leases. One name per host: a restarted host takes its own leases back at once. */
   owner: string;
+  /** The monitored account's host name, as its endpoint names it: the trigger's lease ids carry it. */
+  accountHost: string;
   leases: LeaseTiming;
   log: (line: string) => void;
 }
@@ -62,7 +64,7 @@ export class ChangeFeedPump {
     private readonly trigger: CosmosDBTriggerFunction,
     private readonly options: PumpOptions,
   ) {
-    this.leases = new LeaseStore(leaseContainer, trigger.leaseContainerPrefix);
+    this.leases = new LeaseStore(leaseContainer, container, options.accountHost, trigger.leaseContainerPrefix, options.log);
   }
 
   start(): void {
@@ -96,7 +98,7 @@ export class ChangeFeedPump {
       try {
         // The ranges once per start, as the trigger reads them (the fixed key ranges do not split).
         if (this.ranges.size === 0) {
-          for (const range of await this.container.getFeedRanges()) this.ranges.set(this.leases.idOf(range), range);
+          for (const range of await this.container.getFeedRanges()) this.ranges.set(await this.leases.idOf(range), range);
         }
         await this.renew();
         let all = await this.leases.list();
@@ -104,7 +106,7 @@ export class ChangeFeedPump {
         if (missing.length > 0) {
           if (this.started)
             for (const range of missing)
-              this.log(`${this.trigger.name}: lease ${this.leases.idOf(range)} is missing (deleted?): created again, its range is read from the start`);
+              this.log(`${this.trigger.name}: lease ${await this.leases.idOf(range)} is missing (deleted?): created again, its range is read from the start`);
           await this.leases.ensure(missing);
           all = await this.leases.list();
         }

@@ -97,6 +97,70 @@ public class ChangeFeedTests(EmbeddedServer server)
         Assert.Equal(12, pending);
     }
 
+    [Fact]
+    public async Task AProcessorAndTheLocalHostsConsumerShareOneLeaseContainerSplittingItsLeases()
+    {
+        var (monitored, leases) = await NewContainers("shared");
+        await Write(monitored, "first", 20);
+        // The local host's consumer (Node.js) takes every lease first.
+        var local = new List<string>();
+        var owned = 0;
+        var script = Path.Combine(EmbeddedServer.Root(), "test", "dotnet", "local-consumer.cjs");
+        var start = new System.Diagnostics.ProcessStartInfo("node", $"\"{script}\" {server.Endpoint} {server.Key} feeds shared shared-leases posts- local-host") { RedirectStandardOutput = true };
+        using var node = System.Diagnostics.Process.Start(start)!;
+        node.OutputDataReceived += (_, line) =>
+        {
+            if (line.Data == null) return;
+            lock (local)
+            {
+                if (line.Data.StartsWith("delivered ")) local.Add(line.Data["delivered ".Length..]);
+                if (line.Data.StartsWith("owns ")) owned = int.Parse(line.Data["owns ".Length..]);
+            }
+        };
+        node.BeginOutputReadLine();
+        try
+        {
+            await Eventually(() => { lock (local) return owned == 4 && local.Distinct().Count() == 20; });
+
+            // The .NET processor, named by the same lease prefix as a Functions trigger is, takes its share.
+            var dotnet = new ConcurrentBag<string>();
+            var processor = monitored
+                .GetChangeFeedProcessorBuilder<Note>("posts-", (changes, _) =>
+                {
+                    foreach (var note in changes) dotnet.Add(note.id);
+                    return Task.CompletedTask;
+                })
+                .WithInstanceName("functions-host")
+                .WithLeaseContainer(leases)
+                .WithLeaseConfiguration(acquireInterval: TimeSpan.FromMilliseconds(200), expirationInterval: TimeSpan.FromSeconds(5), renewInterval: TimeSpan.FromSeconds(1))
+                .WithPollInterval(TimeSpan.FromMilliseconds(100))
+                .Build();
+            await processor.StartAsync();
+            try
+            {
+                await Eventually(() => { lock (local) return owned == 2; });
+                await Write(monitored, "second", 20);
+                var second = Enumerable.Range(0, 20).Select(i => $"second{i}").ToList();
+                await Eventually(() => { lock (local) return second.All(id => local.Contains(id) || dotnet.Contains(id)); });
+                // Each took part, and the first changes were not read again by the newcomer (it continued from the local checkpoints).
+                lock (local) Assert.Contains(local, id => id.StartsWith("second"));
+                Assert.Contains(dotnet, id => id.StartsWith("second"));
+                Assert.DoesNotContain(dotnet, id => id.StartsWith("first"));
+                var owners = await CrudTests.ReadAll(leases.GetItemQueryIterator<string?>("SELECT VALUE c.Owner FROM c WHERE IS_DEFINED(c.LeaseToken)"));
+                Assert.Equal(2, owners.Count(o => o == "local-host"));
+                Assert.Equal(2, owners.Count(o => o == "functions-host"));
+            }
+            finally
+            {
+                await processor.StopAsync();
+            }
+        }
+        finally
+        {
+            node.Kill(entireProcessTree: true);
+        }
+    }
+
     internal static async Task Eventually(Func<bool> condition, int seconds = 30)
     {
         var deadline = DateTime.UtcNow.AddSeconds(seconds);

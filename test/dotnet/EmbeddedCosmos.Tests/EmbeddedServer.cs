@@ -16,7 +16,7 @@ public sealed class EmbeddedServer : IAsyncLifetime
     public CosmosClient Client { get; private set; } = null!;
 
     /// <summary>The repository root: the folder above test/dotnet.</summary>
-    private static string Root()
+    internal static string Root()
     {
         var dir = new DirectoryInfo(AppContext.BaseDirectory);
         while (dir != null && !File.Exists(Path.Combine(dir.FullName, "package.json"))) dir = dir.Parent;

@@ -1,4 +1,4 @@
-import type { Container } from "@azure/cosmos";
+import { ChangeFeedStartFrom, type Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CosmosOptions } from "embedded-cosmos";
 import { ChangeFeedPump } from "../../../../local/host/change-feed/pump";
@@ -40,6 +40,7 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
     pollMs: 20,
     maxItems: 100,
     owner,
+    accountHost: "127.0.0.1",
     leases: TIMING,
     log: (line) => logs.push(line),
   });
@@ -163,8 +164,8 @@ describe("leases an operator damaged while the host runs", () => {
   it("a lease whose continuation is garbage starts its range over instead of stalling", async () => {
     const { watched, leases, a } = await runningConsumer();
     await a.pump.stop();
-    const { resources } = await leases.items.readAll<{ id: string; continuation: string }>().fetchAll();
-    for (const lease of resources) await leases.item(lease.id, lease.id).replace({ ...lease, continuation: "{not json" });
+    const { resources } = await leases.items.readAll<{ id: string; ContinuationToken: string }>().fetchAll();
+    for (const lease of resources) await leases.item(lease.id, lease.id).replace({ ...lease, ContinuationToken: '"not an LSN"' });
     const b = consumer(watched, leases, "host-a");
     b.pump.start();
     await write(watched, ids("after", 12));
@@ -188,7 +189,14 @@ describe("a function's retry policy", () => {
       },
       { maxRetryCount: 1, minimumIntervalMs: 10, maximumIntervalMs: 10 },
     );
-    const pump = new ChangeFeedPump(watched, leases, trigger, { pollMs: 20, maxItems: 100, owner: "host-a", leases: TIMING, log: (line) => logs.push(line) });
+    const pump = new ChangeFeedPump(watched, leases, trigger, {
+      pollMs: 20,
+      maxItems: 100,
+      owner: "host-a",
+      accountHost: "127.0.0.1",
+      leases: TIMING,
+      log: (line) => logs.push(line),
+    });
     pumps.push(pump);
     await watched.items.create({ id: "poison", pk: "p" });
     pump.start();
@@ -198,5 +206,51 @@ describe("a function's retry policy", () => {
     // One try and one retry, never a third: the batch is gone, as Azure's trigger leaves it.
     expect(attempts.get("poison")).toBe(2);
     expect(delivered).not.toContain("poison");
+  });
+});
+
+describe("leases in the trigger's own schema", () => {
+  it("are named and written as the .NET change feed processor writes them", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await write(watched, ids("doc", 8));
+    await within(20_000, async () => covers([a.delivered], ids("doc", 8)) || undefined);
+    await a.pump.stop();
+    const [db, coll] = [(await watched.database.read()).resource!._rid, (await watched.read()).resource!._rid];
+    const { resources } = await leases.items.readAll<Record<string, unknown>>().fetchAll();
+    expect(resources.map((l) => l.id).sort()).toEqual([0, 1, 2, 3].map((i) => `watched-127.0.0.1_${db}_${coll}..${i}`));
+    for (const lease of resources) {
+      expect(lease).toMatchObject({ version: 0, LeaseToken: expect.stringMatching(/^\d$/), Owner: null, properties: {}, Mode: "Incremental Feed" });
+      expect((lease.FeedRange as { Range: { min: string; max: string } }).Range).toEqual({ min: expect.any(String), max: expect.any(String) });
+      expect(lease.ContinuationToken).toMatch(/^"\d+"$/);
+    }
+  });
+
+  it("take over the leases this host kept before, in its own schema, from their checkpoints", async () => {
+    const { watched, leases } = await setup();
+    await write(watched, ids("before", 10));
+    // The earlier schema: one document per range, named by its bounds, holding an @azure/cosmos continuation token.
+    for (const range of await watched.getFeedRanges()) {
+      const iterator = watched.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) });
+      let continuation = "";
+      for (let page = await iterator.readNext(); page.statusCode !== 304; page = await iterator.readNext()) continuation = page.continuationToken;
+      await leases.items.create({
+        id: `watched-${range.minInclusive || "00"}-${range.maxExclusive}`,
+        owner: "",
+        continuation,
+        timestamp: new Date(0).toISOString(),
+        range: { min: range.minInclusive, max: range.maxExclusive },
+      });
+    }
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await write(watched, ids("after", 6));
+    await within(20_000, async () => covers([a.delivered], ids("after", 6)) || undefined);
+    // Nothing before the old checkpoints came again, and the old documents are gone.
+    expect(a.delivered.filter((id) => id.startsWith("before"))).toEqual([]);
+    const { resources } = await leases.items.readAll<{ id: string }>().fetchAll();
+    expect(resources.every((lease) => lease.id.includes(".."))).toBe(true);
+    expect(a.logs.some((line) => /4 leases of the earlier local schema taken over/.test(line))).toBe(true);
   });
 });
