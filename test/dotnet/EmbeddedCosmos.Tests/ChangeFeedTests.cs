@@ -62,6 +62,37 @@ public class ChangeFeedTests(EmbeddedServer server)
     }
 
     [Fact]
+    public async Task PullsFromNowAndFromAPointInTime()
+    {
+        var (monitored, _) = await NewContainers("timed");
+        await Write(monitored, "old", 10);
+        var now = monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.Now(), ChangeFeedMode.LatestVersion);
+        var first = await now.ReadNextAsync();
+        Assert.Equal(System.Net.HttpStatusCode.NotModified, first.StatusCode);
+        await Task.Delay(1100); // _ts has whole seconds: the point in time is after every old change
+        var since = DateTime.UtcNow;
+        await Task.Delay(1100);
+        await Write(monitored, "new", 5);
+        var fromNow = new List<string>();
+        while (now.HasMoreResults)
+        {
+            var page = await now.ReadNextAsync();
+            if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
+            fromNow.AddRange(page.Select(n => n.id));
+        }
+        Assert.Equal(Enumerable.Range(0, 5).Select(i => $"new{i}").OrderBy(x => x), fromNow.OrderBy(x => x));
+        var fromTime = new List<string>();
+        var timed = monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.Time(since), ChangeFeedMode.LatestVersion);
+        while (timed.HasMoreResults)
+        {
+            var page = await timed.ReadNextAsync();
+            if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
+            fromTime.AddRange(page.Select(n => n.id));
+        }
+        Assert.Equal(Enumerable.Range(0, 5).Select(i => $"new{i}").OrderBy(x => x), fromTime.OrderBy(x => x));
+    }
+
+    [Fact]
     public async Task TheChangeFeedProcessorDeliversEveryChangeAndTheEstimatorSeesTheBacklog()
     {
         var (monitored, leases) = await NewContainers("processed");
@@ -95,6 +126,20 @@ public class ChangeFeedTests(EmbeddedServer server)
         var iterator = estimator.GetCurrentStateIterator();
         while (iterator.HasMoreResults) pending += (await iterator.ReadNextAsync()).Sum(lease => lease.EstimatedLag);
         Assert.Equal(12, pending);
+
+        // Started again, it continues from its checkpoints: the late changes, none of the first again.
+        delivered.Clear();
+        await processor.StartAsync();
+        try
+        {
+            await Eventually(() => delivered.Distinct().Count(id => id.StartsWith("late")) == 12);
+            await Task.Delay(300);
+            Assert.DoesNotContain(delivered, id => id.StartsWith("n"));
+        }
+        finally
+        {
+            await processor.StopAsync();
+        }
     }
 
     [Fact]
@@ -169,5 +214,30 @@ public class ChangeFeedTests(EmbeddedServer server)
             if (DateTime.UtcNow > deadline) throw new TimeoutException("the condition did not hold in time");
             await Task.Delay(50);
         }
+    }
+}
+
+/// <summary>Throttling as the SDK meets it: 429 with x-ms-retry-after-ms, retried by the SDK itself.</summary>
+public class ThrottlingTests(ThrottledServer server) : IClassFixture<ThrottledServer>
+{
+    [Fact]
+    public async Task TheSdkRetriesThrottledWritesUntilEveryOneIsAccepted()
+    {
+        var db = (await server.Client.CreateDatabaseIfNotExistsAsync("throttled")).Database;
+        await db.CreateContainerIfNotExistsAsync(new ContainerProperties("hot", "/pk"));
+        // As an app under load configures it: retries enough for the partition's budget to come back (the default gives up after 9).
+        using var client = new CosmosClient(server.Endpoint, server.Key, new CosmosClientOptions
+        {
+            ConnectionMode = ConnectionMode.Gateway,
+            LimitToEndpoint = true,
+            MaxRetryAttemptsOnRateLimitedRequests = 100,
+            MaxRetryWaitTimeOnRateLimitedRequests = TimeSpan.FromSeconds(30),
+        });
+        var container = client.GetContainer("throttled", "hot");
+        var writes = Enumerable.Range(0, 60).Select(i => container.CreateItemAsync(new Note($"t{i}", "one-partition", i), new PartitionKey("one-partition")));
+        var responses = await Task.WhenAll(writes);
+        Assert.All(responses, r => Assert.Equal(System.Net.HttpStatusCode.Created, r.StatusCode));
+        // Some were throttled and retried by the SDK (its diagnostics record each 429 it met).
+        Assert.Contains(responses, r => r.Diagnostics.ToString().Contains("429"));
     }
 }

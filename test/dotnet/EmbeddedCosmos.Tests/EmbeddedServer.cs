@@ -8,8 +8,11 @@ namespace EmbeddedCosmos.Tests;
 /// The embedded server in a process of its own (the package's command, built by `tsc -b`), and
 /// a .NET SDK client for it as a user would make one: Gateway mode, the key the server prints.
 /// </summary>
-public sealed class EmbeddedServer : IAsyncLifetime
+public class EmbeddedServer : IAsyncLifetime
 {
+    /// <summary>More of the command's options (a throughput budget, say).</summary>
+    protected virtual string ExtraArguments => "";
+
     private Process? process;
     public string Endpoint { get; private set; } = "";
     public string Key { get; private set; } = "";
@@ -28,7 +31,7 @@ public sealed class EmbeddedServer : IAsyncLifetime
         // EMBEDDED_COSMOS_CLI runs another build of the server (an older one, to see a test fail on it).
         var cli = Environment.GetEnvironmentVariable("EMBEDDED_COSMOS_CLI") ?? Path.Combine(Root(), "packages", "embedded-cosmos", "dist", "cli.js");
         if (!File.Exists(cli)) throw new InvalidOperationException($"{cli} is missing: run `npx tsc -b` first");
-        var start = new ProcessStartInfo("node", $"\"{cli}\" --port 0 --partitions 4") { RedirectStandardOutput = true, RedirectStandardError = true };
+        var start = new ProcessStartInfo("node", $"\"{cli}\" --port 0 --partitions 4 {ExtraArguments}") { RedirectStandardOutput = true, RedirectStandardError = true };
         process = Process.Start(start)!;
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Key == "")
@@ -60,6 +63,12 @@ public sealed class EmbeddedServer : IAsyncLifetime
         if (process is { HasExited: false }) process.Kill(entireProcessTree: true);
         return Task.CompletedTask;
     }
+}
+
+/// <summary>A server whose physical partitions take 20 item operations a second each, then answer 429 with a retry-after, as one out of request units does.</summary>
+public sealed class ThrottledServer : EmbeddedServer
+{
+    protected override string ExtraArguments => "--operations-per-second 20";
 }
 
 [CollectionDefinition("server")]
