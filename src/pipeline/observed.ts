@@ -78,6 +78,7 @@ export function observedConsumer(
         kind: SpanKind.CONSUMER,
         ...batchPlacement(documents),
         attributes: {
+          [ATTRIBUTES.azureMonitorOperationName]: `process ${consumer}`,
           [ATTRIBUTES.consumer]: consumer,
           [ATTRIBUTES.items]: documents.length,
           [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),

@@ -26,6 +26,11 @@ export const ATTRIBUTES = {
   partitionKey: "azure.cosmosdb.partition_key",
   activityId: "azure.cosmosdb.activity_id",
   // Change feed
+  /**
+   * The name Azure Monitor's exporter gives a CONSUMER span's row in AppRequests: it names
+   * server spans from the span, consumer spans only from this attribute (Name is empty without it).
+   */
+  azureMonitorOperationName: "ai.operation.name",
   consumer: "blog.change_feed.consumer",
   lease: "blog.change_feed.lease",
   items: "messaging.batch.message_count",
