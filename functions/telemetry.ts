@@ -1,5 +1,4 @@
 import { app, type LogLevel } from "@azure/functions";
-import { DefaultAzureCredential } from "@azure/identity";
 import { context, propagation } from "@opentelemetry/api";
 import { logs, SeverityNumber } from "@opentelemetry/api-logs";
 
@@ -19,9 +18,9 @@ const SEVERITY: Record<LogLevel, SeverityNumber> = {
 };
 
 if (connectionString) {
-  // Loaded only here: the distro is most of the bundle, and an app without a connection string never starts it.
+  // Loaded only here, from a file of its own: the distro is most of the code, and an app without a connection string never reads it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { useAzureMonitor } = require("@azure/monitor-opentelemetry") as typeof import("@azure/monitor-opentelemetry");
+  const { useAzureMonitor, DefaultAzureCredential } = require("./azure-monitor") as typeof import("./azure-monitor");
   useAzureMonitor({
     azureMonitorExporterOptions: { connectionString, credential: new DefaultAzureCredential() },
     // Cosmos DB requests are spans of the app's own (src/store/metering.ts): the SDK's would repeat them.

@@ -1,27 +1,34 @@
 import { buildSync } from "esbuild";
 import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
+/** The module functions/telemetry.ts loads only with a connection string: Azure Monitor's distro, bundled apart. */
+const AZURE_MONITOR = "./azure-monitor";
+
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
- * file: no node_modules to install or load, and one file to read on a cold start.
+ * file: no node_modules to install or load, and one file to read on a cold start. Azure
+ * Monitor's distro, which only an app with a connection string loads, is a second file beside
+ * it (`azure-monitor.js`), so a cold start without one never reads it.
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
-  buildSync({
-    entryPoints: [join(root, "functions/index.ts")],
-    outfile: file,
+  const common = {
     bundle: true,
     platform: "node",
     // The Function App runs Node.js 22 (infra/app/api.bicep).
     target: "node22",
     format: "cjs",
-    external: ["@azure/functions-core"],
     sourcemap: "linked",
     logLevel: "warning",
-  });
+    // ES modules bundled as CommonJS lose import.meta.url (the distro reads its folder from it): each file's own URL.
+    banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    define: { "import.meta.url": "__importMetaUrl" },
+  } as const;
+  buildSync({ ...common, entryPoints: [join(root, "functions/index.ts")], outfile: file, external: ["@azure/functions-core", AZURE_MONITOR] });
+  buildSync({ ...common, entryPoints: [join(root, "functions/azure-monitor.ts")], outfile: join(dirname(file), "azure-monitor.js") });
   return { file, bytes: statSync(file).size };
 }
 
@@ -48,5 +55,5 @@ export function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): { 
 
 if (require.main === module) {
   const { folder, bytes } = packageApp(projectRoot());
-  console.log(`packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, host.json, package.json)`);
+  console.log(`packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, azure-monitor.js, host.json, package.json)`);
 }

@@ -56,7 +56,14 @@ describe("the deployable function app", () => {
     expect(first.code, first.output).toBe(0);
     expect(second.code, second.output).toBe(0);
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
-    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["host.json", "index.js", "index.js.map", "package.json"]);
+    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual([
+      "azure-monitor.js",
+      "azure-monitor.js.map",
+      "host.json",
+      "index.js",
+      "index.js.map",
+      "package.json",
+    ]);
     expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
   }, 120_000);
@@ -128,6 +135,24 @@ describe("the deployable function app", () => {
         Object.values(byName.get(name)!).map((b) => b.type),
         name,
       ).toContain("activityTrigger");
+
+    // With a connection string, as in Azure, Azure Monitor's distro (a file of its own) loads and starts beside the registrations.
+    const withTelemetry = spawnSync(
+      process.execPath,
+      ["-r", recorder, "-e", `require(require("node:path").resolve(${JSON.stringify(main)})); console.log(globalThis.__functionsCore.registered.length)`],
+      {
+        cwd: site,
+        encoding: "utf8",
+        env: {
+          PATH: process.env.PATH,
+          APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=00000000-0000-0000-0000-000000000001;IngestionEndpoint=https://127.0.0.1:9/",
+          APPLICATIONINSIGHTS_STATSBEAT_DISABLED: "true",
+        },
+      },
+    );
+    expect(withTelemetry.status, withTelemetry.stderr).toBe(0);
+    expect(Number(withTelemetry.stdout.trim().split("\n").pop())).toBe(expected.length);
+    expect(`${withTelemetry.stdout}${withTelemetry.stderr}`).not.toMatch(/Failed to load|Error/);
 
     // The bundle runs, not only registers: the worker's invocation path answers the OpenAPI document.
     expect(Number(response.status)).toBe(200);
