@@ -14,6 +14,7 @@ for (const trigger of changeFeedTriggers) {
     leaseContainerPrefix: trigger.leaseContainerPrefix,
     createLeaseContainerIfNotExists: false,
     startFromBeginning: trigger.startFromBeginning,
+    feedPollDelay: trigger.feedPollDelayMs,
     retry: trigger.retry,
     extraInputs: trigger.needsDurableClient ? [df.input.durableClient()] : [],
     handler: (documents: unknown[], context: InvocationContext) => trigger.handler(documents, invocationServices(context)),

@@ -48,7 +48,7 @@ export interface LocalSystemOptions {
   feedCacheMs?: number;
   /** Likes and unlikes of one post per stored procedure call at most (LIKE_BATCH_MAX, default 50). */
   likeBatchMax?: number;
-  /** How often an idle change feed is polled. */
+  /** How often an idle change feed is polled (default: each trigger's feedPollDelay, as registered). */
   pollMs?: number;
   /** This host's name on its change feed leases (default `local-host`); two hosts on one store need two names. */
   leaseOwner?: string;
@@ -190,7 +190,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   const pumps = app.cosmosDBTriggers.map(
     (trigger) =>
       new ChangeFeedPump(containers(trigger).monitored, containers(trigger).leases, trigger, {
-        pollMs: options.pollMs ?? 100,
+        pollMs: options.pollMs ?? trigger.feedPollDelayMs,
         maxItems: 100,
         owner: options.leaseOwner ?? "local-host",
         accountHost,

@@ -14,11 +14,19 @@ export interface ChangeFeedTrigger {
   /** One lease prefix per function, all on the shared `leases` container. */
   leaseContainerPrefix: string;
   startFromBeginning: boolean;
+  /** How long a drained lease waits before it reads its range again (the binding's feedPollDelay). */
+  feedPollDelayMs: number;
   /** Retried until it succeeds (maxRetryCount -1): a batch is never skipped (malformed documents in it are set aside). */
   retry: ExponentialBackoffRetryOptions & { maxRetryCount: -1 };
   needsDurableClient: boolean;
   handler(documents: unknown[], services: PipelineServices): Promise<void>;
 }
+
+/**
+ * A new post must show in the feed and its author's list within 2 s: the trigger's default
+ * (5 s between polls of a drained range) is too slow for that, one second is not.
+ */
+const FEED_POLL_DELAY_MS = 1000;
 
 const retryForever: ChangeFeedTrigger["retry"] = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
 
@@ -29,6 +37,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     containerName: CONTAINERS.posts,
     leaseContainerPrefix: "posts-",
     startFromBeginning: true,
+    feedPollDelayMs: FEED_POLL_DELAY_MS,
     retry: retryForever,
     needsDurableClient: true,
     handler: observedConsumer("postsChangeFeed", (documents, services) =>
@@ -40,6 +49,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
     containerName: CONTAINERS.users,
     leaseContainerPrefix: "users-",
     startFromBeginning: true,
+    feedPollDelayMs: FEED_POLL_DELAY_MS,
     retry: retryForever,
     needsDurableClient: true,
     handler: observedConsumer("usersChangeFeed", (documents, services) =>

@@ -119,6 +119,7 @@ describe("the deployable function app", () => {
         leaseContainerPrefix: consumer.leaseContainerPrefix,
         createLeaseContainerIfNotExists: false,
         startFromBeginning: consumer.startFromBeginning,
+        feedPollDelay: consumer.feedPollDelayMs,
       });
       expect(
         bindings.some((b) => b.type === "durableClient" && b.direction === "in"),

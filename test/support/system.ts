@@ -13,7 +13,8 @@ export interface Client {
 /** The whole local system on a free port, driven over HTTP like a user would. */
 export async function localSystem(options: LocalSystemOptions = {}): Promise<Client> {
   const logs: string[] = [];
-  const system = await startLocalSystem({ port: 0, log: (line) => logs.push(line), ...options });
+  // Tests poll the change feed every 100 ms, not each trigger's registered second: the pipeline's waits stay short.
+  const system = await startLocalSystem({ port: 0, pollMs: 100, log: (line) => logs.push(line), ...options });
   const tokens = new Map<string, string>();
   return {
     system,

@@ -13,6 +13,7 @@ export function watchedTrigger(
     leaseContainerName: "leases",
     leaseContainerPrefix: "watched-",
     startFromBeginning: true,
+    feedPollDelayMs: 20,
     retry: { minimumIntervalMs: 20, maximumIntervalMs: 200, maxRetryCount: -1, ...retry },
     invoke: handler,
   };

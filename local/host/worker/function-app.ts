@@ -22,6 +22,8 @@ export interface CosmosDBTriggerFunction {
   leaseContainerName: string;
   leaseContainerPrefix: string;
   startFromBeginning: boolean;
+  /** Between polls of a drained range (feedPollDelay; the extension's default is 5 s). */
+  feedPollDelayMs: number;
   /** The function's retry policy (exponential backoff; the trigger retries forever with maxRetryCount -1). */
   retry: { minimumIntervalMs: number; maximumIntervalMs: number; maxRetryCount: number };
   /** Delivers one batch; rejects if the function failed. */
@@ -137,6 +139,7 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
         leaseContainerName: String(trigger.leaseContainerName ?? "leases"),
         leaseContainerPrefix: String(trigger.leaseContainerPrefix ?? ""),
         startFromBeginning: trigger.startFromBeginning === true,
+        feedPollDelayMs: typeof trigger.feedPollDelay === "number" ? trigger.feedPollDelay : 5000,
         // A function registered without a policy gets this host's: 1 s doubling to 60 s, until the batch succeeds.
         retry: {
           minimumIntervalMs: (retry?.minimumInterval?.seconds ?? retry?.delayInterval?.seconds ?? 1) * 1000,

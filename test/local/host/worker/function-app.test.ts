@@ -49,6 +49,7 @@ describe("an app loaded through the worker's API", () => {
       leaseContainerName: "note-leases",
       leaseContainerPrefix: "notes-",
       startFromBeginning: false,
+      feedPollDelayMs: 5000,
       retry: { minimumIntervalMs: 3000, maximumIntervalMs: 3000, maxRetryCount: 2 },
       invoke: undefined,
     });
