@@ -162,7 +162,7 @@ var logAlerts = [
     name: 'failed-executions'
     description: 'Function executions failed more than 5 times in 5 minutes (a change feed batch retried, an activity that threw).'
     severity: 2
-    query: 'AppRequests | where Success == false | summarize Failed = count() | where Failed > 5'
+    query: 'AppRequests | where Success == false | summarize Failed = sum(ItemCount) | where Failed > 5'
   }
 ]
 

@@ -144,6 +144,14 @@ describe("the compiled template: what an operator watches", () => {
     expect(rule.properties).toMatchObject({ skipQueryValidation: true });
   });
 
+  it("counts rows in its log alerts and workbook as sampling leaves them: each stands for ItemCount telemetry items", () => {
+    const observability = moduleNamed("observability").properties!.template!;
+    const queries = `${text(variable(observability, "logAlerts"))} ${text(variable(observability, "workbookQueries"))}`;
+    // count() over App* rows undercounts once Application Insights samples; sum(ItemCount) does not.
+    for (const query of queries.match(/App[A-Za-z]+ \|[^"]*/g) ?? []) expect(query, query).not.toMatch(/\bcount\(\)/);
+    expect(queries).toContain("sum(ItemCount)");
+  });
+
   it("lets applications in with the app roles AUTH_APP_ROLES names, a parameter wired to the app setting", () => {
     expect(template.parameters?.authAppRoles).toMatchObject({ type: "string", defaultValue: "" });
     expect(text(moduleNamed("api").properties)).toContain("AUTH_APP_ROLES");
