@@ -6,9 +6,11 @@ import { localDevSecret } from "./dev-auth";
 import { startLocalSystem } from "./system";
 
 /** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
-function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string } | undefined {
+function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; authority: string; scope: string; protocol?: "oidc" } | undefined {
   const [clientId, authority, scope] = [env.WEB_AUTH_CLIENT_ID, env.WEB_AUTH_AUTHORITY, env.WEB_API_SCOPE].map((value) => value?.trim());
-  return clientId && authority && scope ? { clientId, authority, scope } : undefined;
+  // WEB_AUTH_PROTOCOL=oidc: an OpenID Connect provider other than Entra ID as the authority (MSAL's OIDC mode).
+  const protocol = env.WEB_AUTH_PROTOCOL?.trim().toLowerCase() === "oidc" ? ("oidc" as const) : undefined;
+  return clientId && authority && scope ? { clientId, authority, scope, ...(protocol ? { protocol } : {}) } : undefined;
 }
 
 /** `npm start`: the whole system on this machine, until Ctrl-C. */

@@ -74,7 +74,7 @@ export interface LocalSystemOptions {
   /** A log line per HTTP request (LOG_REQUESTS=false turns it off; everything else is still logged). */
   logRequests?: boolean;
   /** The front end signs in with Entra ID instead of dev tokens (WEB_AUTH_CLIENT_ID, WEB_AUTH_AUTHORITY, WEB_API_SCOPE). */
-  webSignIn?: { clientId: string; authority: string; scope: string };
+  webSignIn?: { clientId: string; authority: string; scope: string; protocol?: "oidc" };
   /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
   dataDir?: string;
   /** Start even when a data file is damaged: set it aside and load what is sound (`--recover-data`). */

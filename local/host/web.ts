@@ -7,7 +7,7 @@ export interface WebOptions {
   /** The built front end (dist/web). */
   dir: string;
   /** What the front end reads from `config.json`: where the API is and how people sign in (dev tokens, or Entra ID to try it locally). */
-  config: { apiBase: string; auth: { mode: "dev" } | { mode: "entra"; clientId: string; authority: string; scope: string } };
+  config: { apiBase: string; auth: { mode: "dev" } | { mode: "entra"; clientId: string; authority: string; scope: string; protocol?: "oidc" } };
   /** Signs a dev token for a user id; the "sign in as" box calls it. Absent: dev sign-in is off. */
   devToken?: DevTokenSigner;
   /** Where the bundle's source maps are (dist/web-sourcemaps); served only when given (`npm start -- --source-maps`). */

@@ -108,7 +108,9 @@ function acceptedAudiences(audience: string): string[] {
  */
 function checkPermission(payload: JWTPayload, auth: AuthSettings): void {
   if (!auth.scope && !auth.appRoles?.length) return;
-  const scopes = typeof payload.scp === "string" ? payload.scp.split(" ") : [];
+  // Entra ID names the scopes `scp`; JWT access tokens of other providers `scope` (RFC 9068).
+  const granted = typeof payload.scp === "string" ? payload.scp : typeof payload.scope === "string" ? payload.scope : "";
+  const scopes = granted.split(" ").filter(Boolean);
   const roles = Array.isArray(payload.roles) ? (payload.roles as unknown[]) : [];
   if (auth.scope && scopes.includes(auth.scope)) return;
   if (auth.appRoles?.some((role) => roles.includes(role))) return;

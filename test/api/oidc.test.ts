@@ -148,6 +148,9 @@ describe("Entra ID access tokens, v1 and v2, as Entra shapes them", () => {
     expect(await create(await v2({ sub: "two-scopes", scp: "openid access_as_user" }), "two-scopes")).toBe(201);
     expect(await create(await v2({ sub: "app-with-role", scp: undefined, roles: ["Blog.Write"] }), "app-role")).toBe(201);
     expect(await create(await v2({ sub: "app-other-role", scp: undefined, roles: ["Other"] }), "app-other")).toBe(401);
+    // Other OpenID Connect providers' JWT access tokens name the scopes `scope` (RFC 9068).
+    expect(await create(await v2({ sub: "rfc9068", scp: undefined, scope: "openid access_as_user" }), "rfc9068")).toBe(201);
+    expect(await create(await v2({ sub: "rfc9068-other", scp: undefined, scope: "openid" }), "rfc9068-o")).toBe(401);
   });
 
   it("refuses another tenant's issuer and another API's audience", async () => {

@@ -1,5 +1,9 @@
 /** How people sign in: dev tokens from the local host, or Entra ID (MSAL) in Azure. */
-export type AuthConfig = { mode: "dev" } | { mode: "none" } | { mode: "entra"; clientId: string; authority: string; scope: string };
+export type AuthConfig =
+  | { mode: "dev" }
+  | { mode: "none" }
+  /** MSAL sign-in: Entra ID, or (`protocol: "oidc"`) any OpenID Connect provider as the authority. */
+  | { mode: "entra"; clientId: string; authority: string; scope: string; protocol?: "oidc" };
 
 export interface Session {
   readonly mode: AuthConfig["mode"];
@@ -44,8 +48,18 @@ const subjectOf = (token: string) => (JSON.parse(atob(token.split(".")[1].replac
 /** Entra ID through MSAL (loaded only in this mode): redirect sign-in, access tokens for the API's scope. */
 export async function entraSession(config: Extract<AuthConfig, { mode: "entra" }>): Promise<Session> {
   const msal = await import("@azure/msal-browser");
+  const oidc = config.protocol === "oidc";
   const client = await msal.createStandardPublicClientApplication({
-    auth: { clientId: config.clientId, authority: config.authority, redirectUri: location.origin + location.pathname },
+    auth: {
+      clientId: config.clientId,
+      authority: config.authority,
+      redirectUri: location.origin + location.pathname,
+      // Another OpenID Connect provider: trusted by its host, its endpoints from its own discovery
+      // document. offline_access is not asked for: a provider that follows OpenID Connect grants it
+      // only with a consent prompt, and then refuses every renewal that names it.
+      ...(oidc ? { knownAuthorities: [new URL(config.authority).host], OIDCOptions: { defaultScopes: ["openid", "profile"] } } : {}),
+    },
+    ...(oidc ? { system: { protocolMode: msal.ProtocolMode.OIDC } } : {}),
   });
   await client.handleRedirectPromise();
   const account = () => client.getActiveAccount() ?? client.getAllAccounts()[0] ?? null;
