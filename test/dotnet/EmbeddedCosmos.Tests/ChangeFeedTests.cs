@@ -49,15 +49,7 @@ public class ChangeFeedTests(EmbeddedServer server)
         await Write(monitored, "b", 12);
         var after = new List<string>();
         foreach (var continuation in continuations)
-        {
-            var iterator = monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.ContinuationToken(continuation), ChangeFeedMode.LatestVersion);
-            while (iterator.HasMoreResults)
-            {
-                var page = await iterator.ReadNextAsync();
-                if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
-                after.AddRange(page.Select(n => n.id));
-            }
-        }
+            after.AddRange(await EmbeddedServer.Drain(monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.ContinuationToken(continuation), ChangeFeedMode.LatestVersion)));
         Assert.Equal(Enumerable.Range(0, 12).Select(i => $"b{i}").OrderBy(x => x), after.OrderBy(x => x));
     }
 
@@ -73,22 +65,9 @@ public class ChangeFeedTests(EmbeddedServer server)
         var since = DateTime.UtcNow;
         await Task.Delay(1100);
         await Write(monitored, "new", 5);
-        var fromNow = new List<string>();
-        while (now.HasMoreResults)
-        {
-            var page = await now.ReadNextAsync();
-            if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
-            fromNow.AddRange(page.Select(n => n.id));
-        }
+        var fromNow = await EmbeddedServer.Drain(now);
         Assert.Equal(Enumerable.Range(0, 5).Select(i => $"new{i}").OrderBy(x => x), fromNow.OrderBy(x => x));
-        var fromTime = new List<string>();
-        var timed = monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.Time(since), ChangeFeedMode.LatestVersion);
-        while (timed.HasMoreResults)
-        {
-            var page = await timed.ReadNextAsync();
-            if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
-            fromTime.AddRange(page.Select(n => n.id));
-        }
+        var fromTime = await EmbeddedServer.Drain(monitored.GetChangeFeedIterator<Note>(ChangeFeedStartFrom.Time(since), ChangeFeedMode.LatestVersion));
         Assert.Equal(Enumerable.Range(0, 5).Select(i => $"new{i}").OrderBy(x => x), fromTime.OrderBy(x => x));
     }
 
@@ -97,14 +76,7 @@ public class ChangeFeedTests(EmbeddedServer server)
     {
         var (monitored, leases) = await NewContainers("processed");
         var delivered = new ConcurrentBag<string>();
-        var processor = monitored
-            .GetChangeFeedProcessorBuilder<Note>("notesChangeFeed", (changes, _) =>
-            {
-                foreach (var note in changes) delivered.Add(note.id);
-                return Task.CompletedTask;
-            })
-            .WithInstanceName("host-a")
-            .WithLeaseContainer(leases)
+        var processor = Processor(monitored, leases, "notesChangeFeed", "host-a", delivered)
             .WithStartTime(DateTime.MinValue.ToUniversalTime())
             .WithPollInterval(TimeSpan.FromMilliseconds(100))
             .Build();
@@ -169,14 +141,7 @@ public class ChangeFeedTests(EmbeddedServer server)
 
             // The .NET processor, named by the same lease prefix as a Functions trigger is, takes its share.
             var dotnet = new ConcurrentBag<string>();
-            var processor = monitored
-                .GetChangeFeedProcessorBuilder<Note>("posts-", (changes, _) =>
-                {
-                    foreach (var note in changes) dotnet.Add(note.id);
-                    return Task.CompletedTask;
-                })
-                .WithInstanceName("functions-host")
-                .WithLeaseContainer(leases)
+            var processor = Processor(monitored, leases, "posts-", "functions-host", dotnet)
                 .WithLeaseConfiguration(acquireInterval: TimeSpan.FromMilliseconds(200), expirationInterval: TimeSpan.FromSeconds(5), renewInterval: TimeSpan.FromSeconds(1))
                 .WithPollInterval(TimeSpan.FromMilliseconds(100))
                 .Build();
@@ -205,6 +170,17 @@ public class ChangeFeedTests(EmbeddedServer server)
             node.Kill(entireProcessTree: true);
         }
     }
+
+    /// <summary>A Change Feed Processor named `name` (the lease prefix), as instance `instance`, putting every id it is handed into `sink`.</summary>
+    private static ChangeFeedProcessorBuilder Processor(Container monitored, Container leases, string name, string instance, ConcurrentBag<string> sink) =>
+        monitored
+            .GetChangeFeedProcessorBuilder<Note>(name, (changes, _) =>
+            {
+                foreach (var note in changes) sink.Add(note.id);
+                return Task.CompletedTask;
+            })
+            .WithInstanceName(instance)
+            .WithLeaseContainer(leases);
 
     internal static async Task Eventually(Func<bool> condition, int seconds = 30)
     {

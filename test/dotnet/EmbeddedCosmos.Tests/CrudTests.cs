@@ -8,11 +8,7 @@ public record Note(string id, string pk, int n, string? text = null);
 [Collection("server")]
 public class CrudTests(EmbeddedServer server)
 {
-    private async Task<Container> NewContainer(string name)
-    {
-        var db = (await server.Client.CreateDatabaseIfNotExistsAsync("crud")).Database;
-        return (await db.CreateContainerIfNotExistsAsync(new ContainerProperties(name, "/pk"))).Container;
-    }
+    private Task<Container> NewContainer(string name) => server.Container("crud", name);
 
     [Fact]
     public async Task CreatesReadsReplacesAndDeletesWithETagsAndSessionTokens()

@@ -48,6 +48,26 @@ public class EmbeddedServer : IAsyncLifetime
         Client = NewClient();
     }
 
+    /// <summary>A container partitioned by /pk in `database`, created if it is not there.</summary>
+    public async Task<Container> Container(string database, string name)
+    {
+        var db = (await Client.CreateDatabaseIfNotExistsAsync(database)).Database;
+        return (await db.CreateContainerIfNotExistsAsync(new ContainerProperties(name, "/pk"))).Container;
+    }
+
+    /// <summary>Every change a change feed iterator has now: its pages until the 304 that says there is no more.</summary>
+    public static async Task<List<string>> Drain(FeedIterator<Note> iterator)
+    {
+        var ids = new List<string>();
+        while (iterator.HasMoreResults)
+        {
+            var page = await iterator.ReadNextAsync();
+            if (page.StatusCode == System.Net.HttpStatusCode.NotModified) break;
+            ids.AddRange(page.Select(n => n.id));
+        }
+        return ids;
+    }
+
     public CosmosClient NewClient(ConsistencyLevel? consistency = null) =>
         new(Endpoint, Key, new CosmosClientOptions
         {

@@ -7,11 +7,7 @@ namespace EmbeddedCosmos.Tests;
 [Collection("server")]
 public class OperationsTests(EmbeddedServer server)
 {
-    private async Task<Container> NewContainer(string name)
-    {
-        var db = (await server.Client.CreateDatabaseIfNotExistsAsync("operations")).Database;
-        return (await db.CreateContainerIfNotExistsAsync(new ContainerProperties(name, "/pk"))).Container;
-    }
+    private Task<Container> NewContainer(string name) => server.Container("operations", name);
 
     [Fact]
     public async Task PatchesAnItem()
