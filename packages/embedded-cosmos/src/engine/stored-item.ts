@@ -17,6 +17,8 @@ const SYSTEM_FIELDS = new Set(["_rid", "_self", "_etag", "_attachments", "_ts"])
  */
 export class StoredItem {
   expiresAt?: number;
+  /** Its `_rid`, made on first use (base64 of 16 bytes: worth keeping). */
+  private madeRid?: string;
   /** Its index terms under the container's indexing policy, counted once (for the cost model); cleared when the policy changes. */
   indexTerms?: number;
 
@@ -43,10 +45,14 @@ export class StoredItem {
     return [this.pk, this.id, this.json, this.lsn, this.seq, this.etag, this.ts, this.ttl];
   }
 
+  rid(): string {
+    return (this.madeRid ??= this.links.rid(this.seq));
+  }
+
   /** The document as the service returns it: its own properties, then the system properties. */
   doc(): JsonObject {
     const doc = JSON.parse(this.json) as JsonObject;
-    doc._rid = this.links.rid(this.seq);
+    doc._rid = this.rid();
     doc._self = `${this.links.docsSelf}${doc._rid}/`;
     doc._etag = this.etag;
     doc._attachments = "attachments/";

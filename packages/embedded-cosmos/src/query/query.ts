@@ -123,6 +123,8 @@ const invalidContinuation = () => badRequest("Invalid Continuation Token: the qu
 /** An item as a query sees it: readable, and ordered by insertion (`seq`, the `_rid` order). */
 export interface Queryable extends Indexed {
   seq: number;
+  /** Its `_rid`, without parsing its document. */
+  rid(): string;
 }
 
 /** The items an index selects for one predicate; undefined when the policy does not index its path. */
@@ -286,13 +288,13 @@ function engineQuery<T extends Queryable>(
   if (nested.length === 0 && pageable(parsed.ast))
     return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
   candidates.sort((a, b) => a.seq - b.seq);
-  const { docs, real } = engineDocs(candidates, spec.query);
+  const { docs, items } = engineDocs(candidates, spec.query);
   if (nested.length > 0)
     return restoreRids(
       engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length })),
-      real,
+      items,
     );
-  return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), real);
+  return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), items);
 }
 
 /**
@@ -303,29 +305,40 @@ function engineQuery<T extends Queryable>(
  */
 const STAND_IN = "~rid~";
 
-function engineDocs(items: Queryable[], query: string): { docs: JsonObject[]; real: Map<string, string> } {
-  const real = new Map<string, string>();
+/** The engine's documents, with stand-in ids; `items` sorted by ordinal, so `restoreRids` finds each again by it. */
+function engineDocs(items: Queryable[], query: string): { docs: JsonObject[]; items?: Queryable[] } {
   // A query that filters or sorts by `_rid` itself (a script finding a document by its link) sees the real ones.
-  if (/\bFROM\b[\s\S]*\b_rid\b/i.test(query)) return { docs: items.map((item) => item.doc()), real };
+  if (/\bFROM\b[\s\S]*\b_rid\b/i.test(query)) return { docs: items.map((item) => item.doc()) };
   const docs = items.map((item) => {
     const doc = item.doc();
-    const standIn = `${STAND_IN}${item.seq.toString(36).padStart(11, "0")}`;
-    real.set(standIn, doc._rid as string);
-    doc._rid = standIn;
+    doc._rid = `${STAND_IN}${item.seq.toString(36).padStart(11, "0")}`;
     return doc;
   });
-  return { docs, real };
+  return { docs, items };
 }
 
-/** The results with every stand-in `_rid` (wherever a projection put it) replaced by the real one. */
-function restoreRids(page: QueryPage, real: Map<string, string>): QueryPage {
+/** The results with every stand-in `_rid` (wherever a projection put it) replaced by the real one, in place (they are this query's own). */
+function restoreRids(page: QueryPage, items: Queryable[] | undefined): QueryPage {
+  if (!items) return page;
+  const real = (standIn: string): string => {
+    const seq = parseInt(standIn.slice(STAND_IN.length), 36);
+    let [low, high] = [0, items.length - 1];
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (items[middle].seq === seq) return items[middle].rid();
+      if (items[middle].seq < seq) low = middle + 1;
+      else high = middle - 1;
+    }
+    return standIn;
+  };
   const restore = (value: Json): Json => {
-    if (typeof value === "string") return value.startsWith(STAND_IN) ? (real.get(value) ?? value) : value;
-    if (Array.isArray(value)) return value.map(restore);
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, restore(child)]));
+    if (typeof value === "string") return value.startsWith(STAND_IN) ? real(value) : value;
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) value[i] = restore(value[i]);
+    else if (value !== null && typeof value === "object") for (const key of Object.keys(value)) value[key] = restore(value[key]);
     return value;
   };
-  return { ...page, items: page.items.map(restore) };
+  page.items.forEach((item, i) => (page.items[i] = restore(item)));
+  return page;
 }
 
 /** One page of the query engine over `docs`, resuming from its own token. */
@@ -401,8 +414,8 @@ function scanPage<T extends Queryable>(
   let retrieved = 0;
   while (position < end && found.length < limit) {
     const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, end));
-    const { docs, real } = engineDocs(slice, spec.query);
-    const page = restoreRids(execute(parsed, spec, docs, limit - found.length, inner), real);
+    const { docs, items: standIns } = engineDocs(slice, spec.query);
+    const page = restoreRids(execute(parsed, spec, docs, limit - found.length, inner), standIns);
     found.push(...page.items);
     retrieved += slice.length;
     inner = undefined;
