@@ -2,7 +2,7 @@ import { metrics } from "@opentelemetry/api";
 import type { Container } from "@azure/cosmos";
 import { METRICS, observeChangeFeedLag, SCOPE } from "../../src/telemetry";
 import type { CosmosDBTriggerFunction } from "./worker/function-app";
-import { estimateLag } from "./change-feed/lag";
+import { lagEstimator } from "./change-feed/lag";
 import type { DurableHost } from "./durable/host";
 import { opsFigures, type OpsFigures } from "./ops";
 import type { LocalTelemetry } from "./telemetry";
@@ -24,16 +24,11 @@ export function observeLocalRuntime(
   containers: (trigger: CosmosDBTriggerFunction) => { monitored: Container; leases: Container; accountHost: string },
   durable: DurableHost,
 ): () => void {
-  const unobserveLag = observeChangeFeedLag(async () =>
-    (
-      await Promise.all(
-        triggers.map((trigger) => {
-          const { monitored, leases, accountHost } = containers(trigger);
-          return estimateLag(monitored, leases, trigger, accountHost);
-        }),
-      )
-    ).flat(),
-  );
+  const estimators = triggers.map((trigger) => {
+    const { monitored, leases, accountHost } = containers(trigger);
+    return lagEstimator(monitored, leases, trigger, accountHost);
+  });
+  const unobserveLag = observeChangeFeedLag(async () => (await Promise.all(estimators.map((estimate) => estimate()))).flat());
   const instances = metrics
     .getMeter(SCOPE)
     .createObservableGauge(METRICS.orchestrationInstances, { unit: "{instance}", description: "Orchestration instances by runtime status" });

@@ -187,17 +187,17 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   });
   const unobserve = observeLocalRuntime(app.cosmosDBTriggers, containers, durable);
   const ops = opsReader(telemetry);
-  const pumps = app.cosmosDBTriggers.map(
-    (trigger) =>
-      new ChangeFeedPump(containers(trigger).monitored, containers(trigger).leases, trigger, {
-        pollMs: options.pollMs ?? trigger.feedPollDelayMs,
-        maxItems: 100,
-        owner: options.leaseOwner ?? "local-host",
-        accountHost,
-        leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
-        log,
-      }),
-  );
+  const pumps = app.cosmosDBTriggers.map((trigger) => {
+    const { monitored, leases } = containers(trigger);
+    return new ChangeFeedPump(monitored, leases, trigger, {
+      pollMs: options.pollMs ?? trigger.feedPollDelayMs,
+      maxItems: 100,
+      owner: options.leaseOwner ?? "local-host",
+      accountHost,
+      leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
+      log,
+    });
+  });
 
   const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
   const web = options.webDir

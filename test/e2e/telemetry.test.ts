@@ -2,7 +2,7 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { estimateLag } from "../../local/host/change-feed/lag";
+import { lagEstimator } from "../../local/host/change-feed/lag";
 import { ChangeFeedPump } from "../../local/host/change-feed/pump";
 import type { OpsFigures } from "../../local/host/ops";
 import { opsFigures } from "../../local/host/ops";
@@ -174,7 +174,8 @@ describe("telemetry: metrics", () => {
           leases: { expirationMs: 2000, renewMs: 200, acquireMs: 50 },
           log: () => {},
         });
-      const unobserve = observeChangeFeedLag(() => estimateLag(watched, leases, trigger, "127.0.0.1"));
+      const estimate = lagEstimator(watched, leases, trigger, "127.0.0.1");
+      const unobserve = observeChangeFeedLag(() => estimate());
       const lagItems = async () => (await figures()).lag.filter((l) => l.consumer === "watchedChangeFeed").reduce((sum, l) => sum + (l.items ?? 0), 0);
       try {
         const first = pump("host-a");

@@ -13,21 +13,21 @@ const COUNT_AT_MOST = 1000;
  * The change feed estimator, as the change feed processor libraries have one: for each lease of
  * a consumer, the changes after its checkpoint (counted up to COUNT_AT_MOST) and how long the
  * oldest of them has waited. It reads the change feed, so it works whether the consumer runs or
- * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease.
+ * not: a stopped consumer's lag rises. Each reading costs one change feed read per lease; the
+ * lease names are resolved once, by the estimator this returns.
  */
-export function estimateLag(
+export function lagEstimator(
   container: Container,
   leaseContainer: Container,
   trigger: Consumer,
   accountHost: string,
-  nowMs = Date.now(),
-): Promise<LagReading[]> {
+): (nowMs?: number) => Promise<LagReading[]> {
+  const leases = new LeaseStore(leaseContainer, container, accountHost, trigger.leaseContainerPrefix);
   // A measurement, not work: its reads add no spans.
-  return untraced(() => readLag(container, leaseContainer, trigger, accountHost, nowMs));
+  return (nowMs = Date.now()) => untraced(() => readLag(container, leases, trigger, nowMs));
 }
 
-async function readLag(container: Container, leaseContainer: Container, trigger: Consumer, accountHost: string, nowMs: number): Promise<LagReading[]> {
-  const leases = new LeaseStore(leaseContainer, container, accountHost, trigger.leaseContainerPrefix);
+async function readLag(container: Container, leases: LeaseStore, trigger: Consumer, nowMs: number): Promise<LagReading[]> {
   const ranges = new Map<string, FeedRange>();
   for (const range of await container.getFeedRanges()) ranges.set(await leases.idOf(range), range);
   const readings: LagReading[] = [];

@@ -62,9 +62,8 @@ const boundsOf = (min: string, max: string) => `${min}|${max}`;
 
 /**
  * The leases of one trigger (its lease prefix) on the shared lease container, each write guarded
- * by its ETag, in the trigger's own schema. Leases this host wrote before it kept that schema
- * (`<prefix><min>-<max>`, lower-case fields) are taken over on first use: their checkpoints
- * carried into the trigger's leases, the old documents deleted.
+ * by its ETag, in the trigger's own schema. Its consumer takes over, on start, the leases this
+ * host wrote before it kept that schema (`takeOverEarlierLeases`).
  */
 export class LeaseStore {
   private scope?: Promise<Scope>;
@@ -85,13 +84,11 @@ export class LeaseStore {
         this.monitored.database.read(),
         this.monitored.readPartitionKeyRanges().fetchAll(),
       ]);
-      const scope = {
+      return {
         prefix: `${this.prefix}${this.accountHost}_${database!._rid}_${collection!._rid}..`,
         collectionRid: collection!._rid,
         rangeIds: new Map(ranges.map((range) => [boundsOf(range.minInclusive, range.maxExclusive), range.id])),
       };
-      await this.takeOverOldLeases(scope);
-      return scope;
     })();
     this.scope.catch(() => (this.scope = undefined));
     return this.scope;
@@ -194,8 +191,12 @@ export class LeaseStore {
     return this.view(scope, resource as unknown as TriggerLease);
   }
 
-  /** Leases of this prefix in the schema this host kept before (`<prefix><min>-<max>`): their checkpoints carried over. */
-  private async takeOverOldLeases(scope: Scope): Promise<void> {
+  /**
+   * Leases of this prefix in the schema this host kept before (`<prefix><min>-<max>`, lower-case
+   * fields): their checkpoints carried into the trigger's leases, the old documents deleted.
+   */
+  async takeOverEarlierLeases(): Promise<void> {
+    const scope = await this.resolve();
     const query = {
       query: "SELECT * FROM c WHERE STARTSWITH(c.id, @prefix) AND IS_DEFINED(c.continuation) AND IS_DEFINED(c.range)",
       parameters: [{ name: "@prefix", value: this.prefix }],
@@ -211,7 +212,6 @@ export class LeaseStore {
       const checkpoint = lease.continuation ? checkpointOf(lease.continuation) : null;
       if (checkpoint) checkpoints.set(token, checkpoint);
     }
-    this.scope = Promise.resolve(scope);
     await this.ensure(ranges, checkpoints);
     for (const lease of old)
       await this.container

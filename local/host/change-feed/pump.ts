@@ -98,6 +98,7 @@ export class ChangeFeedPump {
       try {
         // The ranges once per start, as the trigger reads them (the fixed key ranges do not split).
         if (this.ranges.size === 0) {
+          await this.leases.takeOverEarlierLeases();
           for (const range of await this.container.getFeedRanges()) this.ranges.set(await this.leases.idOf(range), range);
         }
         await this.renew();
