@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { installFunctionsCore, type RegisteredFunction, type Registrations, type RpcBindingInfo, type RpcHttpData, type RpcTypedData } from "./functions-core";
-import { appHooksData, invoke, jsonOf, runHooks } from "./invocation";
+import { invoke, jsonOf, runHooks } from "./invocation";
 
 /** An HTTP trigger as registered: its route template (under the host's prefix), methods and auth level. */
 export interface HttpFunction {
@@ -99,31 +99,37 @@ export async function loadFunctionApp(entry: string, options: FunctionAppOptions
 }
 
 function functionApp(registrations: Registrations, options: FunctionAppOptions): FunctionApp {
-  const run = async (fn: RegisteredFunction, data: RpcTypedData) => {
+  /** How one function is invoked: its trigger's and durable clients' binding names, read once from its metadata. */
+  const runner = (fn: RegisteredFunction) => {
     const [triggerName] = triggerOf(fn);
-    const inputData = [{ name: triggerName, data }];
-    for (const [name, binding] of Object.entries(fn.metadata.bindings))
-      if (binding.type === "durableClient" && binding.direction === "in") inputData.push({ name, data: { string: JSON.stringify(options.durableClient()) } });
-    return invoke(registrations, fn, { inputData }, (level, message) => options.log(fn.metadata.name, level, message));
+    const clients = Object.entries(fn.metadata.bindings)
+      .filter(([, binding]) => binding.type === "durableClient" && binding.direction === "in")
+      .map(([name]) => name);
+    const log = (level: string, message: string) => options.log(fn.metadata.name, level, message);
+    return (data: RpcTypedData) => {
+      const inputData = [{ name: triggerName, data }, ...clients.map((name) => ({ name, data: { string: JSON.stringify(options.durableClient()) } }))];
+      return invoke(registrations, fn, { inputData }, log);
+    };
   };
   const ofType = (type: string) => registrations.functions.filter((fn) => triggerOf(fn)[1].type.toLowerCase() === type.toLowerCase());
   const durable = (type: string) =>
     new Map(
-      ofType(type).map((fn): [string, TriggeredFunction] => [
-        fn.metadata.name,
-        async (trigger) => jsonOf((await run(fn, { string: JSON.stringify(trigger) })).returnValue),
-      ]),
+      ofType(type).map((fn): [string, TriggeredFunction] => {
+        const run = runner(fn);
+        return [fn.metadata.name, async (trigger) => jsonOf((await run({ string: JSON.stringify(trigger) })).returnValue)];
+      }),
     );
   return {
     http: ofType("httpTrigger").map((fn) => {
       const trigger = triggerOf(fn)[1];
+      const run = runner(fn);
       return {
         name: fn.metadata.name,
         route: typeof trigger.route === "string" ? trigger.route : fn.metadata.name,
         methods: ((trigger.methods as string[] | undefined) ?? ["GET", "POST"]).map((method) => method.toUpperCase()),
         authLevel: String(trigger.authLevel ?? "function"),
         async invoke(http) {
-          const { returnValue, inputs } = await run(fn, { http });
+          const { returnValue, inputs } = await run({ http });
           return { response: returnValue?.http ?? { statusCode: "204" }, request: inputs[0] };
         },
       };
@@ -131,6 +137,7 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
     cosmosDBTriggers: ofType("cosmosDBTrigger").map((fn) => {
       const trigger = resolved(triggerOf(fn)[1], fn.metadata.name, options.settings);
       const retry = fn.metadata.retryOptions;
+      const run = runner(fn);
       return {
         name: fn.metadata.name,
         connection: String(trigger.connection),
@@ -147,15 +154,16 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
           maxRetryCount: retry?.maxRetryCount ?? -1,
         },
         async invoke(documents) {
-          await run(fn, { json: JSON.stringify(documents) });
+          await run({ json: JSON.stringify(documents) });
         },
       };
     }),
     durable: { orchestrations: durable("orchestrationTrigger"), activities: durable("activityTrigger"), entities: durable("entityTrigger") },
     unserved: registrations.functions
-      .map((fn) => `${fn.metadata.name} (${triggerOf(fn)[1].type})`)
-      .filter((described) => !SERVED.some((type) => described.toLowerCase().endsWith(`(${type.toLowerCase()})`))),
-    start: () => runHooks(registrations, "appStart", { hookData: appHooksData(), appHookData: appHooksData(), functionAppDirectory: process.cwd() }),
-    stop: () => runHooks(registrations, "appTerminate", { hookData: appHooksData(), appHookData: appHooksData() }),
+      .filter((fn) => !SERVED.some((type) => type.toLowerCase() === triggerOf(fn)[1].type.toLowerCase()))
+      .map((fn) => `${fn.metadata.name} (${triggerOf(fn)[1].type})`),
+    start: () =>
+      runHooks(registrations, "appStart", { hookData: registrations.appHookData, appHookData: registrations.appHookData, functionAppDirectory: process.cwd() }),
+    stop: () => runHooks(registrations, "appTerminate", { hookData: registrations.appHookData, appHookData: registrations.appHookData }),
   };
 }

@@ -86,8 +86,8 @@ export interface Registrations {
   functions: RegisteredFunction[];
   hooks: Map<HookName, HookCallback[]>;
   programmingModel?: ProgrammingModel;
-  /** Where the app's own log lines go (the worker's `log`); set by the host. */
-  log: (level: string, category: string, message: string) => void;
+  /** What the app's hooks share for as long as it runs (appHookData), process-wide like the rest. */
+  appHookData: Record<string, unknown>;
   /** Whether `require` answers the module yet. */
   installed: boolean;
 }
@@ -111,7 +111,7 @@ const REGISTRY = Symbol.for("blog.local-host.functions-core");
 
 function registry(): Registrations {
   const global = globalThis as { [REGISTRY]?: Registrations };
-  return (global[REGISTRY] ??= { functions: [], hooks: new Map(), log: () => {}, installed: false });
+  return (global[REGISTRY] ??= { functions: [], hooks: new Map(), appHookData: {}, installed: false });
 }
 
 /** The module's API, as the worker's (version numbers of today's worker and host). */
@@ -141,7 +141,8 @@ function coreApi(registrations: Registrations) {
         ),
       );
     },
-    log: (level: string, category: string, message: string) => registrations.log(level, category, message),
+    // The library's own lines outside an invocation (its capabilities, setup warnings): this host does not print them.
+    log: () => {},
     Disposable,
   };
 }

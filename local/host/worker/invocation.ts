@@ -14,9 +14,6 @@ export interface InvocationResponse {
   inputs: unknown[];
 }
 
-/** Hook data the app's hooks share for as long as it runs (appHookData). */
-const appHookData: Record<string, unknown> = {};
-
 /** Runs the hooks registered under `name`, one after another, as the worker does. */
 export async function runHooks(registrations: Registrations, name: HookName, context: Record<string, unknown>): Promise<void> {
   for (const hook of registrations.hooks.get(name) ?? []) await hook(context);
@@ -34,7 +31,7 @@ export async function invoke(
   request: InvocationRequest,
   log: (level: string, message: string) => void,
 ): Promise<InvocationResponse> {
-  const model = registrations.programmingModel;
+  const { programmingModel: model, appHookData } = registrations;
   if (!model) throw new Error(`'${fn.metadata.name}' was registered without a programming model (is @azure/functions v4 the app's?)`);
   let invocationContext: unknown;
   const core: CoreInvocationContext = {
@@ -68,9 +65,6 @@ export async function invoke(
   if (after.error) throw after.error;
   return { ...(await invocation.getResponse(context, after.result)), inputs: before.inputs };
 }
-
-/** The hook data of the app's lifetime, for appStart and appTerminate. */
-export const appHooksData = () => appHookData;
 
 /** A JSON value from what a function returned (activities, orchestrators, entities answer JSON). */
 export function jsonOf(data: RpcTypedData | null | undefined): string {
