@@ -8,7 +8,7 @@ import { prepareQuery } from "../query/sql-support";
 import { resumeFilterOf } from "../query/resume-filter";
 
 const QUERY_EXECUTION_INFO = JSON.stringify({ reverseRidEnabled: false, reverseIndexScan: false });
-import { docsOperation, isTrue, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
+import { docsOperation, isTrue, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
 
 /** The documents of a container over REST: item reads and writes, queries, the change feed, batches and bulk. */
@@ -32,7 +32,7 @@ export class DocumentRoutes {
       case "query plan":
         return this.queryPlan(call);
       case "query":
-        return this.query(call, dbId, collId, this.querySpec(call.body));
+        return this.query(call, dbId, collId, querySpecOf(call.body));
       case "bulk": {
         const scope = scopeOf(call, data);
         if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
@@ -155,15 +155,6 @@ export class DocumentRoutes {
     return { status, body: doc, headers: { etag: doc._etag as string } };
   }
 
-  private querySpec(body: unknown): { query: string; parameters?: { name: string; value: Json }[] } {
-    if (!isObject(body) || typeof body.query !== "string") throw badRequest("The query body must have a 'query' string.");
-    const parameters = body.parameters ?? [];
-    if (!Array.isArray(parameters) || !parameters.every((p) => isObject(p) && typeof p.name === "string")) {
-      throw badRequest("Query parameters must be a list of {name, value}.");
-    }
-    return { query: body.query, parameters: parameters as { name: string; value: Json }[] };
-  }
-
   private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
     const { data } = this.account.container(dbId, collId);
     const scope = scopeOf(call, data);
@@ -201,7 +192,7 @@ export class DocumentRoutes {
 
   /** The gateway's query plan: how the SDK splits a cross-partition query into per-range queries and merges them. */
   private queryPlan(call: Call): Reply {
-    return { status: 200, body: planOf(prepareQuery(this.querySpec(call.body))) };
+    return { status: 200, body: planOf(prepareQuery(querySpecOf(call.body))) };
   }
 
   private changeFeed(call: Call, dbId: string, collId: string): Reply {

@@ -1,6 +1,7 @@
 import { badRequest, CosmosError } from "../wire/errors";
 import type { Scope } from "../engine/container";
 import type { OperationKind } from "../limits/faults";
+import { isObject, type Json } from "../wire/json";
 
 /**
  * The Cosmos DB REST protocol's request and reply, as the server parses and answers them, and
@@ -73,6 +74,16 @@ export function scopeOf(call: Call, data: { ranges: { id: string }[] }): Scope {
   const range = data.ranges.findIndex((r) => r.id === rangeId.split(",").pop());
   if (range < 0) throw new CosmosError(410, "Gone", `The partition key range '${rangeId}' is gone.`, 1002);
   return { range, minEpk: call.header("x-ms-start-epk") || undefined, maxEpk: call.header("x-ms-end-epk") || undefined };
+}
+
+/** A query's body (`{query, parameters}`), checked: a container's documents and the offers are queried alike. */
+export function querySpecOf(body: unknown): { query: string; parameters: { name: string; value: Json }[] } {
+  if (!isObject(body) || typeof body.query !== "string") throw badRequest("The query body must have a 'query' string.");
+  const parameters = body.parameters ?? [];
+  if (!Array.isArray(parameters) || !parameters.every((p) => isObject(p) && typeof p.name === "string")) {
+    throw badRequest("Query parameters must be a list of {name, value}.");
+  }
+  return { query: body.query, parameters: parameters as { name: string; value: Json }[] };
 }
 
 /** The partition key the request names, or undefined for a cross-partition request. */

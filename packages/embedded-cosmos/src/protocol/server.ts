@@ -14,7 +14,7 @@ import { ScriptedTransactions } from "../scripts/transactions";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import type { ThroughputBudget } from "../limits/throughput";
 import type { FaultInjector } from "../limits/faults";
-import { isTrue, operationKind, partitionKeyHeader, scopeOf, type Call, type Reply } from "./rest";
+import { isTrue, operationKind, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
 import type { Json, JsonObject } from "../wire/json";
 import type { ScriptLimits } from "../scripts/sandbox";
 
@@ -324,11 +324,8 @@ export class CosmosServer {
   private offers(call: Call, rid: string | undefined): Reply {
     if (rid === undefined) {
       let list = this.account.offers.list();
-      if (call.method === "POST") {
-        const spec = call.body as { query?: unknown; parameters?: { name: string; value: Json }[] };
-        if (typeof spec?.query !== "string") throw badRequest("An offer query needs its SQL text.");
-        list = queryResources({ query: spec.query, parameters: spec.parameters }, list) as JsonObject[];
-      } else if (call.method !== "GET") throw badRequest(`${call.method} is not supported on offers.`);
+      if (call.method === "POST") list = queryResources(querySpecOf(call.body), list) as JsonObject[];
+      else if (call.method !== "GET") throw badRequest(`${call.method} is not supported on offers.`);
       return { status: 200, body: { _rid: "", Offers: list, _count: list.length } };
     }
     if (call.method === "GET") return { status: 200, body: this.account.offers.read(rid) };

@@ -206,8 +206,7 @@ function distinctKey(value: Json): string {
 /**
  * DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter, which the engine cannot take: the
  * rest of the query runs to the end, the server applies them in order, and pages the result
- * (`SHAPED:<position>`). With a resume filter, a continuation of the engine's own (from before
- * the client resumed) is passed over: the filter says exactly where to go on.
+ * (`SHAPED:<position>`, or `AFTER:<_rid>` with a resume filter: `shapedPosition`).
  */
 function shapedPage<T extends Queryable>(
   scope: QueryScope<T>,
@@ -249,20 +248,20 @@ function shapedPosition(results: Json[], shaped: ShapedQuery, continuation: stri
   if (continuation === undefined) return 0;
   const at = /^SHAPED:(\d+)$/.exec(continuation);
   if (at) return Number(at[1]);
+  const ridOf = (result: Json) => (result as { _rid?: unknown })._rid;
   const after = /^AFTER:(.+)$/.exec(continuation)?.[1];
-  const engine = shaped.resume && CONTINUATION.test(continuation) ? new RegExp(`\\+RID:${STAND_IN}([0-9a-z]+)#`).exec(continuation)?.[1] : undefined;
-  if (after === undefined && engine === undefined) {
-    if (shaped.resume && CONTINUATION.test(continuation)) return 0;
-    throw invalidContinuation();
-  }
-  const named = (result: Json) => {
-    const rid = (result as { _rid?: unknown })._rid;
-    if (typeof rid !== "string") return false;
-    return after !== undefined ? rid === after : documentNumber(rid) === BigInt(parseInt(engine!, 36));
-  };
-  const index = results.findIndex(named);
-  if (index < 0) return 0;
-  return after !== undefined ? index + 1 : index;
+  if (after !== undefined) return results.findIndex((result) => ridOf(result) === after) + 1;
+  if (!shaped.resume || !CONTINUATION.test(continuation)) throw invalidContinuation();
+  const standIn = new RegExp(`\\+RID:${STAND_IN}([0-9a-z]+)#`).exec(continuation)?.[1];
+  if (standIn === undefined) return 0;
+  const seq = BigInt(parseInt(standIn, 36));
+  return Math.max(
+    0,
+    results.findIndex((result) => {
+      const rid = ridOf(result);
+      return typeof rid === "string" && documentNumber(rid) === seq;
+    }),
+  );
 }
 
 function engineQuery<T extends Queryable>(
