@@ -35,7 +35,8 @@ function coreToolsVersion(): string | undefined {
   return probe.status === 0 ? probe.stdout.trim() : undefined;
 }
 
-const portOpen = (port: number) =>
+/** Whether something listens on `port` on loopback. */
+export const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = connect(port, "127.0.0.1");
     socket.once("connect", () => (socket.destroy(), resolve(true)));

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { connect } from "node:net";
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { portOpen } from "../../scripts/func";
 
 /**
  * `npm run func` (scripts/func.ts): everything of the local loop under the real Functions host
@@ -38,13 +38,6 @@ if (process.argv[2] === "--version") { console.log("4.0.7030"); process.exit(0);
   chmodSync(join(dir, "func"), 0o755);
   return dir;
 }
-
-const listening = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
 
 function run(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
@@ -88,7 +81,7 @@ describe("npm run func", () => {
     expect(found.sprocs).toEqual(expect.arrayContaining(["createComment", "changeLikes", "updateUsernames"]));
     expect(output).toMatch(/Core Tools 4\.0\.7030/);
     // When func start exits, what the loop started is gone: Azurite no longer listens.
-    expect(await listening(10000)).toBe(false);
+    expect(await portOpen(10000)).toBe(false);
   }, 60_000);
 
   it("says how to install Core Tools when func is not on PATH, and starts nothing", async () => {
