@@ -108,7 +108,8 @@ function rpcRequest(req: IncomingMessage, url: URL, params: Record<string, strin
  * Core Tools does not check auth levels locally; neither does this host.
  */
 export function createHttpServer(functions: readonly HttpFunction[], options: HttpServerOptions): Server {
-  const router = new Router(functions, `/${options.routePrefix ?? "api"}`);
+  const prefix = `/${options.routePrefix ?? "api"}`;
+  const router = new Router(functions, prefix);
   const { log, corsAllowedOrigins = [], web, allowedHosts = [], logRequests = true, durable, ops, describeRequest } = options;
   /** What the app says of each request, for its log line. */
   const descriptions = new WeakMap<ServerResponse, string>();
@@ -130,7 +131,7 @@ export function createHttpServer(functions: readonly HttpFunction[], options: Ht
       res.end();
       return;
     }
-    if (web && !url.pathname.startsWith(`/${options.routePrefix ?? "api"}/`) && (await serveWeb(req, res, url.pathname, web))) return;
+    if (web && !url.pathname.startsWith(`${prefix}/`) && (await serveWeb(req, res, url.pathname, web))) return;
     const match = router.match(req.method ?? "GET", url.pathname);
     if (!("route" in match)) {
       if (match.status === 405)
