@@ -1,5 +1,6 @@
 import type { Account } from "../engine/account";
 import { batch, bulk } from "../scripts/batch";
+import { readBatchOperations, writeBatchResults, type BatchResult } from "../wire/batch-rows";
 import { badRequest, notFound } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { SCAN_PAGE_ITEMS } from "../query/query";
@@ -10,6 +11,13 @@ import { resumeFilterOf } from "../query/resume-filter";
 const QUERY_EXECUTION_INFO = JSON.stringify({ reverseRidEnabled: false, reverseIndexScan: false });
 import { docsOperation, isTrue, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
+
+/** A batch or bulk request run on its operations, answered in the format it came in: HybridRow (the .NET SDK) or JSON (the JavaScript SDK). */
+function inFormatOf(body: unknown, run: (operations: unknown) => { status: number; body: BatchResult[] }): Reply {
+  if (!Buffer.isBuffer(body)) return run(body);
+  const { status, body: results } = run(readBatchOperations(body));
+  return { status, body: writeBatchResults(results) };
+}
 
 /** The documents of a container over REST: item reads and writes, queries, the change feed, batches and bulk. */
 export class DocumentRoutes {
@@ -37,10 +45,10 @@ export class DocumentRoutes {
         const scope = scopeOf(call, data);
         if (!("range" in scope)) throw badRequest("A bulk request must name its partition key range.");
         const continueOnError = call.header("x-ms-cosmos-batch-continue-on-error")?.toLowerCase() !== "false";
-        return bulk(data, this.transactions, dbId, collId, scope.range, call.body, continueOnError);
+        return inFormatOf(call.body, (operations) => bulk(data, this.transactions, dbId, collId, scope.range, operations, continueOnError));
       }
       case "batch":
-        return batch(data, this.transactions, dbId, collId, this.fullPartitionKey(call, data), call.body);
+        return inFormatOf(call.body, (operations) => batch(data, this.transactions, dbId, collId, this.fullPartitionKey(call, data), operations));
       case "upsert":
       case "create":
         return this.createOrUpsert(call, dbId, collId, operation);

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { Account, type ScriptKind } from "../engine/account";
 import { childRid } from "../wire/resource-ids";
+import { isHybridRow } from "../wire/hybrid-row";
 import { requestedThroughput } from "../engine/offers";
 import { queryResources } from "../query/query";
 import { verifyMasterKey } from "./auth";
@@ -118,7 +119,8 @@ export class CosmosServer {
       "x-ms-schemaversion": "1.14",
       ...reply.headers,
     };
-    const text = reply.body === undefined ? "" : JSON.stringify(reply.body);
+    const text = reply.body === undefined ? "" : Buffer.isBuffer(reply.body) ? reply.body : JSON.stringify(reply.body);
+    if (Buffer.isBuffer(text)) headers["content-type"] = "application/octet-stream";
     res.writeHead(reply.status, { ...headers, "content-length": Buffer.byteLength(text) });
     res.end(text);
   }
@@ -143,9 +145,12 @@ export class CosmosServer {
       if (size > MAX_REQUEST_BYTES) throw entityTooLarge("Request size is too large.");
       chunks.push(chunk as Buffer);
     }
-    const text = Buffer.concat(chunks).toString("utf8");
+    const bytes = Buffer.concat(chunks);
+    const text = bytes.toString("utf8");
     let body: unknown;
-    if (text.length > 0) {
+    // The .NET SDK sends batches and bulk as HybridRow; the batch routes read those bytes.
+    if (isTrue(req.headers["x-ms-cosmos-is-batch-request"] as string | undefined) && isHybridRow(bytes)) body = bytes;
+    else if (text.length > 0) {
       try {
         body = JSON.parse(text);
       } catch {

@@ -2,13 +2,7 @@ import type { Container } from "../engine/container";
 import { badRequest, CosmosError, notFound } from "../wire/errors";
 import type { ScriptedTransactions } from "./transactions";
 import { isObject, type JsonObject } from "../wire/json";
-
-interface BatchResult {
-  statusCode: number;
-  requestCharge: number;
-  eTag?: string;
-  resourceBody?: JsonObject;
-}
+import type { BatchResult } from "../wire/batch-rows";
 
 /** Signals the first failing operation so the transaction unwinds with its status. */
 class BatchAbort extends Error {
@@ -94,11 +88,13 @@ function runOperation(container: Container, transactions: ScriptedTransactions, 
   const id = operation.id as string;
   const ifMatch = typeof operation.ifMatch === "string" ? operation.ifMatch : undefined;
   const resourceBody = operation.resourceBody;
+  // A write may ask for no body back (the .NET SDK's EnableContentResponseOnWrite = false); a read always has one.
+  const minimal = operation.minimalReturnPreference === true && operation.operationType !== "Read";
   const done = (statusCode: number, doc?: JsonObject): BatchResult => ({
     statusCode,
     requestCharge: 0,
     eTag: doc?._etag as string | undefined,
-    resourceBody: doc,
+    resourceBody: minimal ? undefined : doc,
   });
   const bodyObject = () => {
     if (!isObject(resourceBody)) throw badRequest("The operation's resourceBody must be an object.");
