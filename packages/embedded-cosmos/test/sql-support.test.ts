@@ -72,3 +72,60 @@ describe("DISTINCT and OFFSET ... LIMIT", () => {
     );
   });
 });
+
+describe("OFFSET ... LIMIT with ORDER BY", () => {
+  it("skips and takes in order, in one partition and across partitions, paged by the SDK", async () => {
+    expect((await run("SELECT VALUE c.n FROM c ORDER BY c.n DESC OFFSET 1 LIMIT 2", "p")).resources).toEqual([1, 0]);
+    expect((await run("SELECT VALUE c.n FROM c ORDER BY c.n DESC OFFSET 1 LIMIT 3")).resources).toEqual([4, 3, 2]);
+    expect((await run("SELECT c.id FROM c ORDER BY c.n OFFSET @n LIMIT 10")).resources.map((r: { id: string }) => r.id)).toEqual(["d2", "d3", "d4", "d5"]);
+  });
+});
+
+describe("GROUP BY", () => {
+  const sorted = <T>(items: T[]) => [...items].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+  it("groups with every aggregate, in one partition and across partitions", async () => {
+    const query = "SELECT c.kind, COUNT(1) AS n, SUM(c.n) AS total, MIN(c.n) AS least, MAX(c.n) AS most, AVG(c.n) AS mean FROM c GROUP BY c.kind";
+    expect(sorted((await run(query, "p")).resources)).toEqual([
+      { kind: "a", n: 2, total: 2, least: 0, most: 2, mean: 1 },
+      { kind: "b", n: 1, total: 1, least: 1, most: 1, mean: 1 },
+    ]);
+    expect(sorted((await run(query)).resources)).toEqual([
+      { kind: "a", n: 3, total: 7, least: 0, most: 5, mean: 7 / 3 },
+      { kind: "b", n: 2, total: 5, least: 1, most: 4, mean: 2.5 },
+      { kind: "c", n: 1, total: 3, least: 3, most: 3, mean: 3 },
+    ]);
+  });
+
+  it("groups by several expressions, with VALUE, a filter, a parameter and a group that is undefined", async () => {
+    expect(sorted((await run("SELECT c.kind, c.pk = 'p' AS first, COUNT(1) AS n FROM c WHERE c.n >= @n GROUP BY c.kind, c.pk = 'p'")).resources)).toEqual([
+      { kind: "a", first: false, n: 1 },
+      { kind: "a", first: true, n: 1 },
+      { kind: "b", first: false, n: 1 },
+      { kind: "c", first: false, n: 1 },
+    ]);
+    expect((await run("SELECT VALUE COUNT(1) FROM c GROUP BY c.kind")).resources.sort()).toEqual([1, 2, 3]);
+    expect(sorted((await run("SELECT VALUE c.kind FROM c GROUP BY c.kind", "p")).resources)).toEqual(["a", "b"]);
+    expect((await run("SELECT c.missing, COUNT(1) AS n FROM c GROUP BY c.missing")).resources).toEqual([{ n: 6 }]);
+  });
+
+  it("computes an aggregate inside a larger expression in one partition, and refuses it across partitions", async () => {
+    const query = "SELECT c.kind, COUNT(1) + 1 AS n FROM c GROUP BY c.kind";
+    expect(sorted((await run(query, "p")).resources)).toEqual([
+      { kind: "a", n: 3 },
+      { kind: "b", n: 2 },
+    ]);
+    await expect(run(query)).rejects.toMatchObject({ code: 400, message: expect.stringMatching(/not supported by the embedded server/) });
+  });
+
+  it.each([
+    "SELECT c.id, COUNT(1) AS n FROM c GROUP BY c.kind",
+    "SELECT * FROM c GROUP BY c.kind",
+    "SELECT COUNT(1) AS n FROM c GROUP BY COUNT(1)",
+    "SELECT VALUE c.kind FROM c GROUP BY",
+    "SELECT VALUE c.kind FROM c GROUP BY c.kind,",
+    "SELECT VALUE 1 GROUP BY 1",
+  ])("answers %s with 400", async (query) => {
+    for (const partitionKey of ["p", undefined]) expect(await statusOf(run(query, partitionKey)), `${query} (${partitionKey ?? "all partitions"})`).toBe(400);
+  });
+});

@@ -67,4 +67,32 @@ public class QueryTests(EmbeddedServer server)
         Assert.Equal(Notes.Max(n => n.n), (await Run<long>("SELECT VALUE MAX(c.n) FROM c")).Single());
         Assert.Equal(Notes.Select(n => n.pk).Distinct().OrderBy(p => p), (await Run<string>("SELECT DISTINCT VALUE c.pk FROM c")).OrderBy(p => p));
     }
+
+    [Fact]
+    public async Task GroupByWithEveryAggregateMatchesLinq()
+    {
+        var groups = await Run<Group>("SELECT c.pk, COUNT(1) AS count, SUM(c.n) AS total, MIN(c.n) AS least, MAX(c.n) AS most, AVG(c.n) AS mean FROM c GROUP BY c.pk", pageSize: 4);
+        var expected = Notes.GroupBy(n => n.pk).Select(g => new Group(g.Key, g.Count(), g.Sum(n => n.n), g.Min(n => n.n), g.Max(n => n.n), g.Average(n => n.n)));
+        Assert.Equal(expected.OrderBy(g => g.pk).Select(Rounded), groups.OrderBy(g => g.pk).Select(Rounded));
+        var counts = await Run<long>("SELECT VALUE COUNT(1) FROM c WHERE c.n > 20 GROUP BY c.text");
+        Assert.Equal(Notes.Where(n => n.n > 20).GroupBy(n => n.text).Select(g => (long)g.Count()).Order(), counts.Order());
+        var pairs = await Run<Pair>("SELECT c.text, c.n > 30 AS big, COUNT(1) AS count FROM c GROUP BY c.text, c.n > 30");
+        Assert.Equal(
+            Notes.GroupBy(n => (n.text, n.n > 30)).Select(g => new Pair(g.Key.text, g.Key.Item2, g.Count())).OrderBy(p => p.ToString()),
+            pairs.OrderBy(p => p.ToString()));
+    }
+
+    [Fact]
+    public async Task OrderByWithOffsetLimitMatchesLinq()
+    {
+        var window = await Run<Note>("SELECT * FROM c ORDER BY c.n DESC OFFSET 10 LIMIT 15", pageSize: 4);
+        Assert.Equal(Notes.OrderByDescending(n => n.n).Skip(10).Take(15).Select(n => n.n), window.Select(n => n.n));
+        var ids = await Run<string>("SELECT VALUE c.id FROM c WHERE c.pk = 'p3' ORDER BY c.n OFFSET 2 LIMIT 3");
+        Assert.Equal(Notes.Where(n => n.pk == "p3").OrderBy(n => n.n).Skip(2).Take(3).Select(n => n.id), ids);
+    }
+
+    private static Group Rounded(Group g) => g with { mean = Math.Round(g.mean, 9) };
 }
+
+public record Group(string pk, long count, long total, long least, long most, double mean);
+public record Pair(string? text, bool big, long count);

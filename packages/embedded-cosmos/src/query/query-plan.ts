@@ -1,13 +1,13 @@
 import { badRequest, CosmosError } from "../wire/errors";
 import type { QuerySpec } from "./query";
-import { compiled } from "./query";
+import { compiled, groupingOf } from "./query";
+import { aggregateName, AGGREGATE_TYPES, groupByPlan, partialAggregate } from "./group-by";
 import type { Json } from "../wire/json";
-import { printExpression, printFromWhere, projectionExpression } from "./sql-print";
+import { fromAlias, printExpression, printFromWhere, projectionExpression } from "./sql-print";
 import type { ShapedQuery } from "./sql-support";
 
 type Node = { type: string; [key: string]: unknown };
 
-const AGGREGATES: Record<string, string> = { COUNT: "Count", SUM: "Sum", MIN: "Min", MAX: "Max", AVG: "Average" };
 const FILTER = "{documentdb-formattableorderbyquery-filter}";
 
 export interface QueryPlan {
@@ -22,7 +22,7 @@ export interface QueryPlan {
     groupByExpressions: string[];
     groupByAliases: string[];
     aggregates: string[];
-    groupByAliasToAggregateType: Record<string, string>;
+    groupByAliasToAggregateType: Record<string, string | null>;
     rewrittenQuery: string;
     hasSelectValue: boolean;
     dCountInfo: null;
@@ -43,41 +43,36 @@ function resolveTop(top: Node | null, parameters: QuerySpec["parameters"]): numb
 /** The one aggregate a `SELECT VALUE AGG(...)` query computes, if that is its shape. */
 function valueAggregate(select: Node): { name: string; argument: Node } | undefined {
   const value = select.value as Node | undefined;
-  if (!value || value.type !== "scalar_function_expression" || value.udf) return undefined;
-  const name = String((value.name as Node).name).toUpperCase();
-  return Object.hasOwn(AGGREGATES, name) ? { name, argument: (value.arguments as Node[])[0] } : undefined;
+  const name = value && aggregateName(value);
+  return name ? { name, argument: (value.arguments as Node[])[0] } : undefined;
 }
 
 /**
- * The query plan the gateway answers the SDK's plan request with: for ORDER BY, TOP and VALUE
- * aggregates, how to split the query into per-range queries (`rewrittenQuery`) and how to merge
+ * The query plan the gateway answers the SDK's plan request with: for ORDER BY, TOP, VALUE
+ * aggregates and GROUP BY, how to split the query into per-range queries (`rewrittenQuery`) and how to merge
  * their results; for anything else, run it as is.
  */
 export function planOf(shaped: ShapedQuery): QueryPlan {
   const spec = shaped.source;
   const body = compiled(shaped.spec.query).ast.body as Node;
   const select = body.select as Node;
-  const from = body.from as Node | null;
-  const alias = from
-    ? ((((from.source as Node).alias as Node | null)?.name ?? ((from.source as Node).expression as Node & { expression?: Node }).expression?.name) as string)
-    : "r";
+  const alias = fromAlias(body);
   const top = resolveTop(body.top as Node | null, spec.parameters);
   const orderBy = ((body.orderBy as Node | null)?.expressions as Node[] | undefined) ?? [];
-  const aggregate = valueAggregate(select);
+  const grouping = groupingOf(shaped);
+  const grouped = grouping ? groupByPlan(body, grouping) : undefined;
+  const aggregate = grouped ? undefined : valueAggregate(select);
   let rewrittenQuery = "";
-  if (orderBy.length > 0) {
+  if (grouped) {
+    rewrittenQuery = grouped.rewrittenQuery;
+  } else if (orderBy.length > 0) {
     const items = orderBy.map((e) => `{"item": ${printExpression(e.expression as Node)}}`).join(", ");
     const order = orderBy.map((e) => `${printExpression(e.expression as Node)} ${(e.order as string) ?? "ASC"}`).join(", ");
-    rewrittenQuery = `SELECT ${top !== null ? `TOP ${top} ` : ""}${alias}._rid, [${items}] AS orderByItems, ${projectionExpression(body, alias)} AS payload ${printFromWhere(body, FILTER)} ORDER BY ${order}`;
+    // With OFFSET ... LIMIT, each range gives its first offset + limit; the SDK merges, skips and takes.
+    const first = shaped.limit !== undefined ? shaped.offset! + shaped.limit : top;
+    rewrittenQuery = `SELECT ${first !== null ? `TOP ${first} ` : ""}${alias}._rid, [${items}] AS orderByItems, ${projectionExpression(body, alias)} AS payload ${printFromWhere(body, FILTER)} ORDER BY ${order}`;
   } else if (aggregate) {
-    const argument = aggregate.argument ? printExpression(aggregate.argument) : "1";
-    const item =
-      aggregate.name === "AVG"
-        ? `{"sum": SUM(${argument}), "count": COUNT(${argument})}`
-        : aggregate.name === "MIN" || aggregate.name === "MAX"
-          ? `{"${aggregate.name.toLowerCase()}": ${aggregate.name}(${argument}), "count": COUNT(${argument})}`
-          : `${aggregate.name}(${argument})`;
-    rewrittenQuery = `SELECT VALUE [{"item": ${item}}] ${printFromWhere(body)}`;
+    rewrittenQuery = `SELECT VALUE [{"item": ${partialAggregate(aggregate.name, aggregate.argument)}}] ${printFromWhere(body)}`;
   } else if (shaped.limit !== undefined && !shaped.distinct) {
     // Each range gives what the whole page could need; the SDK skips and takes across ranges.
     rewrittenQuery = `${shaped.spec.query} OFFSET 0 LIMIT ${shaped.offset! + shaped.limit}`;
@@ -94,10 +89,10 @@ export function planOf(shaped: ShapedQuery): QueryPlan {
       limit: shaped.limit ?? null,
       orderBy: orderBy.map((e) => ((e.order as string)?.toUpperCase() === "DESC" ? "Descending" : "Ascending")),
       orderByExpressions: orderBy.map((e) => printExpression(e.expression as Node)),
-      groupByExpressions: [],
-      groupByAliases: [],
-      aggregates: aggregate ? [AGGREGATES[aggregate.name]] : [],
-      groupByAliasToAggregateType: {},
+      groupByExpressions: grouped?.groupByExpressions ?? [],
+      groupByAliases: grouped?.groupByAliases ?? [],
+      aggregates: grouped?.aggregates ?? (aggregate ? [AGGREGATE_TYPES[aggregate.name]] : []),
+      groupByAliasToAggregateType: grouped?.groupByAliasToAggregateType ?? {},
       rewrittenQuery,
       hasSelectValue: select.value !== undefined,
       dCountInfo: null,
@@ -107,10 +102,17 @@ export function planOf(shaped: ShapedQuery): QueryPlan {
   };
 }
 
-/** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates, DISTINCT, OFFSET ... LIMIT). */
+/** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates, GROUP BY, DISTINCT, OFFSET ... LIMIT). */
 export function needsPipeline(plan: QueryPlan): boolean {
   const info = plan.queryInfo;
-  return info.orderBy.length > 0 || info.top !== null || info.aggregates.length > 0 || info.distinctType !== "None" || info.limit !== null;
+  return (
+    info.orderBy.length > 0 ||
+    info.top !== null ||
+    info.aggregates.length > 0 ||
+    info.groupByExpressions.length > 0 ||
+    info.distinctType !== "None" ||
+    info.limit !== null
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-// Queries: plan, index selection, scans in pages, DISTINCT, OFFSET/LIMIT and aggregates over the
+// Queries: plan, index selection, scans in pages, DISTINCT, OFFSET/LIMIT, GROUP BY and aggregates over the
 // SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
@@ -10,6 +10,8 @@ import { orderDirections, resumeAt } from "./resume-filter";
 import { documentNumber } from "../wire/resource-ids";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
+import { aggregateCalls, aggregateName, checkGrouped, distinctKey, groupRows, rowsQuery } from "./group-by";
+import { fromAlias } from "./sql-print";
 
 export interface QuerySpec {
   query: string;
@@ -48,56 +50,85 @@ export function satisfies(doc: JsonObject, condition: string): boolean {
 }
 
 type Node = { type: string; [key: string]: unknown };
-const AGGREGATE_NAMES = new Set(["COUNT", "SUM", "MIN", "MAX", "AVG"]);
 
 /**
  * Aggregates inside a larger VALUE expression (`SELECT VALUE [{"item": COUNT(1)}]`, the form of
  * the per-range queries the query plan hands the SDK), which the SQL engine cannot evaluate.
  */
 function nestedAggregates(ast: unknown): Node[] {
-  const value = ((ast as Node).body as Node | undefined)?.select as Node | undefined;
-  const top = value?.value as Node | undefined;
-  if (!top || (top.type === "scalar_function_expression" && AGGREGATE_NAMES.has(String((top.name as Node).name).toUpperCase()))) return [];
-  const found: Node[] = [];
-  const walk = (node: unknown) => {
-    if (typeof node !== "object" || node === null) return;
-    const n = node as Node;
-    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) found.push(n);
-    else Object.values(n).forEach(walk);
-  };
-  walk(top);
-  return found;
+  const top = (((ast as Node).body as Node | undefined)?.select as Node | undefined)?.value as Node | undefined;
+  return !top || aggregateName(top) ? [] : aggregateCalls(top);
 }
 
-/** Evaluates each nested aggregate as its own `SELECT VALUE AGG(...)` over the documents, then the expression around them. */
-function evaluateAggregates(parsed: Parsed, aggregates: Node[], docs: JsonObject[], parameters: { name: string; value: Json }[]): Json {
-  const clone = <T>(value: T): T => structuredClone(value);
-  const values = aggregates.map((aggregate) => {
-    const ast = clone(parsed.ast) as Node;
+/** The engine's result of each aggregate over `docs`, each as its own `SELECT VALUE AGG(...)`. */
+function aggregateValues(parsed: Parsed, aggregates: Node[], docs: JsonObject[], parameters: QuerySpec["parameters"]): (Json | undefined)[] {
+  return aggregates.map((aggregate) => {
+    const ast = structuredClone(parsed.ast) as Node;
     (ast.body as Node).select = { type: "select_specification", value: aggregate };
     const single = query("SELECT VALUE 1");
     single.ast = ast as typeof single.ast;
-    return single.exec(docs, { parameters }).result[0] as Json | undefined;
+    return single.exec(docs, { parameters: parameters ?? [] }).result[0] as Json | undefined;
   });
-  const expression = clone(((parsed.ast as Node).body as Node).select as Node).value as Node;
+}
+
+/** `node` with its aggregate calls, depth first as aggregateCalls finds them, replaced by these values. */
+function withValues(node: Node, values: (Json | undefined)[]): Node {
   let i = 0;
-  // Depth first, in the same order nestedAggregates found them.
-  const replace = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(replace);
-    if (typeof node !== "object" || node === null) return node;
-    const n = node as Node;
-    if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) {
-      const value = values[i++];
-      return value === undefined ? { type: "undefined_constant" } : literal(value);
+  const replace = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(replace);
+    if (typeof value !== "object" || value === null) return value;
+    if (aggregateName(value as Node)) {
+      const result = values[i++];
+      return result === undefined ? { type: "undefined_constant" } : literal(result);
     }
-    return Object.fromEntries(Object.entries(n).map(([key, child]) => [key, replace(child)]));
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, replace(child)]));
   };
+  return replace(structuredClone(node)) as Node;
+}
+
+/** The select of `parsed`, aggregates replaced by their values over `docs`, evaluated over `over` (no items, or one of a group). */
+function evaluateAggregates(parsed: Parsed, docs: JsonObject[], over: JsonObject[], parameters: QuerySpec["parameters"]): Json | undefined {
+  const select = ((parsed.ast as Node).body as Node).select as Node;
+  const values = aggregateValues(parsed, aggregateCalls(select), docs, parameters);
   const outer = query("SELECT VALUE 1");
-  outer.ast = {
-    ...(outer.ast as object),
-    body: { ...((outer.ast as Node).body as Node), select: { type: "select_specification", value: replace(expression) as Node } },
-  } as typeof outer.ast;
-  return outer.exec([]).result[0] as Json;
+  const ast = structuredClone(parsed.ast) as Node;
+  (ast.body as Node).select = withValues(select, values);
+  (ast.body as Node).where = null;
+  if (over.length === 0) (ast.body as Node).from = null;
+  outer.ast = ast as typeof outer.ast;
+  return outer.exec(over, { parameters: parameters ?? [] }).result[0] as Json | undefined;
+}
+
+/** The parsed expressions of a query's GROUP BY clause, if it has one. */
+export function groupingOf(shaped: ShapedQuery): Node[] | undefined {
+  if (shaped.groupBy === undefined) return undefined;
+  const body = (compiled(shaped.spec.query).ast as Node).body as Node;
+  const list = (compiled(`SELECT VALUE [${shaped.groupBy}] FROM ${fromAlias(body)}`).ast as Node).body as Node;
+  const grouping = (list.select as Node).value as Node & { elements: Node[] };
+  if (aggregateCalls(grouping).length > 0) throw badRequest("The GROUP BY clause cannot contain an aggregate.");
+  checkGrouped(body.select as Node, grouping.elements);
+  return grouping.elements;
+}
+
+/**
+ * A GROUP BY query's results: the engine reads each row's group key and item, the items are
+ * grouped, and each group gives one result, its aggregates over its items and the rest over
+ * its first item (the rest reads only grouped expressions, which checkGrouped made sure of).
+ */
+function groupedResults<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  shaped: ShapedQuery,
+): { results: Json[]; retrieved: number } {
+  const grouping = groupingOf(shaped)!;
+  const parsed = compiled(shaped.spec.query);
+  const body = (parsed.ast as Node).body as Node;
+  const rows = everyResult(scope, indexes, { query: rowsQuery(body, fromAlias(body), grouping), parameters: shaped.spec.parameters });
+  const results = engineErrors(() => ({
+    items: groupRows(rows.items).map((items) => evaluateAggregates(parsed, items, items.slice(0, 1), shaped.spec.parameters) as Json),
+    retrieved: rows.retrieved,
+  }));
+  return { results: results.items.filter((r) => r !== undefined), retrieved: rows.retrieved };
 }
 
 /** An aggregate's result (a scalar) as the engine's constant node. */
@@ -181,7 +212,8 @@ export function runQuery<T extends Queryable>(
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
-  if (shaped.distinct || shaped.limit !== undefined || shaped.resume) return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
+  if (shaped.distinct || shaped.limit !== undefined || shaped.resume || shaped.groupBy !== undefined)
+    return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
   return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
 }
 
@@ -192,20 +224,36 @@ export interface QueryScope<T> {
   contains: (item: T) => boolean;
 }
 
-/** A value's identity for DISTINCT: equal JSON, whatever the order of object keys. */
-function distinctKey(value: Json): string {
-  if (Array.isArray(value)) return `[${value.map(distinctKey).join(",")}]`;
-  if (value !== null && typeof value === "object")
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${distinctKey((value as JsonObject)[key])}`)
-      .join(",")}}`;
-  return JSON.stringify(value) ?? "undefined";
+/** Every result of the engine's query over the scope, read to the end. */
+function everyResult<T extends Queryable>(scope: QueryScope<T>, indexes: ContainerIndexes<T> | undefined, spec: QuerySpec): QueryPage {
+  const items: Json[] = [];
+  let retrieved = 0;
+  let token: string | undefined;
+  do {
+    const page = engineQuery(scope, indexes, spec, token, 1000, Number.POSITIVE_INFINITY);
+    items.push(...page.items);
+    retrieved += page.retrieved;
+    token = page.continuation;
+  } while (token);
+  return { items, retrieved };
+}
+
+/** DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter applied, in that order, to the rest of the query's results. */
+function shapedResults<T extends Queryable>(
+  scope: QueryScope<T>,
+  indexes: ContainerIndexes<T> | undefined,
+  shaped: ShapedQuery,
+): { results: Json[]; retrieved: number } {
+  const { items, retrieved } = everyResult(scope, indexes, shaped.spec);
+  let results = shaped.resume ? resumeAt(items, shaped.resume, orderDirections(shaped.spec.query)) : items;
+  if (shaped.distinct) results = [...new Map(results.map((value) => [distinctKey(value), value] as const)).values()];
+  if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
+  return { results, retrieved };
 }
 
 /**
- * DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter, which the engine cannot take: the
- * rest of the query runs to the end, the server applies them in order, and pages the result
+ * GROUP BY, DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter, which the engine cannot
+ * take: the rest of the query runs to the end, the server applies them, and pages the result
  * (`SHAPED:<position>`, or `AFTER:<_rid>` with a resume filter: `shapedPosition`).
  */
 function shapedPage<T extends Queryable>(
@@ -215,18 +263,7 @@ function shapedPage<T extends Queryable>(
   continuation: string | undefined,
   maxItemCount: number,
 ): QueryPage {
-  const all: Json[] = [];
-  let retrieved = 0;
-  let token: string | undefined;
-  do {
-    const page = engineQuery(scope, indexes, shaped.spec, token, 1000, Number.POSITIVE_INFINITY);
-    all.push(...page.items);
-    retrieved += page.retrieved;
-    token = page.continuation;
-  } while (token);
-  let results = shaped.resume ? resumeAt(all, shaped.resume, orderDirections(shaped.spec.query)) : all;
-  if (shaped.distinct) results = [...new Map(results.map((value) => [distinctKey(value), value] as const)).values()];
-  if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
+  const { results, retrieved } = shaped.groupBy !== undefined ? groupedResults(scope, indexes, shaped) : shapedResults(scope, indexes, shaped);
   const position = shapedPosition(results, shaped, continuation);
   const size = maxItemCount > 0 ? maxItemCount : 100;
   const page = results.slice(position, position + size);
@@ -290,7 +327,7 @@ function engineQuery<T extends Queryable>(
   const { docs, items } = engineDocs(candidates, spec.query);
   if (nested.length > 0)
     return restoreRids(
-      engineErrors(() => ({ items: [evaluateAggregates(parsed, nested, docs, spec.parameters ?? [])], retrieved: docs.length })),
+      engineErrors(() => ({ items: [evaluateAggregates(parsed, docs, [], spec.parameters) as Json], retrieved: docs.length })),
       items,
     );
   return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), items);
@@ -366,7 +403,7 @@ function engineErrors(work: () => QueryPage): QueryPage {
 function aggregates(node: unknown): boolean {
   if (typeof node !== "object" || node === null) return false;
   const n = node as Node;
-  if (n.type === "scalar_function_expression" && !n.udf && AGGREGATE_NAMES.has(String((n.name as Node).name).toUpperCase())) return true;
+  if (aggregateName(n)) return true;
   return Object.values(n).some(aggregates);
 }
 

@@ -76,6 +76,14 @@ function printSource(source: Node): string {
   return alias ? `${expression} ${alias.name as string}` : expression;
 }
 
+/** The name the FROM clause gives each item (`FROM c`, `FROM root r`); "r" without FROM. */
+export function fromAlias(body: Node): string {
+  const from = body.from as Node | null;
+  if (!from) return "r";
+  const source = from.source as Node;
+  return ((source.alias as Node | null)?.name ?? ((source.expression as Node).expression as Node | undefined)?.name) as string;
+}
+
 /** `FROM ... [JOIN ...] [WHERE ...]` of a select query. */
 export function printFromWhere(body: Node, extraCondition?: string): string {
   const from = body.from as Node | null;

@@ -16,18 +16,21 @@ interface QuerySpec {
  * Azure but not here is a 400 that says so: never a wrong result.
  */
 
-/** The text outside string literals, so that a keyword inside a string is no construct. */
-const withoutStrings = (sql: string) => sql.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
+/** The text with string literals blanked (same length, so positions hold), so that a keyword inside a string is no construct. */
+const withoutStrings = (sql: string) => sql.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (literal) => `"${" ".repeat(literal.length - 2)}"`);
 
 /** Valid Cosmos DB SQL the engine cannot parse or evaluate. */
 export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegExp }[] = [
-  { construct: "GROUP BY", pattern: /\bGROUP\s+BY\b/i },
+  {
+    construct: "GROUP BY with JOIN, ORDER BY, TOP, DISTINCT or OFFSET ... LIMIT",
+    pattern: /^(?=[\s\S]*\bGROUP\s+BY\b)(?=[\s\S]*(\bJOIN\b|\bORDER\s+BY\b|\bTOP\b|\bDISTINCT\b|\bOFFSET\b))/i,
+  },
   { construct: "LIKE", pattern: /\bLIKE\b/i },
   {
     construct: "DISTINCT with ORDER BY, TOP or an aggregate",
     pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
   },
-  { construct: "OFFSET ... LIMIT with ORDER BY or TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b))/i },
+  { construct: "OFFSET ... LIMIT with TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*\bTOP\b)/i },
   { construct: "three-argument CONTAINS", pattern: /\bCONTAINS\s*\((?:[^(),]|\([^()]*\))*,(?:[^(),]|\([^()]*\))*,/i },
   ...[
     "IIF",
@@ -72,6 +75,8 @@ export interface ShapedQuery {
   distinct: boolean;
   offset?: number;
   limit?: number;
+  /** The GROUP BY clause's expressions, as written, for the server to group by. */
+  groupBy?: string;
   /** Where a cross-partition ORDER BY resumes (the .NET SDK's resume filter), applied by the server to the results. */
   resume?: ResumeFilter;
 }
@@ -89,8 +94,16 @@ export function prepareQuery(spec: QuerySpec, resume?: ResumeFilter): ShapedQuer
   return resume ? { ...shaped, resume } : shaped;
 }
 
-/** Takes `SELECT DISTINCT` and a trailing `OFFSET n LIMIT m` out of the query, for the server to apply. */
+/** Takes `SELECT DISTINCT`, a trailing `OFFSET n LIMIT m` and `GROUP BY ...` out of the query, for the server to apply. */
 function shapeOf(spec: QuerySpec): ShapedQuery {
+  const grouping = /\s+GROUP\s+BY\s+(?=\S)/i.exec(withoutStrings(spec.query));
+  if (grouping)
+    return {
+      source: spec,
+      spec: { ...spec, query: spec.query.slice(0, grouping.index) },
+      distinct: false,
+      groupBy: spec.query.slice(grouping.index + grouping[0].length).trim(),
+    };
   let sql = spec.query;
   const distinct = /^\s*SELECT\s+DISTINCT\b/i.test(withoutStrings(sql));
   if (distinct) sql = sql.replace(/^(\s*SELECT\s+)DISTINCT\b/i, "$1");
