@@ -172,6 +172,31 @@ public class ChangeFeedTests(EmbeddedServer server)
     }
 
     /// <summary>A Change Feed Processor named `name` (the lease prefix), as instance `instance`, putting every id it is handed into `sink`.</summary>
+    [Fact]
+    public async Task AClientBuiltAsTheFunctionsExtensionBuildsItRunsTheProcessorOverPlainHttp()
+    {
+        // The Cosmos DB extension makes its client from the connection string `npm run func` writes,
+        // in Gateway mode, with its own application name, and nothing else: no LimitToEndpoint, so
+        // the SDK follows the account's own list of endpoints.
+        using var client = new CosmosClient($"AccountEndpoint={server.Endpoint};AccountKey={server.Key};", new CosmosClientOptions { ConnectionMode = ConnectionMode.Gateway, ApplicationName = "AzureFunctions" });
+        Assert.StartsWith("http://", server.Endpoint);
+        var (created, _) = await NewContainers("extension");
+        var monitored = client.GetContainer(created.Database.Id, created.Id);
+        var leases = client.GetContainer(created.Database.Id, $"{created.Id}-leases");
+        var delivered = new ConcurrentBag<string>();
+        var processor = Processor(monitored, leases, "extension-", "functions-host", delivered).WithStartTime(DateTime.MinValue.ToUniversalTime()).WithPollInterval(TimeSpan.FromMilliseconds(100)).Build();
+        await Write(monitored, "x", 15);
+        await processor.StartAsync();
+        try
+        {
+            await Eventually(() => delivered.Distinct().Count() == 15);
+        }
+        finally
+        {
+            await processor.StopAsync();
+        }
+    }
+
     private static ChangeFeedProcessorBuilder Processor(Container monitored, Container leases, string name, string instance, ConcurrentBag<string> sink) =>
         monitored
             .GetChangeFeedProcessorBuilder<Note>(name, (changes, _) =>
