@@ -135,6 +135,10 @@ export function formatTable(report: Report): string {
       `| sustained comment load (${f(e.commentLoad.seconds, 0)} s, 32 in flight) | ${f(e.commentLoad.perSecond, 0)} comments/s, peak ${e.commentLoad.rssMB} MB RSS | RSS under 500 MB |`,
     );
     lines.push(`| restart after kill -9 | ${f(e.restart.seconds, 2)} s, then ${e.restart.rssAfterMB} MB RSS | under 5 s |`);
+    const rates = (r: { readsPerSecond: number; upsertsPerSecond: number } | null) =>
+      r ? `${f(r.readsPerSecond, 0)} reads/s, ${f(r.upsertsPerSecond, 0)} upserts/s` : "n/a (no dotnet on PATH)";
+    lines.push(`| point operations, @azure/cosmos (32 in flight) | ${rates(e.pointOperations.javascript)} | no regression |`);
+    lines.push(`| point operations, Microsoft.Azure.Cosmos (32 in flight) | ${rates(e.pointOperations.dotnet)} | no regression |`);
   }
   const sc = report.scale;
   if (sc) {

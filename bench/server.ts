@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { CosmosClient } from "@azure/cosmos";
 import { measureCosmos } from "../src/store/metering";
 import { createStore, useStore, type BlogStore } from "../src/store/client";
 import { createComment } from "../src/store/posts";
@@ -22,6 +23,13 @@ export interface ServerFigures {
   commentLoad: { seconds: number; comments: number; perSecond: number; rssMB: number };
   /** From kill -9 to serving again, on the same data directory. */
   restart: { seconds: number; rssAfterMB: number };
+  /** Point reads and upserts a second, 32 in flight, through each SDK (the .NET one absent without `dotnet`). */
+  pointOperations: { javascript: PointRates; dotnet: PointRates | null };
+}
+
+export interface PointRates {
+  readsPerSecond: number;
+  upsertsPerSecond: number;
 }
 
 // The compiled command line of the server: next to this file when it runs from dist/, under dist/ when run from the sources (tests).
@@ -59,6 +67,54 @@ const killed = (child: ChildProcess) =>
     child.once("exit", () => resolve());
     child.kill("SIGKILL");
   });
+
+const POINT_ITEMS = 1000;
+const IN_FLIGHT = 32;
+
+/** As many calls of `operation` (on item n) as `seconds` allow, IN_FLIGHT at a time, each loop with its own stride. */
+async function rate(seconds: number, operation: (n: number) => Promise<unknown>): Promise<number> {
+  let done = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async (_, loop) => {
+      for (let n = loop; performance.now() < deadline; n += IN_FLIGHT) {
+        await operation(n % POINT_ITEMS);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/** Point reads, then upserts, through @azure/cosmos, on 1,000 items of their own. */
+async function javascriptPointRates(client: CosmosClient, seconds: number): Promise<PointRates> {
+  const { database } = await client.databases.createIfNotExists({ id: "bench-points-javascript" });
+  const { container } = await database.containers.createIfNotExists({ id: "items", partitionKey: { paths: ["/pk"] } });
+  const item = (n: number, version: number) => ({ id: `i${n}`, pk: `p${n % 97}`, n, version });
+  for (let i = 0; i < POINT_ITEMS; i += 50) await Promise.all(Array.from({ length: 50 }, (_, k) => container.items.upsert(item(i + k, 0))));
+  const readsPerSecond = await rate(seconds, (n) => container.item(`i${n}`, `p${n % 97}`).read());
+  const upsertsPerSecond = await rate(seconds, (n) => container.items.upsert(item(n, 1)));
+  return { readsPerSecond, upsertsPerSecond };
+}
+
+/** The same measure through Microsoft.Azure.Cosmos (bench/dotnet), when `dotnet` is on PATH. */
+function dotnetPointRates(endpoint: string, key: string, seconds: number): PointRates | null {
+  let root = __dirname;
+  while (!existsSync(join(root, "bench", "dotnet", "PointOperations.csproj"))) {
+    if (dirname(root) === root) throw new Error("bench/dotnet is missing");
+    root = dirname(root);
+  }
+  const project = join(root, "bench", "dotnet");
+  const build = spawnSync("dotnet", ["build", "-c", "Release", "--nologo", "-v", "q", project], { encoding: "utf8" });
+  if (build.error && (build.error as NodeJS.ErrnoException).code === "ENOENT") return null;
+  if (build.status !== 0) throw new Error(`bench/dotnet did not build: ${build.stdout}${build.stderr}`);
+  const dll = join(project, "bin", "Release", "net10.0", "PointOperations.dll");
+  const run = spawnSync("dotnet", [dll, endpoint, key, String(seconds), String(IN_FLIGHT)], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`bench/dotnet failed: ${run.stdout}${run.stderr}`);
+  const { readsPerSecond, upsertsPerSecond } = JSON.parse(run.stdout.trim().split("\n").pop()!) as PointRates;
+  return { readsPerSecond, upsertsPerSecond };
+}
 
 function storeFor(endpoint: string, key: string): BlogStore {
   return useStore(createStore({ cosmos: { endpoint, key, databaseName: "blog" } }));
@@ -126,6 +182,13 @@ export async function measureServer(options: { users: number; seed: number; part
     const restartSeconds = (performance.now() - restartStarted) / 1000;
     store = storeFor(server.endpoint, server.key);
     await store.posts.read(); // answers: the data is back
+    const rssAfterRestart = rssOf(server.child);
+
+    const pointSeconds = Math.min(3, Math.max(1, options.commentSeconds));
+    const pointOperations = {
+      javascript: await javascriptPointRates(store.client, pointSeconds),
+      dotnet: dotnetPointRates(server.endpoint, server.key, pointSeconds),
+    };
 
     return {
       partitions: options.partitions,
@@ -134,7 +197,8 @@ export async function measureServer(options: { users: number; seed: number; part
       rssAfterLoadMB,
       staleLookup: { items, pages: first.pages, firstMs: first.ms, againMs: again.ms, itemsRead: again.itemsRead },
       commentLoad: { seconds: commentSeconds, comments, perSecond: comments / commentSeconds, rssMB: peakRss },
-      restart: { seconds: restartSeconds, rssAfterMB: rssOf(server.child) },
+      restart: { seconds: restartSeconds, rssAfterMB: rssAfterRestart },
+      pointOperations,
     };
   } finally {
     store.dispose();

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { generateDataset, itemCount } from "../../bench/dataset";
 import { costOf, percentile, summarize } from "../../bench/measure";
@@ -113,6 +114,13 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(server.commentLoad.comments).toBeGreaterThan(0);
     expect(server.commentLoad.perSecond).toBeCloseTo(server.commentLoad.comments / server.commentLoad.seconds, 6);
     expect(server.restart.seconds).toBeGreaterThan(0);
+    // Point reads and upserts through both SDKs (the .NET one builds and runs bench/dotnet where dotnet is installed).
+    const dotnet = spawnSync("dotnet", ["--version"]).status === 0;
+    expect(server.pointOperations.dotnet === null).toBe(!dotnet);
+    for (const rates of [server.pointOperations.javascript, server.pointOperations.dotnet ?? server.pointOperations.javascript]) {
+      expect(rates.readsPerSecond).toBeGreaterThan(0);
+      expect(rates.upsertsPerSecond).toBeGreaterThan(0);
+    }
     expect(table).toContain("restart after kill -9");
     // Cold start: fresh processes load the bundle and the tsc output.
     const cold = report.coldStart!;
