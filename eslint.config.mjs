@@ -8,11 +8,12 @@ import tseslint from "typescript-eslint";
 /** Everything above a layer in the architecture's arrows: no layer imports from one above it. */
 const OUTSIDE_SRC = ["local", "functions", "scripts", "chaos", "bench", "test", "web"];
 /** The app never imports the local runtime: the deployable bundle must not pull it in. */
-const LOCAL_RUNTIME = ["embedded-cosmos"];
+const LOCAL_RUNTIME = ["embedded-cosmos", "local-host"];
 
 /** The local runtime's packages (packages/*, npm workspaces) are reached through their entries only. */
 const THROUGH_ENTRIES = [
   { regex: "^embedded-cosmos/", message: 'Use the embedded server through its entry (import from "embedded-cosmos"), never its files.' },
+  { regex: "^local-host/", message: 'Use the local host through its entry (import from "local-host"), never its files.' },
   {
     regex: "^(\\.\\./)+packages/[^/]+/(src|dist)(/|$)",
     message: "A package of the local runtime is used through its entry (its package name), never its files.",
@@ -129,9 +130,18 @@ export default tseslint.config(
   ),
   // Tests may start a package through its entry or its own test fixture, never reach into its source.
   layer(["test/**"], { why: "Tests of the app use the local runtime's packages through their entries." }),
-  layer(["local/host/**", "local/*.ts"], {
+  ...[
+    ["packages/local-host/src/*/**", "^(\\.\\./){2,}"],
+    ["packages/local-host/src/*.ts", "^\\.\\./"],
+  ].map(([files, outside]) =>
+    layer([files], {
+      outside,
+      why: "The local host is a package of its own: it serves any Node.js v4 programming-model app and knows nothing of this one.",
+    }),
+  ),
+  layer(["local/*.ts"], {
     folders: ["functions", "scripts", "chaos", "bench", "test", "web"],
-    why: "local/ runs src/ as the Functions host would: it does not reach into the tools or tests above it.",
+    why: "local/ runs the app on the local runtime (npm start): it does not reach into the tools or tests above it.",
   }),
   layer(["scripts/**"], { folders: ["chaos", "bench", "test"], why: "scripts/ may use src/ and local/, not chaos/, bench/ or the tests." }),
   layer(["chaos/**", "bench/**"], { folders: ["test"], why: "Tests use the tools, not the other way round." }),

@@ -1,6 +1,11 @@
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // The local host from its source, as the app's own code is: vitest then loads the app it
+  // serves (functions/index.ts) through its own TypeScript loader, and tests and the package's
+  // own tests share one copy of it.
+  resolve: { alias: { "local-host": join(__dirname, "packages/local-host/src/index.ts") } },
   test: {
     // The app's tests, and each local runtime package's tests beside it.
     include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { devToken, LOCAL_DEV_SECRET } from "../local/host/dev-auth";
-import { startLocalSystem } from "../local/host/system";
+import { devToken, LOCAL_DEV_SECRET } from "../local/dev-auth";
+import { startLocalSystem } from "../local/system";
 import { percentile } from "./measure";
 
 export interface PipelineFigures {

@@ -98,7 +98,7 @@ async function javascriptPointRates(client: CosmosClient, seconds: number): Prom
   return { readsPerSecond, upsertsPerSecond };
 }
 
-/** The same measure through Microsoft.Azure.Cosmos (bench/dotnet), when `dotnet` is on PATH. */
+/** The same measure through Microsoft.Azure.Cosmos (bench/dotnet), when `dotnet` is on PATH; built with no build server left running to skew what is measured next. */
 function dotnetPointRates(endpoint: string, key: string, seconds: number): PointRates | null {
   let root = __dirname;
   while (!existsSync(join(root, "bench", "dotnet", "PointOperations.csproj"))) {
@@ -106,7 +106,7 @@ function dotnetPointRates(endpoint: string, key: string, seconds: number): Point
     root = dirname(root);
   }
   const project = join(root, "bench", "dotnet");
-  const build = spawnSync("dotnet", ["build", "-c", "Release", "--nologo", "-v", "q", project], { encoding: "utf8" });
+  const build = spawnSync("dotnet", ["build", "-c", "Release", "--nologo", "-v", "q", "--disable-build-servers", project], { encoding: "utf8" });
   if (build.error && (build.error as NodeJS.ErrnoException).code === "ENOENT") return null;
   if (build.status !== 0) throw new Error(`bench/dotnet did not build: ${build.stdout}${build.stderr}`);
   const dll = join(project, "bin", "Release", "net10.0", "PointOperations.dll");

@@ -1,4 +1,4 @@
-import { devToken, LOCAL_DEV_SECRET } from "../local/host/dev-auth";
+import { devToken, LOCAL_DEV_SECRET } from "../local/dev-auth";
 
 export interface Reply {
   status: number;

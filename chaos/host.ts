@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 /** The repository root, whether this runs compiled (dist/chaos) or from source (chaos, under vitest). */
 const ROOT = basename(dirname(__dirname)) === "dist" ? join(__dirname, "../..") : join(__dirname, "..");
 /** The compiled `npm start` entry point. */
-export const START_SCRIPT = join(ROOT, "dist/local/host/start.js");
+export const START_SCRIPT = join(ROOT, "dist/local/start.js");
 
 export interface HostProcess {
   child: ChildProcess;

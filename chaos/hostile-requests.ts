@@ -1,8 +1,8 @@
 import { connect } from "node:net";
 import { SignJWT } from "jose";
 import { authorizationHeaders } from "embedded-cosmos";
-import { LOCAL_DEV_SECRET } from "../local/host/dev-auth";
-import { DURABLE_API_PATH } from "../local/host/durable/http-api";
+import { LOCAL_DEV_SECRET } from "../local/dev-auth";
+import { DURABLE_API_PATH } from "local-host";
 
 /** Where the hostile requests go: the host's API and the embedded Cosmos DB server. */
 export interface Target {

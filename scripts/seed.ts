@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { devToken, localDevSecret } from "../local/host/dev-auth";
+import { devToken, localDevSecret } from "../local/dev-auth";
 import { ProgressBar } from "./progress";
 import { between, random } from "../local/random";
 

@@ -1,4 +1,4 @@
-import { devToken, localDevSecret } from "../local/host/dev-auth";
+import { devToken, localDevSecret } from "../local/dev-auth";
 import { LIMITS } from "../src/model/limits";
 
 /** `npm run token -- <userId>`: prints a development bearer token for that user. */

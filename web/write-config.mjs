@@ -17,7 +17,7 @@ const auth = clientId && authority && scope ? { mode: "entra", clientId, authori
 const file = new URL("config.json", import.meta.url);
 writeFileSync(file, `${JSON.stringify({ apiBase, auth }, null, 2)}\n`);
 
-// The same policy npm start sends (local/host/web.ts), with the API's and the sign-in authority's origins.
+// The same policy npm start sends (packages/local-host/src/web.ts), with the API's and the sign-in authority's origins.
 const origin = (url) => new URL(url).origin;
 const signIn = auth.mode === "entra" ? ` ${origin(auth.authority)}` : "";
 const policy = [

@@ -36,7 +36,7 @@ const hosted = (route: Omit<Route, "methods">): Route => ({
   methods: route.method === "GET" ? ["GET", "HEAD"] : [route.method],
 });
 
-/** THE route table (README, HTTP API): functions/ registers it with Azure Functions, local/host serves it. */
+/** THE route table (README, HTTP API): functions/ registers it with Azure Functions, the local host (packages/local-host) serves it. */
 export const routes: readonly Route[] = (
   [
     {

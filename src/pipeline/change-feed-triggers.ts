@@ -30,7 +30,7 @@ const FEED_POLL_DELAY_MS = 1000;
 
 const retryForever: ChangeFeedTrigger["retry"] = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
 
-/** THE change feed consumers: functions/ registers them with app.cosmosDB, local/host pumps them. */
+/** THE change feed consumers: functions/ registers them with app.cosmosDB, the local host (packages/local-host) pumps them. */
 export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
   {
     name: "postsChangeFeed",

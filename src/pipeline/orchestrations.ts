@@ -4,7 +4,7 @@ import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy 
 import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
 import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
 
-/** THE orchestrations: functions/ registers them with df.app.orchestration, local/host runs them. */
+/** THE orchestrations: functions/ registers them with df.app.orchestration, the local host (packages/local-host) runs them. */
 export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
   [PROPAGATION]: observedOrchestrator(PROPAGATION, propagateUsername),
   [CLAIMS_SWEEP]: observedOrchestrator(CLAIMS_SWEEP, releaseOrphanedUsernames),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { devToken, LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from "jose";
 import { apiFixture, type ApiFixture } from "../support/api";
 
@@ -166,7 +166,7 @@ describe("npm start with an OIDC issuer and the embedded server", () => {
     const jwks = createServer((_req, res) => res.setHeader("content-type", "application/json").end(JSON.stringify({ keys: [jwk] })));
     await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
     const tenant = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635";
-    const child = spawn(process.execPath, [join(__dirname, "../../dist/local/host/start.js"), "--in-memory"], {
+    const child = spawn(process.execPath, [join(__dirname, "../../dist/local/start.js"), "--in-memory"], {
       env: {
         ...process.env,
         PORT: "0",

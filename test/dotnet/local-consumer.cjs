@@ -1,10 +1,10 @@
-// The local host's change feed consumer (local/host/change-feed/pump.ts, built by tsc -b) on one
+// The local host's change feed consumer (packages/local-host, built by tsc -b) on one
 // container, for the .NET tests: it prints each id it is handed, and its leases when asked.
 // Arguments: endpoint key database container leaseContainer prefix owner.
 const { join } = require("node:path");
 const root = join(__dirname, "../..");
 const { CosmosClient } = require(join(root, "node_modules/@azure/cosmos"));
-const { ChangeFeedPump } = require(join(root, "dist/local/host/change-feed/pump.js"));
+const { ChangeFeedPump } = require(join(root, "packages/local-host/dist/index.js"));
 
 const [endpoint, key, database, container, leaseContainer, prefix, owner] = process.argv.slice(2);
 const client = new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } });

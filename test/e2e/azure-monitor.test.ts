@@ -8,7 +8,7 @@ import { AzureMonitorMetricExporter, AzureMonitorTraceExporter } from "@azure/mo
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localTelemetry } from "../../local/host/telemetry";
+import { localTelemetry } from "local-host";
 import { localSystem, within, type Client } from "../support/system";
 
 /**

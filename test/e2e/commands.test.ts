@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { jwtVerify, SignJWT } from "jose";
-import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { clientFor } from "../support/cosmos";
 import { within } from "../support/system";
 
@@ -60,7 +60,7 @@ describe("the commands", () => {
   });
 
   it("npm start serves the API, prints how to get a token, and shuts down on Ctrl-C", async () => {
-    const { child, match, output } = await startAndWaitFor([join(dist, "local/host/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, {
+    const { child, match, output } = await startAndWaitFor([join(dist, "local/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, {
       PORT: "0",
       EMBEDDED_COSMOS_PORT: "0",
       LOG_REQUESTS: "false",
@@ -110,7 +110,7 @@ describe("the commands", () => {
       .setIssuedAt()
       .setExpirationTime("1h")
       .sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
-    const first = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
+    const first = await startAndWaitFor([join(dist, "local/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
     const created = await fetch(`${first.match[1]}/users`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -120,7 +120,7 @@ describe("the commands", () => {
     first.child.removeAllListeners("exit");
     first.child.kill("SIGKILL");
     await exited(first.child);
-    const second = await startAndWaitFor([join(dist, "local/host/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
+    const second = await startAndWaitFor([join(dist, "local/start.js"), "--data-dir", dataDir], /Blog API ready on (\S+)/, env);
     expect(await (await fetch(`${second.match[1]}/users/keeper`)).json()).toEqual({ id: "keeper", username: "keeper" });
     second.child.removeAllListeners("exit");
     second.child.kill("SIGINT");

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DURABLE_API_PATH } from "../../local/host/durable/http-api";
+import { DURABLE_API_PATH } from "local-host";
 import { localSystem, within, type Client } from "../support/system";
 
 /**

@@ -5,12 +5,8 @@ import { join } from "node:path";
 import { HttpRequest } from "@azure/functions";
 import * as df from "durable-functions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../local/clock";
-import { durableFunctions, type EntityHandler } from "../support/durable-functions";
-import { DurableHost } from "../../local/host/durable/host";
-import { announceHostName, DURABLE_API_PATH, durableClient } from "../../local/host/durable/http-api";
-import { fileInstanceStore } from "../../local/host/durable/store";
-import { createHttpServer } from "../../local/host/http-server";
+import { announceHostName, createHttpServer, DURABLE_API_PATH, durableClient, DurableHost, fileInstanceStore, ManualClock } from "local-host";
+import { durableFunctions, type EntityHandler } from "../support/local-host";
 import { localSystem, within, type Client } from "../support/system";
 
 /**

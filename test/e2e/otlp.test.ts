@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import { expect, it } from "vitest";
-import { localTelemetry } from "../../local/host/telemetry";
+import { localTelemetry } from "local-host";
 import { inSpan, recordHttpRequest } from "../../src/telemetry";
 
 /** With OTEL_EXPORTER_OTLP_ENDPOINT set, npm start exports spans and metrics over OTLP: here to a receiver on loopback. */

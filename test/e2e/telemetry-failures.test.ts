@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localTelemetry } from "../../local/host/telemetry";
+import { localTelemetry } from "local-host";
 import { ATTRIBUTES } from "../../src/telemetry";
 import { localSystem, within, type Client } from "../support/system";
 

@@ -2,17 +2,15 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { lagEstimator } from "../../local/host/change-feed/lag";
-import { ChangeFeedPump } from "../../local/host/change-feed/pump";
-import type { OpsFigures } from "../../local/host/ops";
-import { opsFigures } from "../../local/host/ops";
-import { localTelemetry } from "../../local/host/telemetry";
+import { ChangeFeedPump, lagEstimator, localTelemetry } from "local-host";
+import type { OpsFigures } from "../../local/ops";
+import { opsFigures } from "../../local/ops";
 import { observedActivity, observedConsumer } from "../../src/pipeline/observed";
 import type { PipelineServices } from "../../src/pipeline/services";
 import { ATTRIBUTES, observeChangeFeedLag, pseudonymOf } from "../../src/telemetry";
 import { cosmosFixture } from "../support/cosmos";
 import { localSystem, within, type Client } from "../support/system";
-import { watchedTrigger } from "../support/watched";
+import { watchedTrigger } from "../support/local-host";
 
 /**
  * Telemetry through the OpenTelemetry SDK the local host installs, with an in-memory span

@@ -2,12 +2,9 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DurableHost } from "../../local/host/durable/host";
-import { DURABLE_API_PATH } from "../../local/host/durable/http-api";
-import { createHttpServer } from "../../local/host/http-server";
-import { fileInstanceStore, memoryInstanceStore } from "../../local/host/durable/store";
+import { createHttpServer, DURABLE_API_PATH, DurableHost, fileInstanceStore, memoryInstanceStore } from "local-host";
 import { localSystem, within, type Client } from "../support/system";
-import { durableFunctions } from "../support/durable-functions";
+import { durableFunctions } from "../support/local-host";
 
 /**
  * Every id the API accepts (1-128 of A-Z, a-z, 0-9, `_.@|-`) flows into instance ids and file

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { localSystem, type Client } from "../support/system";
 
 /**

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCosmos } from "embedded-cosmos";
-import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { loadSettings } from "../../src/config";
 
 /**
@@ -14,7 +14,7 @@ const root = join(__dirname, "../..");
 
 /** Runs `npm start`'s compiled entry point until it is ready or exits; returns what it printed. */
 function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [join(root, "dist/local/host/start.js"), "--in-memory"], {
+  const child = spawn(process.execPath, [join(root, "dist/local/start.js"), "--in-memory"], {
     env: { ...process.env, PORT: "0", LOG_REQUESTS: "false", AUTH_DEV_SECRET: "", AUTH_ISSUER: "", AUTH_AUDIENCE: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

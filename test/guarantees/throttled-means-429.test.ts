@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
-import { ManualClock } from "../../local/clock";
+import { ManualClock } from "local-host";
 import { apiFixture, type ApiFixture, type ApiResponse } from "../support/api";
 
 /**

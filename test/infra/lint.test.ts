@@ -22,7 +22,7 @@ describe("the linter's layering", () => {
     ["src/pipeline/sample.ts", 'import { routes } from "../api/routes";\nexport const r = routes;', /not api\//],
     [
       "src/api/sample.ts",
-      'import { startLocalSystem } from "../../local/host/system";\nexport const s = startLocalSystem;',
+      'import { startLocalSystem } from "../../local/system";\nexport const s = startLocalSystem;',
       /imports nothing of the hosts|not pipeline/,
     ],
     [
@@ -30,11 +30,14 @@ describe("the linter's layering", () => {
       'import { routes } from "../../../../src/api/routes";\nexport const r = routes;',
       /knows nothing of the app/,
     ],
+    ["local/sample.ts", 'import { CosmosServer } from "../packages/embedded-cosmos/src/protocol/server";\nexport const s = CosmosServer;', /through its entry/],
     [
-      "local/host/sample.ts",
-      'import { CosmosServer } from "../../packages/embedded-cosmos/src/protocol/server";\nexport const s = CosmosServer;',
-      /through its entry/,
+      "packages/local-host/src/durable/sample.ts",
+      'import { LIMITS } from "../../../../src/model/limits";\nexport const l = LIMITS;',
+      /serves any Node.js v4 programming-model app/,
     ],
+    ["test/sample.ts", 'import { DurableHost } from "local-host/dist/durable/host";\nexport const d = DurableHost;', /through its entry/],
+    ["src/pipeline/sample.ts", 'import { DurableHost } from "local-host";\nexport const d = DurableHost;', /src\/pipeline\//],
     ["bench/sample.ts", 'import { cost } from "embedded-cosmos/dist/limits/request-units";\nexport const c = cost;', /through its entry/],
     ["src/store/sample.ts", 'import { startCosmos } from "embedded-cosmos";\nexport const s = startCosmos;', /below api\/ and pipeline\//],
     ["functions/sample.ts", 'import { startCosmos } from "embedded-cosmos";\nexport const s = startCosmos;', /registers src\/'s handlers/],
@@ -53,7 +56,12 @@ describe("the linter's layering", () => {
         'import { store } from "../store/client";\nimport { LIMITS } from "../model/limits";\nexport const s = [store, LIMITS];',
       ),
     ).toEqual([]);
-    expect(await problems("local/host/sample.ts", 'import { routes } from "../../src/api/routes";\nexport const r = routes;')).toEqual([]);
+    expect(
+      await problems(
+        "local/sample.ts",
+        'import { routes } from "../src/api/routes";\nimport { DurableHost } from "local-host";\nexport const r = [routes, DurableHost];',
+      ),
+    ).toEqual([]);
   });
 
   it("finds an import circle (dependency-cruiser, with the repository's rules)", async () => {

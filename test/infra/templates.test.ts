@@ -1,4 +1,4 @@
-import { WEB_SECURITY_HEADERS } from "../../local/host/web";
+import { WEB_SECURITY_HEADERS } from "local-host";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
+import { LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { rebuildViews } from "../../src/pipeline/rebuild";
 import { random } from "../../local/random";
 import { seed } from "../../scripts/seed";

@@ -1,7 +1,7 @@
 import { HttpRequest, InvocationContext } from "@azure/functions";
 import { startCosmos, type CosmosOptions, type RunningCosmos } from "embedded-cosmos";
-import { devToken } from "../../local/host/dev-auth";
-import { Router } from "../../local/host/router";
+import { devToken } from "../../local/dev-auth";
+import { Router } from "local-host";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
 import { createStore, useStore, type BlogStore } from "../../src/store/client";

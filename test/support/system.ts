@@ -1,5 +1,5 @@
-import { devToken, LOCAL_DEV_SECRET } from "../../local/host/dev-auth";
-import { startLocalSystem, type LocalSystem, type LocalSystemOptions } from "../../local/host/system";
+import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
+import { startLocalSystem, type LocalSystem, type LocalSystemOptions } from "../../local/system";
 
 export interface Client {
   system: LocalSystem;

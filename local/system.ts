@@ -1,0 +1,274 @@
+import type { Server } from "node:http";
+import { join } from "node:path";
+import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
+import { cosmosUsageOf } from "../src/api/http";
+import type { Settings } from "../src/config";
+import { invocationServices } from "../src/pipeline/invocation";
+import { usePolicy, type PipelinePolicy } from "../src/pipeline/policy";
+import type { PipelineServices } from "../src/pipeline/services";
+import { createStore, useStore, type BlogStore } from "../src/store/client";
+import type { CosmosUsage } from "../src/store/metering";
+import { provision } from "../src/store/provision";
+import { pseudonymOf, traceId } from "../src/telemetry";
+import {
+  announceHostName,
+  ChangeFeedPump,
+  clientBindingData,
+  createHttpServer,
+  DEFAULT_LEASE_TIMING,
+  drainHttp,
+  DurableHost,
+  durableInvocation,
+  fileInstanceStore,
+  localTelemetry,
+  type InstanceSpanNaming,
+  type LeaseTiming,
+} from "local-host";
+import { LIMITS } from "../src/model/limits";
+import { ATTRIBUTES, SCOPE } from "../src/telemetry/names";
+import { devToken, LOCAL_DEV_SECRET } from "./dev-auth";
+import { observeLocalRuntime, opsReader } from "./observed-runtime";
+import { loadApp } from "./app-entry";
+
+/** The app's names on an orchestration instance's span (instance ids are made of user ids: hashed). */
+const SPAN_NAMING: InstanceSpanNaming = {
+  scope: SCOPE,
+  attributes: (name, instanceId) => ({ [ATTRIBUTES.orchestration]: name, [ATTRIBUTES.instanceId]: pseudonymOf(instanceId) }),
+  outcome: ATTRIBUTES.outcome,
+};
+
+/** Dev sign-in with the app's rule for user ids. */
+const devSignIn = (secret: string) => ({
+  check: (userId: string) => (LIMITS.idPattern.test(userId) ? undefined : "userId must be 1-128 of A-Z, a-z, 0-9, '_', '.', '@', '|', '-'."),
+  sign: (userId: string) => devToken(userId, secret),
+});
+
+/** What a request cost in Cosmos DB, measured once by the route's wrapper (src/api/http.ts), for its log line. */
+function costLine(usage: CosmosUsage | undefined): string | undefined {
+  if (!usage) return undefined;
+  const requests = usage.requests.length;
+  return `${requests} Cosmos DB request${requests === 1 ? "" : "s"} · ${usage.requestCharge.toFixed(2)} RU`;
+}
+
+const traceSuffix = () => {
+  const id = traceId();
+  return id ? ` (trace ${id})` : "";
+};
+
+export interface LocalSystemOptions {
+  /** HTTP port; 0 picks a free one. */
+  port?: number;
+  /** Use this Cosmos DB account or emulator instead of the embedded server. */
+  cosmos?: { endpoint: string; key?: string };
+  /** Port of the embedded Cosmos DB server (0, the default, picks a free one). */
+  cosmosPort?: number;
+  databaseName?: string;
+  auth?: Settings["auth"];
+  softDeleteTtlSeconds?: number;
+  /** How often a counter-only change may rewrite a post's feed copy (FEED_REFRESH_SECONDS, default 5). */
+  feedRefreshSeconds?: number;
+  /** How long Q6 is served from the instance's micro-cache (FEED_CACHE_MS, default 1000; 0 turns it off). */
+  feedCacheMs?: number;
+  /** Likes and unlikes of one post per stored procedure call at most (LIKE_BATCH_MAX, default 50). */
+  likeBatchMax?: number;
+  /** How often an idle change feed is polled (default: each trigger's feedPollDelay, as registered). */
+  pollMs?: number;
+  /** This host's name on its change feed leases (default `local-host`); two hosts on one store need two names. */
+  leaseOwner?: string;
+  /** Lease expiration, renewal and acquire intervals (the trigger's defaults: 60 s, 17 s, 13 s). */
+  leaseTiming?: Partial<LeaseTiming>;
+  /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
+  policy?: Partial<PipelinePolicy>;
+  /** Origins a browser may call the API from (`*` for any), as CORS_ALLOWED_ORIGINS / siteConfig.cors in Azure. */
+  corsAllowedOrigins?: string[];
+  /** Azure's failures, injected by the embedded Cosmos DB server (`--faults`); none when absent. */
+  faults?: FaultSpec;
+  /** Serve the built web front end (dist/web) at `/`, with dev sign-in when a dev secret is set. */
+  webDir?: string;
+  /** Serve the front end's source maps from here (`npm start -- --source-maps`); never when absent. */
+  sourceMapsDir?: string;
+  /**
+   * Dev sign-in (`POST /local/dev-token`): on by default with the embedded server, off against
+   * a real account (`cosmos`) unless this turns it on (LOCAL_DEV_SIGN_IN=true).
+   */
+  devSignIn?: boolean;
+  /** Host names answered besides loopback ones (LOCAL_ALLOWED_HOSTS; `*` any). */
+  allowedHosts?: string[];
+  /** A log line per HTTP request (LOG_REQUESTS=false turns it off; everything else is still logged). */
+  logRequests?: boolean;
+  /** The front end signs in with Entra ID instead of dev tokens (WEB_AUTH_CLIENT_ID, WEB_AUTH_AUTHORITY, WEB_API_SCOPE). */
+  webSignIn?: { clientId: string; authority: string; scope: string; protocol?: "oidc" };
+  /** Where the embedded Cosmos DB server's data and the durable orchestration state are kept across restarts; in memory when absent. */
+  dataDir?: string;
+  /** Start even when a data file is damaged: set it aside and load what is sound (`--recover-data`). */
+  recoverDamagedData?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface LocalSystem {
+  /** Base URL of the API, e.g. http://localhost:7071/api */
+  url: string;
+  store: BlogStore;
+  durable: DurableHost;
+  /** What the change feed handlers are given (tests deliver batches through it directly). */
+  services: PipelineServices;
+  cosmosEndpoint: string;
+  cosmosKey?: string;
+  stop(): Promise<void>;
+}
+
+/** How long the account may take to answer the first request before the host gives up on it. */
+const REACHABLE_TIMEOUT_MS = 10_000;
+
+/**
+ * One request to the account before anything starts, so a wrong or unreachable endpoint fails
+ * at once with its name, instead of a host that says "ready" and then fails every request.
+ */
+async function checkReachable(store: BlogStore, endpoint: string): Promise<void> {
+  try {
+    await store.client.getDatabaseAccount({ abortSignal: AbortSignal.timeout(REACHABLE_TIMEOUT_MS) });
+  } catch (error) {
+    const reason = (error as { name?: string }).name === "AbortError" ? `no answer within ${REACHABLE_TIMEOUT_MS / 1000} s` : (error as Error).message;
+    throw new Error(`Cosmos DB at ${endpoint} is unreachable: ${reason}`, { cause: error });
+  }
+}
+
+/**
+ * The whole system in one process: Cosmos DB (embedded unless one is given), provisioning,
+ * the HTTP routes, the change feed consumers and the username orchestration — the same
+ * handlers the Functions host runs, registered from the same tables.
+ */
+export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
+  const log = options.log ?? (() => {});
+  let embedded: RunningCosmos | undefined;
+  const cosmos =
+    options.cosmos ??
+    (embedded = await startCosmos({
+      port: options.cosmosPort ?? 0,
+      dataDir: options.dataDir && join(options.dataDir, "cosmos"),
+      faults: options.faults,
+      recoverDamagedData: options.recoverDamagedData,
+      allowedHosts: options.allowedHosts,
+    }));
+  const store = useStore(
+    createStore({
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName },
+      auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
+      softDeleteTtlSeconds: options.softDeleteTtlSeconds,
+      feedRefreshSeconds: options.feedRefreshSeconds,
+      feedCacheMs: options.feedCacheMs,
+      likeBatchMax: options.likeBatchMax,
+    }),
+  );
+  const { settings } = store;
+  await checkReachable(store, cosmos.endpoint).catch(async (error: unknown) => {
+    store.dispose();
+    await embedded?.stop();
+    throw error;
+  });
+  if (cosmos.key) await provision(store.client, settings.cosmos.databaseName, log);
+  // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
+  else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
+
+  // The app's configuration, as app settings are in Azure: its store (above) and its pacing.
+  usePolicy(options.policy);
+  // Each invocation gets a durable client binding for this host's Durable Functions HTTP API
+  // (once it listens), so df.getClient(context) gives the package's client, as in Azure.
+  let origin: string | undefined;
+  const originOf = () => {
+    if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
+    return origin;
+  };
+  const app = await loadApp({
+    settings: (name) => (name === "COSMOS_DATABASE" ? settings.cosmos.databaseName : process.env[name]),
+    durableClient: () => clientBindingData(originOf()),
+    // A function logs inside its invocation's span: the line carries the trace id, as in Application Insights.
+    log: (name, level, message) => log(`[${name}] ${level}: ${message}${traceSuffix()}`),
+  });
+
+  for (const fn of app.unserved) log(`not served here: ${fn}; this host runs HTTP, Cosmos DB and durable triggers`);
+
+  const durable = new DurableHost({
+    functions: app.durable,
+    store: options.dataDir
+      ? fileInstanceStore(join(options.dataDir, "durable"), (file, reason) =>
+          log(`orchestration state ${file} is damaged (${reason}): set aside as ${file}.damaged; that instance is not resumed`),
+        )
+      : undefined,
+    log,
+    spanNaming: SPAN_NAMING,
+  });
+  durable.resume();
+  // Telemetry: the process's providers (npm start's exporters), the change feed estimator and the
+  // orchestration instances as observed metrics, and the operations page's figures from them.
+  const telemetry = localTelemetry();
+  // The triggers' connection (COSMOS) is the account the store uses; its host name is part of the lease ids.
+  const accountHost = new URL(cosmos.endpoint).hostname;
+  const containers = (trigger: { databaseName: string; containerName: string; leaseContainerName: string }) => ({
+    monitored: store.client.database(trigger.databaseName).container(trigger.containerName),
+    leases: store.client.database(trigger.databaseName).container(trigger.leaseContainerName),
+    accountHost,
+  });
+  const unobserve = observeLocalRuntime(app.cosmosDBTriggers, containers, durable);
+  const ops = opsReader(telemetry);
+  const pumps = app.cosmosDBTriggers.map((trigger) => {
+    const { monitored, leases } = containers(trigger);
+    return new ChangeFeedPump(monitored, leases, trigger, {
+      pollMs: options.pollMs ?? trigger.feedPollDelayMs,
+      maxItems: 100,
+      owner: options.leaseOwner ?? "local-host",
+      accountHost,
+      leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
+      log,
+    });
+  });
+
+  const devSecret = (options.devSignIn ?? !options.cosmos) ? settings.auth.devSecret : undefined;
+  const web = options.webDir
+    ? {
+        dir: options.webDir,
+        sourceMapsDir: options.sourceMapsDir,
+        config: { apiBase: "/api", auth: options.webSignIn ? { mode: "entra" as const, ...options.webSignIn } : { mode: "dev" as const } },
+        devSignIn: devSecret ? devSignIn(devSecret) : undefined,
+      }
+    : undefined;
+  const server: Server = createHttpServer(app.http, {
+    describeRequest: (request) => costLine(cosmosUsageOf(request as never)),
+    log,
+    corsAllowedOrigins: options.corsAllowedOrigins,
+    web,
+    allowedHosts: options.allowedHosts,
+    logRequests: options.logRequests,
+    durable,
+    ops: () => ops.read(),
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 7071, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as { port: number };
+  origin = `http://127.0.0.1:${port}`;
+  announceHostName(port);
+  // The consumers start once the durable client can reach the host.
+  await app.start();
+  pumps.forEach((pump) => pump.start());
+
+  return {
+    url: `http://localhost:${port}/api`,
+    store,
+    durable,
+    services: invocationServices(durableInvocation("localInvocation", originOf(), (_level, ...args) => log(args.join(" ")))),
+    cosmosEndpoint: cosmos.endpoint,
+    cosmosKey: cosmos.key,
+    async stop() {
+      // In-flight requests are answered, then the consumers checkpoint and the orchestrations pause, resumable.
+      await drainHttp(server, 2000);
+      await Promise.all(pumps.map((pump) => pump.stop()));
+      await durable.stop();
+      await app.stop();
+      unobserve();
+      store.dispose();
+      await embedded?.stop();
+    },
+  };
+}
