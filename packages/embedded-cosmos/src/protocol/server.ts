@@ -1,22 +1,19 @@
 import type { Clock } from "../engine/clock";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
-import { Account, type ScriptKind } from "../engine/account";
-import { childRid } from "../wire/resource-ids";
+import { Account } from "../engine/account";
 import { isHybridRow } from "../wire/hybrid-row";
-import { requestedThroughput } from "../engine/offers";
-import { queryResources } from "../query/query";
 import { verifyMasterKey } from "./auth";
 import { hostnameOf, isAllowedHost } from "./host-names";
 import { DocumentRoutes } from "./documents";
+import { ResourceRoutes } from "./resources";
 import { NO_COST, requestUnits, withMeter, type CostFeatures } from "../limits/request-units";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "../wire/errors";
 import { ScriptedTransactions } from "../scripts/transactions";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import type { ThroughputBudget } from "../limits/throughput";
 import type { FaultInjector } from "../limits/faults";
-import { isTrue, operationKind, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
-import type { Json, JsonObject } from "../wire/json";
+import { isTrue, operationKind, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptLimits } from "../scripts/sandbox";
 
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
@@ -26,6 +23,7 @@ export class CosmosServer {
   readonly account: Account;
   private readonly transactions: ScriptedTransactions;
   private readonly documents: DocumentRoutes;
+  private readonly resources: ResourceRoutes;
   private readonly http: Server;
   private sweeper?: NodeJS.Timeout;
 
@@ -64,6 +62,7 @@ export class CosmosServer {
     this.account = new Account(options.partitions ?? 1, options.clock);
     this.transactions = new ScriptedTransactions(this.account, this.limits);
     this.documents = new DocumentRoutes(this.account, this.transactions, this.scanPageItems);
+    this.resources = new ResourceRoutes(this.account, this.transactions, this.budget);
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.keepAliveTimeout = 60_000;
   }
@@ -211,22 +210,22 @@ export class CosmosServer {
   private route(call: Call): Reply {
     const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
     const n = call.segments.length;
-    if (n === 0 && call.method === "GET") return { status: 200, body: this.accountResource(call) };
+    if (n === 0 && call.method === "GET") return { status: 200, body: this.resources.accountResource(call) };
     // Not part of Azure's protocol: what the fault injector has injected, for runs that restart the process.
     if (dbs === "_embedded" && dbId === "faults" && n === 2 && call.method === "GET")
       return { status: 200, body: { ...this.faults?.injected, total: this.faults?.total ?? 0 } };
-    if (dbs === "offers" && n <= 2) return this.offers(call, dbId);
+    if (dbs === "offers" && n <= 2) return this.resources.offers(call, dbId);
     if (dbs !== "dbs") throw notFound("Unknown resource path.");
-    if (n <= 2) return this.databases(call, dbId);
+    if (n <= 2) return this.resources.databases(call, dbId);
     if (colls !== "colls") throw notFound("Unknown resource path.");
-    if (n <= 4) return this.containers(call, dbId, collId);
+    if (n <= 4) return this.resources.containers(call, dbId, collId);
     if (this.budget && (kind === "docs" || (kind === "sprocs" && n === 6 && call.method === "POST")))
       call.budgetPartition = this.spendBudget(call, dbId, collId);
     if (kind === "docs") return n === 5 ? this.documents.collection(call, dbId, collId) : this.documents.item(call, dbId, collId, resourceId);
-    if (kind === "pkranges" && n === 5) return this.partitionKeyRanges(call, dbId, collId);
+    if (kind === "pkranges" && n === 5) return this.resources.partitionKeyRanges(call, dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST")
       return this.documents.deletePartitionKey(call, dbId, collId);
-    if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.scripts(call, dbId, collId, kind, resourceId);
+    if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.resources.scripts(call, dbId, collId, kind, resourceId);
     throw notFound("Unknown resource path.");
   }
 
@@ -247,133 +246,5 @@ export class CosmosServer {
     const partition = `${dbId}/${collId}/${range}`;
     this.budget!.spend(partition);
     return partition;
-  }
-
-  private accountResource(call: Call): JsonObject {
-    const endpoint = `http://${call.header("host") ?? "localhost"}/`;
-    const location = { name: "Local", databaseAccountEndpoint: endpoint };
-    return {
-      id: "localcosmos",
-      _rid: "localcosmos",
-      _self: "",
-      _dbs: "//dbs/",
-      media: "//media/",
-      addresses: "//addresses/",
-      writableLocations: [location],
-      readableLocations: [location],
-      enableMultipleWriteLocations: false,
-      userConsistencyPolicy: { defaultConsistencyLevel: "Session" },
-      userReplicationPolicy: { asyncReplication: false, minReplicaSetSize: 1, maxReplicasetSize: 1 },
-      systemReplicationPolicy: { minReplicaSetSize: 1, maxReplicasetSize: 1 },
-      readPolicy: { primaryReadCoefficient: 1, secondaryReadCoefficient: 1 },
-      queryEngineConfiguration: JSON.stringify({ maxSqlQueryInputLength: 262144, sqlAllowTop: true, sqlAllowAggregateFunctions: true }),
-    };
-  }
-
-  private databases(call: Call, dbId: string | undefined): Reply {
-    if (dbId === undefined) {
-      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery"))) return { status: 201, body: this.account.createDatabase(call.body) };
-      const list = [...this.account.databases.values()].map((d) => d.resource);
-      return { status: 200, body: { _rid: "", Databases: list, _count: list.length } };
-    }
-    if (call.method === "GET") return { status: 200, body: this.account.database(dbId).resource };
-    if (call.method === "DELETE") {
-      this.account.deleteDatabase(dbId);
-      return { status: 204 };
-    }
-    throw badRequest(`${call.method} is not supported on a database.`);
-  }
-
-  private containers(call: Call, dbId: string, collId: string | undefined): Reply {
-    if (collId === undefined) {
-      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
-        return { status: 201, body: this.account.createContainer(dbId, call.body, requestedThroughput(call.header)) };
-      const list = [...this.account.database(dbId).containers.values()].map((c) => c.data.resource);
-      return { status: 200, body: { _rid: this.account.database(dbId).resource._rid, DocumentCollections: list, _count: list.length } };
-    }
-    switch (call.method) {
-      case "GET":
-        return { status: 200, body: this.account.container(dbId, collId).data.resource };
-      case "PUT":
-        return { status: 200, body: this.account.replaceContainer(dbId, collId, call.body) };
-      case "DELETE":
-        this.account.deleteContainer(dbId, collId);
-        return { status: 204 };
-      default:
-        throw badRequest(`${call.method} is not supported on a container.`);
-    }
-  }
-
-  /**
-   * The container's physical partitions, as key ranges: what the SDKs route by. The .NET SDK
-   * reads them as an incremental feed (`A-IM`), asking again with the last ETag until 304 says
-   * nothing changed; the ranges never split here, so the ETag is their count.
-   */
-  private partitionKeyRanges(call: Call, dbId: string, collId: string): Reply {
-    const { data } = this.account.container(dbId, collId);
-    const etag = `"${data.ranges.length}"`;
-    if (call.header("if-none-match") === etag) return { status: 304, headers: { etag } };
-    const ranges = data.ranges.map((range, i) => ({
-      ...range,
-      _rid: childRid(data.resource._rid as string, "pkrange", BigInt(i + 1)),
-      ridPrefix: i,
-      throughputFraction: 1 / data.ranges.length,
-      status: "online",
-      parents: [],
-      _etag: `"${data.currentLsn(i)}"`,
-    }));
-    return { status: 200, body: { _rid: data.resource._rid, PartitionKeyRanges: ranges, _count: ranges.length }, headers: { etag } };
-  }
-
-  /** Throughput offers: listed, queried (as the SDKs find a container's), read and replaced. */
-  private offers(call: Call, rid: string | undefined): Reply {
-    if (rid === undefined) {
-      let list = this.account.offers.list();
-      if (call.method === "POST") list = queryResources(querySpecOf(call.body), list) as JsonObject[];
-      else if (call.method !== "GET") throw badRequest(`${call.method} is not supported on offers.`);
-      return { status: 200, body: { _rid: "", Offers: list, _count: list.length } };
-    }
-    if (call.method === "GET") return { status: 200, body: this.account.offers.read(rid) };
-    if (call.method === "PUT") return { status: 200, body: this.account.offers.replace(rid, call.body) };
-    throw badRequest(`${call.method} is not supported on an offer.`);
-  }
-
-  private scripts(call: Call, dbId: string, collId: string, kind: ScriptKind, id: string | undefined): Reply {
-    if (id === undefined) {
-      if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
-        return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
-      const list = [...this.account.container(dbId, collId).scripts[kind].values()];
-      const key = kind === "sprocs" ? "StoredProcedures" : "Triggers";
-      return { status: 200, body: { _rid: "", [key]: list, _count: list.length } };
-    }
-    switch (call.method) {
-      case "GET":
-        return { status: 200, body: this.account.script(dbId, collId, kind, id) };
-      case "PUT":
-        return { status: 200, body: this.account.saveScript(dbId, collId, kind, call.body, id) };
-      case "DELETE":
-        this.account.deleteScript(dbId, collId, kind, id);
-        return { status: 204 };
-      case "POST": {
-        if (kind !== "sprocs") break;
-        const params = call.body === undefined ? [] : Array.isArray(call.body) ? (call.body as Json[]) : [call.body as Json];
-        const pk = partitionKeyHeader(call, true) as string;
-        const result = this.transactions.executeProcedure(
-          dbId,
-          collId,
-          id,
-          pk,
-          params,
-          isTrue(call.header("x-ms-documentdb-script-enable-logging")),
-          call.failAfterWork,
-        );
-        // Admission spent one operation; the script's own collection calls are its real cost.
-        if (call.budgetPartition) this.budget?.charge(call.budgetPartition, result.operations - 1);
-        const headers: Record<string, string> = {};
-        if (result.logs.length > 0) headers["x-ms-documentdb-script-log-results"] = encodeURIComponent(result.logs.join("\n"));
-        return { status: 200, body: result.body, headers };
-      }
-    }
-    throw badRequest(`${call.method} is not supported on ${kind}.`);
   }
 }
