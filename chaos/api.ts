@@ -28,6 +28,8 @@ export class ChaosClient {
   constructor(
     private readonly baseUrl: () => string | undefined,
     private readonly patienceMs: number,
+    /** The hosts' dev-token secret (the built-in local one when absent). */
+    private readonly devSecret: string = LOCAL_DEV_SECRET,
   ) {}
 
   /** One attempt; undefined when the host did not answer (down, restarting, connection cut). */
@@ -68,7 +70,7 @@ export class ChaosClient {
 
   private async token(userId: string): Promise<string> {
     let token = this.tokens.get(userId);
-    if (!token) this.tokens.set(userId, (token = await devToken(userId, LOCAL_DEV_SECRET, "24h")));
+    if (!token) this.tokens.set(userId, (token = await devToken(userId, this.devSecret, "24h")));
     return token;
   }
 }

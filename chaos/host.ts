@@ -5,6 +5,8 @@ import { basename, dirname, join } from "node:path";
 const ROOT = basename(dirname(__dirname)) === "dist" ? join(__dirname, "../..") : join(__dirname, "..");
 /** The compiled `npm start` entry point. */
 export const START_SCRIPT = join(ROOT, "dist/local/start.js");
+/** The embedded server's own command (`npm run cosmos`), built by tsc -b. */
+const COSMOS_CLI = join(ROOT, "packages/embedded-cosmos/dist/cli.js");
 
 export interface HostProcess {
   child: ChildProcess;
@@ -16,8 +18,17 @@ export interface HostProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs a host command as a user would (free ports, request log off), collecting its output. */
-export function runHost(command: string, args: string[], env: Record<string, string> = {}, options: { detached?: boolean } = {}): HostProcess {
+/**
+ * Runs a host command as a user would (free ports, request log off), collecting its output. Ready
+ * once it prints its banner; `account: true` for the embedded server's own command, ready once it
+ * prints its endpoint and key (its URL is then "").
+ */
+export function runHost(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+  options: { detached?: boolean; account?: boolean } = {},
+): HostProcess {
   const child = spawn(command, args, {
     env: { ...process.env, PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -28,9 +39,9 @@ export function runHost(command: string, args: string[], env: Record<string, str
   const ready = new Promise<{ url: string; cosmosEndpoint: string; cosmosKey?: string }>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const url = /Blog API ready on (\S+)/.exec(output);
-      const cosmos = /COSMOS_ENDPOINT=(\S+)(?: COSMOS_KEY=(\S+))?/.exec(output);
-      if (url && cosmos) resolve({ url: url[1], cosmosEndpoint: cosmos[1], cosmosKey: cosmos[2] });
+      const url = options.account ? "" : /Blog API ready on (\S+)/.exec(output)?.[1];
+      const cosmos = (options.account ? /COSMOS_ENDPOINT=(\S+)\s+COSMOS_KEY=(\S+)/ : /COSMOS_ENDPOINT=(\S+)(?: COSMOS_KEY=(\S+))?/).exec(output);
+      if (url !== undefined && cosmos) resolve({ url, cosmosEndpoint: cosmos[1], cosmosKey: cosmos[2] });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
@@ -38,6 +49,11 @@ export function runHost(command: string, args: string[], env: Record<string, str
   });
   ready.catch(() => {});
   return { child, output: () => output, ready, exited };
+}
+
+/** The embedded Cosmos DB server as a process of its own, as `npm run cosmos` runs it, with its data in `dataDir`. */
+export function runAccount(dataDir: string, faults: string | undefined): HostProcess {
+  return runHost("node", [COSMOS_CLI, "--port", "0", "--data-dir", dataDir, ...(faults ? ["--faults", faults] : [])], {}, { account: true });
 }
 
 /** The process's exit code, or "running" if it has not exited within `ms`. */

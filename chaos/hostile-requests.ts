@@ -10,6 +10,8 @@ export interface Target {
   api: string;
   cosmosEndpoint: string;
   cosmosKey: string;
+  /** The hosts' dev-token secret (the built-in local one when absent). */
+  devSecret?: string;
 }
 
 /** One hostile request: the status it got, and the statuses that mean it was refused as it should be. */
@@ -42,8 +44,11 @@ async function status(url: string, init: RequestInit = {}): Promise<number | und
   }
 }
 
-const token = (userId: string, claims: { iat: number; exp: number }) =>
-  new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256" }).setSubject(userId).sign(new TextEncoder().encode(LOCAL_DEV_SECRET));
+const token = (target: Target, userId: string, claims: { iat: number; exp: number }) =>
+  new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(userId)
+    .sign(new TextEncoder().encode(target.devSecret ?? LOCAL_DEV_SECRET));
 const now = () => Math.floor(Date.now() / 1000);
 /** The host's Durable Functions HTTP API, beside its `/api`. */
 const durableApi = (api: string) => `${api.replace(/\/api$/, "")}${DURABLE_API_PATH}`;
@@ -88,30 +93,31 @@ const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
     // Accepted, then failed once by its input schema (no loop); never run as asked.
     expected: [202],
   }),
-  async ({ api }, rng) => {
+  async (target, rng) => {
+    const { api } = target;
     const feed = await fetch(`${api}/feed`, { signal: AbortSignal.timeout(10_000) })
       .then((response) => response.json() as Promise<{ items?: { postId: string; userId: string }[] }>)
       .catch(() => ({ items: [] }));
     const post = feed.items?.[Math.floor(rng() * (feed.items?.length ?? 0))];
     if (!post) return { what: "a DELETE with a stale If-Match", status: undefined, expected: [412] };
-    const authorization = `Bearer ${await token(post.userId, { iat: now(), exp: now() + 600 })}`;
+    const authorization = `Bearer ${await token(target, post.userId, { iat: now(), exp: now() + 600 })}`;
     const answer = await status(`${api}/posts/${post.postId}`, { method: "DELETE", headers: { authorization, "if-match": '"stale"' } });
     return { what: `a DELETE of ${post.postId} with a stale If-Match`, status: answer, expected: [412, 404] };
   },
-  async ({ api }) => ({
+  async (target) => ({
     what: "a post of invisible characters",
-    status: await status(`${api}/posts`, {
+    status: await status(`${target.api}/posts`, {
       method: "POST",
-      headers: { authorization: `Bearer ${await token("saboteur", { iat: now(), exp: now() + 600 })}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${await token(target, "saboteur", { iat: now(), exp: now() + 600 })}`, "content-type": "application/json" },
       body: JSON.stringify({ title: "\u3164\u2800", content: "\u034f" }),
     }),
     expected: [400],
   }),
-  async ({ api }) => ({
+  async (target) => ({
     what: "a token issued an hour from now",
-    status: await status(`${api}/posts`, {
+    status: await status(`${target.api}/posts`, {
       method: "POST",
-      headers: { authorization: `Bearer ${await token("saboteur", { iat: now() + 3600, exp: now() + 7200 })}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${await token(target, "saboteur", { iat: now() + 3600, exp: now() + 7200 })}`, "content-type": "application/json" },
       body: JSON.stringify({ title: "t", content: "c" }),
     }),
     expected: [401],

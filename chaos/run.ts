@@ -4,11 +4,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CosmosClient } from "@azure/cosmos";
 import { parseFaultSpec } from "embedded-cosmos";
+import { randomBytes } from "node:crypto";
 import { random } from "../local/random";
 import { containerDefinitions } from "../src/store/definitions";
 import { ChaosClient } from "./api";
 import { checkGuarantees } from "./check";
-import { injectedFaults, runHost, START_SCRIPT, type HostProcess } from "./host";
+import { startCluster } from "./cluster";
 import { Saboteur } from "./saboteur";
 import type { OpsFigures } from "../src/telemetry/ops-figures";
 import { emptyAcknowledged, Workload } from "./workload";
@@ -32,6 +33,11 @@ export interface ChaosOptions {
   log?: (line: string) => void;
   /** Told the API URL of each host incarnation as it starts (to watch its operations page, say). */
   onHost?: (apiUrl: string) => void;
+  /**
+   * Host processes at once (default 1: `npm start` with its own embedded server). With more, they
+   * share one embedded server process and lease container, and one at a time is restarted.
+   */
+  instances?: number;
 }
 
 export interface ChaosResult {
@@ -50,7 +56,6 @@ export interface ChaosResult {
   acknowledged: { users: number; posts: number; deletedPosts: number; comments: number; likes: number };
 }
 
-/** One host process on the run's data directory, with the faults of this incarnation (re-seeded per restart). */
 /** The running host's operations figures in a few words (those of its current incarnation), or nothing if it cannot say now. */
 async function opsSummary(apiUrl: string | undefined): Promise<string> {
   if (!apiUrl) return "";
@@ -65,30 +70,6 @@ async function opsSummary(apiUrl: string | undefined): Promise<string> {
   }
 }
 
-class Incarnation {
-  constructor(
-    readonly process: HostProcess,
-    readonly url: string,
-    readonly cosmosEndpoint: string,
-    readonly cosmosKey: string,
-  ) {}
-
-  static async start(dataDir: string, faults: string | undefined): Promise<Incarnation> {
-    const args = [START_SCRIPT, "--data-dir", dataDir, ...(faults ? ["--faults", faults] : [])];
-    const host = runHost("node", args);
-    const ready = await host.ready;
-    return new Incarnation(host, ready.url, ready.cosmosEndpoint, ready.cosmosKey!);
-  }
-
-  /** Stops it by `signal`; returns the faults its server injected (read just before). */
-  async stop(signal: NodeJS.Signals): Promise<number> {
-    const faults = await injectedFaults(this.cosmosEndpoint);
-    this.process.child.kill(signal);
-    await this.process.exited;
-    return faults;
-  }
-}
-
 /**
  * The randomized run: virtual users over HTTP against `npm start`'s host with faults on, the
  * host killed and restarted on its data directory meanwhile; then a host without faults, time
@@ -100,25 +81,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const spec = options.faults === "" ? undefined : parseFaultSpec(options.faults ?? DEFAULT_FAULTS);
   const faultsFor = (incarnation: number) => spec && JSON.stringify({ ...spec, seed: options.seed * 1000 + incarnation });
   const dataDir = mkdtempSync(join(tmpdir(), "chaos-"));
-  const startHost = async (faults: string | undefined) => {
-    const started = await Incarnation.start(dataDir, faults);
-    options.onHost?.(started.url);
-    return started;
-  };
-  let host: Incarnation | undefined = await startHost(faultsFor(0));
-  const api = new ChaosClient(() => host?.url, 20_000);
+  const instances = options.instances ?? 1;
+  // Against a shared account the hosts take dev tokens signed with a secret of the run's own (the built-in one is for an embedded server).
+  const devSecret = instances > 1 ? randomBytes(32).toString("base64url") : undefined;
+  const clusterOf = (faults: typeof faultsFor) =>
+    startCluster({
+      dataDir,
+      instances,
+      faultsFor: faults,
+      rng: random(options.seed + 11),
+      onHost: options.onHost,
+      env: devSecret ? { AUTH_DEV_SECRET: devSecret } : {},
+    });
+  let cluster = await clusterOf(faultsFor);
+  const api = new ChaosClient(() => cluster.url(), 20_000, devSecret);
   const violations: string[] = [];
   const workload = new Workload(api, rng, emptyAcknowledged(), (violation) => violations.push(violation), (options.users ?? 8) * 3);
   const started = Date.now();
   const deadline = started + options.seconds * 1000;
-  let faults = 0;
   let restarts = 0;
 
   const saboteur = new Saboteur(
-    () => host && { endpoint: host.cosmosEndpoint, key: host.cosmosKey },
+    () => cluster.cosmos(),
     random(options.seed + 7),
     containerDefinitions.databaseName,
-    () => host?.url,
+    () => cluster.url(),
+    devSecret,
   );
   const sabotage = (async () => {
     const every = (options.sabotageEverySeconds ?? 2) * 1000;
@@ -127,10 +115,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await saboteur.act();
     }
   })();
-  // Each progress line also reads the host's operations figures (what #/ops shows, live).
+  // Each progress line also reads an instance's operations figures (what #/ops shows, live).
   const progress = setInterval(
     () =>
-      void opsSummary(host?.url).then((ops) =>
+      void opsSummary(cluster.url()).then((ops) =>
         log(`chaos: ${Math.round((Date.now() - started) / 1000)} s, ${workload.operations} operations, ${api.requests} requests, ${restarts} restarts${ops}`),
       ),
     5000,
@@ -140,12 +128,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     while (Date.now() + every < deadline) {
       await new Promise((resolve) => setTimeout(resolve, every));
       const signal = restarts % 2 === 0 ? "SIGKILL" : "SIGINT";
-      const stopping = host!;
-      host = undefined;
-      faults += await stopping.stop(signal);
+      await cluster.restartOne(signal);
       restarts++;
-      host = await startHost(faultsFor(restarts));
-      log(`chaos: host restarted after ${signal} (${restarts})`);
+      log(`chaos: ${instances > 1 ? "an instance" : "host"} restarted after ${signal} (${restarts})`);
     }
   })();
   const users = Array.from({ length: options.users ?? 8 }, (_, i) => `u${i + 1}`);
@@ -161,12 +146,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   await sabotage;
   saboteur.dispose();
   clearInterval(progress);
-  faults += await host!.stop("SIGINT");
+  const faults = await cluster.stop();
 
   // Settle without faults: the pipeline catches up, then every guarantee must hold.
   log(`chaos: workload done (${workload.operations} operations); checking the guarantees while the pipeline settles`);
-  host = await startHost(undefined);
-  const client = new CosmosClient({ endpoint: host.cosmosEndpoint, key: host.cosmosKey, connectionPolicy: { enableEndpointDiscovery: false } });
+  cluster = await clusterOf(() => undefined);
+  const account = cluster.cosmos()!;
+  const client = new CosmosClient({ endpoint: account.endpoint, key: account.key, connectionPolicy: { enableEndpointDiscovery: false } });
   const settleStarted = Date.now();
   let remaining: string[];
   try {
@@ -177,7 +163,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
   } finally {
     client.dispose();
-    await host.stop("SIGINT");
+    await cluster.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
   violations.push(...api.serverErrors, ...saboteur.unrefused, ...remaining);
@@ -203,7 +189,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   };
 }
 
-/** `npm run chaos -- --minutes N --seed S [--faults spec] [--users N] [--restart-every S] [--out file.json]` */
+/** `npm run chaos -- --minutes N --seed S [--faults spec] [--users N] [--restart-every S] [--instances N] [--out file.json]` */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -213,11 +199,18 @@ async function main(): Promise<void> {
       faults: { type: "string" },
       users: { type: "string", default: "8" },
       "restart-every": { type: "string", default: "20" },
+      instances: { type: "string", default: "1" },
       out: { type: "string" },
     },
   });
   const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes) * 60;
-  const numbers = { seconds, seed: Number(values.seed), users: Number(values.users), restartEverySeconds: Number(values["restart-every"]) };
+  const numbers = {
+    seconds,
+    seed: Number(values.seed),
+    users: Number(values.users),
+    restartEverySeconds: Number(values["restart-every"]),
+    instances: Number(values.instances),
+  };
   for (const [name, value] of Object.entries(numbers))
     if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
   const result = await runChaos({

@@ -24,6 +24,8 @@ export class Saboteur {
     private readonly databaseName: string,
     /** The host's API base, for the hostile requests (none when absent). */
     private readonly api: () => string | undefined = () => undefined,
+    /** The hosts' dev-token secret, for the hostile requests that carry a token (the built-in one when absent). */
+    private readonly devSecret?: string,
   ) {}
 
   /** One act, chosen at random; a failure (the host is restarting) is no act. */
@@ -102,7 +104,7 @@ export class Saboteur {
     const account = this.account();
     const api = this.api();
     if (!account || !api) return;
-    const violation = await sendHostileRequest({ api, cosmosEndpoint: account.endpoint, cosmosKey: account.key }, this.rng);
+    const violation = await sendHostileRequest({ api, cosmosEndpoint: account.endpoint, cosmosKey: account.key, devSecret: this.devSecret }, this.rng);
     this.hostileRequests++;
     if (violation) this.unrefused.push(violation);
   }

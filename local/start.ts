@@ -68,6 +68,8 @@ async function main(): Promise<void> {
       sourceMapsDir: flags["source-maps"] ? join(__dirname, "../web-sourcemaps") : undefined,
       // LOG_REQUESTS=false drops the line per request only: what the host reports about itself stays.
       logRequests: process.env.LOG_REQUESTS !== "false",
+      // Several hosts on one account (as Azure scales out) need a name each on the change feed leases.
+      leaseOwner: process.env.LOCAL_INSTANCE_NAME?.trim() || undefined,
       log: (line) => console.log(`  ${line}`),
     });
   let system;

@@ -25,6 +25,18 @@ describe("npm run chaos, short and deterministic", () => {
     expect(result.acknowledged.likes).toBeGreaterThan(5);
     expect(lines.some((line) => /^chaos: \d+ s, \d+ operations/.test(line))).toBe(true);
   }, 180_000);
+
+  it("keeps every guarantee with three instances on one account, restarted one at a time", async () => {
+    const lines: string[] = [];
+    const result = await runChaos({ seconds: 24, seed: 43, users: 6, restartEverySeconds: 8, instances: 3, log: (line) => lines.push(line) });
+    expect(result.violations.join("\n")).toBe("");
+    expect(result.restarts).toBe(2);
+    expect(lines.filter((line) => /an instance restarted after/.test(line))).toHaveLength(2);
+    expect(result.faults).toBeGreaterThan(0);
+    expect(result.hostileRequests).toBeGreaterThan(3);
+    expect(result.acknowledged.posts).toBeGreaterThan(10);
+    expect(result.acknowledged.comments).toBeGreaterThan(10);
+  }, 240_000);
 });
 
 describe("the saboteur's hostile requests", () => {
