@@ -218,7 +218,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       maxItems: 100,
       owner: options.leaseOwner ?? "local-host",
       accountHost,
-      leases: { ...DEFAULT_LEASE_TIMING, ...options.leaseTiming },
+      leases: { ...DEFAULT_LEASE_TIMING, ...trigger.leaseTiming, ...options.leaseTiming },
       log,
     });
   });

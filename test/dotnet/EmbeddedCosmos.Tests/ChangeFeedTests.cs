@@ -122,7 +122,7 @@ public class ChangeFeedTests(EmbeddedServer server)
         // The local host's consumer (Node.js) takes every lease first.
         var local = new List<string>();
         var owned = 0;
-        var script = Path.Combine(EmbeddedServer.Root(), "test", "dotnet", "local-consumer.cjs");
+        var script = Path.Combine(EmbeddedServer.Root(), "packages", "local-host", "test", "support", "consumer-process.cjs");
         var start = new System.Diagnostics.ProcessStartInfo("node", $"\"{script}\" {server.Endpoint} {server.Key} feeds shared shared-leases posts- local-host") { RedirectStandardOutput = true };
         using var node = System.Diagnostics.Process.Start(start)!;
         node.OutputDataReceived += (_, line) =>

@@ -26,6 +26,8 @@ export interface CosmosDBTriggerFunction {
   feedPollDelayMs: number;
   /** The function's retry policy (exponential backoff; the trigger retries forever with maxRetryCount -1). */
   retry: { minimumIntervalMs: number; maximumIntervalMs: number; maxRetryCount: number };
+  /** The lease intervals it registered (leaseExpirationInterval, leaseRenewInterval, leaseAcquireInterval, ms); the trigger's defaults where absent. */
+  leaseTiming: { expirationMs?: number; renewMs?: number; acquireMs?: number };
   /** Delivers one batch; rejects if the function failed. */
   invoke(documents: unknown[]): Promise<void>;
 }
@@ -152,6 +154,11 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
           minimumIntervalMs: (retry?.minimumInterval?.seconds ?? retry?.delayInterval?.seconds ?? 1) * 1000,
           maximumIntervalMs: (retry?.maximumInterval?.seconds ?? retry?.delayInterval?.seconds ?? 60) * 1000,
           maxRetryCount: retry?.maxRetryCount ?? -1,
+        },
+        leaseTiming: {
+          ...(typeof trigger.leaseExpirationInterval === "number" ? { expirationMs: trigger.leaseExpirationInterval } : {}),
+          ...(typeof trigger.leaseRenewInterval === "number" ? { renewMs: trigger.leaseRenewInterval } : {}),
+          ...(typeof trigger.leaseAcquireInterval === "number" ? { acquireMs: trigger.leaseAcquireInterval } : {}),
         },
         async invoke(documents) {
           await run({ json: JSON.stringify(documents) });

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { ChangeFeedStartFrom, type Container } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CosmosOptions } from "embedded-cosmos";
@@ -28,7 +30,7 @@ async function setup(cosmos: CosmosOptions = {}) {
 }
 
 /** A consumer named `owner` that records every document id it is handed, each call waiting for `gate` first. */
-function consumer(watched: Container, leases: Container, owner: string, gate: () => Promise<void> = async () => {}) {
+function consumer(watched: Container, leases: Container, owner: string, gate: () => Promise<void> = async () => {}, timing = TIMING) {
   const delivered: string[] = [];
   const logs: string[] = [];
   const trigger = watchedTrigger(async (documents) => {
@@ -40,7 +42,7 @@ function consumer(watched: Container, leases: Container, owner: string, gate: ()
     maxItems: 100,
     owner,
     accountHost: "127.0.0.1",
-    leases: TIMING,
+    leases: timing,
     log: (line) => logs.push(line),
   });
   pumps.push(pump);
@@ -113,6 +115,37 @@ describe("change feed leases shared by two consumers", () => {
     await eventually(async () => (covers([b.delivered], ids("after", 10)) ? true : undefined), 10_000);
     // host-b resumed host-a's ranges from their checkpoints: nothing of "before" was delivered twice.
     expect([...a.delivered, ...b.delivered].filter((id) => id.startsWith("before")).sort()).toEqual(ids("before", 10).sort());
+  });
+});
+
+describe("a consumer killed without a word", () => {
+  it("keeps its leases until they expire; then another takes them over from their checkpoints and nothing is lost", async () => {
+    const { watched, leases } = await setup();
+    // host-a in a process of its own (its lease expiration: 5 s), killed with SIGKILL: it releases nothing.
+    const script = join(__dirname, "../support/consumer-process.cjs");
+    const child = spawn(process.execPath, [script, fixture!.cosmos.endpoint, fixture!.cosmos.key, "test", watched.id, leases.id, "watched-", "host-a"]);
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      await eventually(async () => (/owns 4/.test(output) ? true : undefined), 20_000);
+      await write(watched, ids("before", 10));
+      await eventually(async () => (ids("before", 10).every((id) => output.includes(`delivered ${id}\n`)) ? true : undefined), 20_000);
+    } finally {
+      child.kill("SIGKILL");
+      await exited;
+    }
+    const killedAt = Date.now();
+    const b = consumer(watched, leases, "host-b", undefined, { expirationMs: 5000, renewMs: 1000, acquireMs: 200 });
+    b.pump.start();
+    await write(watched, ids("after", 10));
+    await eventually(async () => (b.pump.ownedLeases().length === 4 ? true : undefined), 30_000);
+    // Not before the dead owner's leases expired: until then they are its.
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(4000);
+    await eventually(async () => (covers([b.delivered], ids("after", 10)) ? true : undefined), 20_000);
+    // At least once: a batch host-a delivered but had not checkpointed may come again; every "after" change comes once.
+    expect(b.delivered.filter((id) => id.startsWith("after")).sort()).toEqual(ids("after", 10).sort());
+    expect(b.delivered.every((id) => id.startsWith("after") || id.startsWith("before"))).toBe(true);
   });
 });
 

@@ -15,6 +15,7 @@ export function watchedTrigger(
     startFromBeginning: true,
     feedPollDelayMs: 20,
     retry: { minimumIntervalMs: 20, maximumIntervalMs: 200, maxRetryCount: -1, ...retry },
+    leaseTiming: {},
     invoke: handler,
   };
 }

@@ -48,6 +48,7 @@ describe("an app loaded through the worker's API", () => {
       startFromBeginning: false,
       feedPollDelayMs: 5000,
       retry: { minimumIntervalMs: 3000, maximumIntervalMs: 3000, maxRetryCount: 2 },
+      leaseTiming: { expirationMs: 30_000, renewMs: 10_000 },
       invoke: undefined,
     });
     expect([...app.durable.orchestrations.keys()]).toEqual(["greetTwice"]);

@@ -33,6 +33,8 @@ app.cosmosDB("notesChanged", {
   leaseContainerName: "note-leases",
   leaseContainerPrefix: "notes-",
   startFromBeginning: false,
+  leaseExpirationInterval: 30_000,
+  leaseRenewInterval: 10_000,
   retry: { strategy: "fixedDelay", maxRetryCount: 2, delayInterval: { seconds: 3 } },
   extraInputs: [df.input.durableClient()],
   handler: async (documents: unknown[], context: InvocationContext) => {

@@ -1,10 +1,10 @@
-// The local host's change feed consumer (packages/local-host, built by tsc -b) on one
-// container, for the .NET tests: it prints each id it is handed, and its leases when asked.
+// The local host's change feed consumer (this package, built by tsc -b) on one container, in a
+// process of its own, for the tests that kill it and for the .NET tests that share its lease
+// container: it prints each id it is handed, and how many leases it holds, every 200 ms.
 // Arguments: endpoint key database container leaseContainer prefix owner.
 const { join } = require("node:path");
-const root = join(__dirname, "../..");
-const { CosmosClient } = require(join(root, "node_modules/@azure/cosmos"));
-const { ChangeFeedPump } = require(join(root, "packages/local-host/dist/index.js"));
+const { CosmosClient } = require("@azure/cosmos");
+const { ChangeFeedPump } = require(join(__dirname, "../../dist/index.js"));
 
 const [endpoint, key, database, container, leaseContainer, prefix, owner] = process.argv.slice(2);
 const client = new CosmosClient({ endpoint, key, connectionPolicy: { enableEndpointDiscovery: false } });
