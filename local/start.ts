@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { loadIssuerSettings, loadSettings, loadTuning } from "../src/config";
 import { commaList, parseFaultSpec } from "embedded-cosmos";
 import { localDevSecret } from "./dev-auth";
+import { emitLog, localTelemetry } from "local-host";
 import { startLocalSystem } from "./system";
 
 /** Entra ID sign-in for the front end, when all three of its settings are given (as the azd hook reads them). */
@@ -70,7 +71,11 @@ async function main(): Promise<void> {
       logRequests: process.env.LOG_REQUESTS !== "false",
       // Several hosts on one account (as Azure scales out) need a name each on the change feed leases.
       leaseOwner: process.env.LOCAL_INSTANCE_NAME?.trim() || undefined,
-      log: (line) => console.log(`  ${line}`),
+      // Each line to the terminal, and as a log record (with the trace it was written in) to OTLP when exported.
+      log: (line) => {
+        console.log(`  ${line}`);
+        emitLog(line);
+      },
     });
   let system;
   try {
@@ -139,17 +144,21 @@ function stopOnSignals(system: { stop(): Promise<void> }): void {
       console.log(`still stopping after ${DRAIN_DEADLINE_MS / 1000} s: exiting; unfinished work resumes on the next start`);
       process.exit(1);
     }, DRAIN_DEADLINE_MS);
-    system.stop().then(
-      () => {
-        clearTimeout(deadline);
-        console.log("Stopped: drained cleanly.");
-        process.exit(0);
-      },
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
+    system
+      .stop()
+      // Whatever telemetry is pending goes out before the process does.
+      .then(() => localTelemetry().shutdown())
+      .then(
+        () => {
+          clearTimeout(deadline);
+          console.log("Stopped: drained cleanly.");
+          process.exit(0);
+        },
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));

@@ -33,5 +33,5 @@ export { announceHostName, clientBindingData, DURABLE_API_PATH, durableClient, d
 export { DEFAULT_SPAN_NAMING, type InstanceSpanNaming } from "./durable/tracing";
 
 // The process's OpenTelemetry SDK, and time.
-export { localTelemetry, untraced, type LocalTelemetry } from "./telemetry";
+export { emitLog, localTelemetry, untraced, type LocalTelemetry } from "./telemetry";
 export { ManualClock, systemClock, type Clock } from "./clock";

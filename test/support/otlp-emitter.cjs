@@ -1,0 +1,17 @@
+// A process that records one request's worth of telemetry through the local host's SDK (built
+// by tsc -b) and exits, flushing it: the OTLP settings come from its environment, as npm start's do.
+const { join } = require("node:path");
+const { emitLog, localTelemetry } = require("local-host");
+const { inSpan, recordHttpRequest } = require(join(__dirname, "../../dist/src/telemetry"));
+
+(async () => {
+  const telemetry = localTelemetry();
+  await inSpan("GET /api/feed", {}, async () => {
+    recordHttpRequest({ route: "/api/feed", method: "GET", status: 200, durationMs: 3, charge: 2.5 });
+    emitLog("a line written inside the request");
+  });
+  await telemetry.shutdown();
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
