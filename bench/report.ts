@@ -5,6 +5,7 @@ import type { ColdStartFigures } from "./cold-start";
 import type { ScaleFigures } from "./scale";
 import { ARTICLE_RU } from "./article";
 import type { ServerFigures } from "./server";
+import type { InstanceFigures } from "./instances";
 
 export interface Row {
   id: string;
@@ -54,6 +55,8 @@ export interface Report {
   coldStart?: ColdStartFigures;
   /** Feed writes under a like storm and a concurrent load with and without the feed micro-cache (absent when skipped). */
   scale?: ScaleFigures;
+  /** The app on 1..N instances sharing one account. */
+  instances?: InstanceFigures[];
   /** Unindexable queries over growing item counts, read to the end through the SDK. */
   scans?: ScanFigures[];
 }
@@ -139,6 +142,18 @@ export function formatTable(report: Report): string {
       r ? `${f(r.readsPerSecond, 0)} reads/s, ${f(r.upsertsPerSecond, 0)} upserts/s` : "n/a (no dotnet on PATH)";
     lines.push(`| point operations, @azure/cosmos (32 in flight) | ${rates(e.pointOperations.javascript)} | no regression |`);
     lines.push(`| point operations, Microsoft.Azure.Cosmos (32 in flight) | ${rates(e.pointOperations.dotnet)} | no regression |`);
+  }
+  const inst = report.instances;
+  if (inst && inst.length > 0) {
+    lines.push(
+      "",
+      "| instances (one embedded server process, 32 requests in flight) | requests/s | p95 | new post in every Q6 (p50 / max) | rebalance after kill -9 |",
+      "|---|---|---|---|---|",
+    );
+    for (const figure of inst)
+      lines.push(
+        `| ${figure.instances} | ${f(figure.requestsPerSecond, 0)} | ${f(figure.p95Ms, 0)} ms | ${f(figure.visibleMs.p50, 0)} / ${f(figure.visibleMs.max, 0)} ms | ${figure.rebalanceSeconds === undefined ? "not measured" : `${f(figure.rebalanceSeconds, 1)} s`} |`,
+      );
   }
   const sc = report.scale;
   if (sc) {

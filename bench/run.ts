@@ -21,6 +21,7 @@ import { measurePipeline } from "./pipeline";
 import { measureColdStart } from "./cold-start";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
+import { measureInstances } from "./instances";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
@@ -49,6 +50,8 @@ export interface BenchOptions {
   stormLikers: number;
   /** Items of the largest unindexable-scan figure (0 skips it); a quarter and a half are measured too. */
   scanItems: number;
+  /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
+  instances?: { upTo: number; seconds: number; rebalance: boolean };
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -213,6 +216,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
+  if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
   return report;
 }
 
@@ -234,6 +238,9 @@ async function main(): Promise<void> {
       "scale-seconds": { type: "string", default: "5" },
       "storm-likers": { type: "string", default: "1000" },
       "scan-items": { type: "string", default: "60000" },
+      instances: { type: "string", default: "0" },
+      "instance-seconds": { type: "string", default: "10" },
+      rebalance: { type: "boolean", default: false },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -260,6 +267,11 @@ async function main(): Promise<void> {
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
+    instances: {
+      upTo: number("instances", values.instances, 0, 8),
+      seconds: number("instance-seconds", values["instance-seconds"], 1, 600),
+      rebalance: values.rebalance === true,
+    },
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

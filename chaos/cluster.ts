@@ -81,8 +81,8 @@ async function singleHost(options: ClusterOptions): Promise<Cluster> {
   };
 }
 
-/** N host processes on one account process; one instance at a time is restarted, the account stays up. */
-async function instances(options: ClusterOptions): Promise<Cluster> {
+/** N host processes (1 too) on one account process; one instance at a time is restarted, the account stays up. */
+export async function sharedAccountCluster(options: ClusterOptions): Promise<Cluster & { urls(): string[]; kill(instance: number): Promise<void> }> {
   // Its port may change from one run phase to the next: lease ids name the account's host, not its port.
   const account = await started(runAccount(join(options.dataDir, "cosmos"), options.faultsFor(0)));
   const key = account.key!;
@@ -101,6 +101,12 @@ async function instances(options: ClusterOptions): Promise<Cluster> {
       return up.length === 0 ? undefined : up[Math.floor(options.rng() * up.length)].url;
     },
     cosmos: () => ({ endpoint: account.endpoint, key }),
+    urls: () => hosts.filter((host): host is Running => host !== undefined).map((host) => host.url),
+    async kill(i) {
+      const host = hosts[i];
+      hosts[i] = undefined;
+      if (host) await stopped(host, "SIGKILL");
+    },
     async restartOne(signal) {
       const i = Math.floor(options.rng() * hosts.length);
       const host = hosts[i];
@@ -120,5 +126,5 @@ async function instances(options: ClusterOptions): Promise<Cluster> {
 
 /** Starts `options.instances` instances (1: `npm start` alone) on the run's data directory. */
 export function startCluster(options: ClusterOptions): Promise<Cluster> {
-  return options.instances <= 1 ? singleHost(options) : instances(options);
+  return options.instances <= 1 ? singleHost(options) : sharedAccountCluster(options);
 }

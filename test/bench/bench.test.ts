@@ -51,6 +51,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       scaleSeconds: 1,
       stormLikers: 60,
       scanItems: 2000,
+      instances: { upTo: 2, seconds: 1, rebalance: false },
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
     expect(report.meta).toMatchObject({ users: 4, iterations: 3, measuresRequestUnits: true, requestUnits: "model" });
@@ -114,6 +115,14 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(server.commentLoad.comments).toBeGreaterThan(0);
     expect(server.commentLoad.perSecond).toBeCloseTo(server.commentLoad.comments / server.commentLoad.seconds, 6);
     expect(server.restart.seconds).toBeGreaterThan(0);
+    // One and two instances on one account: load through both, a new post followed to every Q6.
+    expect(report.instances?.map((figure) => figure.instances)).toEqual([1, 2]);
+    for (const figure of report.instances!) {
+      expect(figure.requestsPerSecond).toBeGreaterThan(0);
+      expect(figure.visibleMs.p50).toBeLessThanOrEqual(figure.visibleMs.max);
+      expect(figure.rebalanceSeconds).toBeUndefined();
+    }
+    expect(table).toMatch(/\| 2 \| \d+ \| \d+ ms \|/);
     // Point reads and upserts through both SDKs (the .NET one builds and runs bench/dotnet where dotnet is installed).
     const dotnet = spawnSync("dotnet", ["--version"]).status === 0;
     expect(server.pointOperations.dotnet === null).toBe(!dotnet);
