@@ -81,15 +81,7 @@ public class ChangeFeedTests(EmbeddedServer server)
             .WithPollInterval(TimeSpan.FromMilliseconds(100))
             .Build();
         await Write(monitored, "n", 20);
-        await processor.StartAsync();
-        try
-        {
-            await Eventually(() => delivered.Distinct().Count() == 20);
-        }
-        finally
-        {
-            await processor.StopAsync();
-        }
+        await WhileRunning(processor, () => Eventually(() => delivered.Distinct().Count() == 20));
 
         // Stopped: what is written now waits, and the estimator counts it.
         await Write(monitored, "late", 12);
@@ -101,17 +93,12 @@ public class ChangeFeedTests(EmbeddedServer server)
 
         // Started again, it continues from its checkpoints: the late changes, none of the first again.
         delivered.Clear();
-        await processor.StartAsync();
-        try
+        await WhileRunning(processor, async () =>
         {
             await Eventually(() => delivered.Distinct().Count(id => id.StartsWith("late")) == 12);
             await Task.Delay(300);
             Assert.DoesNotContain(delivered, id => id.StartsWith("n"));
-        }
-        finally
-        {
-            await processor.StopAsync();
-        }
+        });
     }
 
     [Fact]
@@ -186,10 +173,16 @@ public class ChangeFeedTests(EmbeddedServer server)
         var delivered = new ConcurrentBag<string>();
         var processor = Processor(monitored, leases, "extension-", "functions-host", delivered).WithStartTime(DateTime.MinValue.ToUniversalTime()).WithPollInterval(TimeSpan.FromMilliseconds(100)).Build();
         await Write(monitored, "x", 15);
+        await WhileRunning(processor, () => Eventually(() => delivered.Distinct().Count() == 15));
+    }
+
+    /// <summary>Runs `work` while the processor runs; stops it whatever happens.</summary>
+    private static async Task WhileRunning(ChangeFeedProcessor processor, Func<Task> work)
+    {
         await processor.StartAsync();
         try
         {
-            await Eventually(() => delivered.Distinct().Count() == 15);
+            await work();
         }
         finally
         {
