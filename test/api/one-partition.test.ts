@@ -21,17 +21,25 @@ beforeAll(async () => {
 });
 afterAll(() => api.stop());
 
-/** Every read route of the route table (the article's Q1-Q6), with its path for the data above and the partition it must read. */
+/**
+ * Every read route of the route table (the article's Q1-Q6 and any other GET that reads data;
+ * the OpenAPI document reads none), with its path for the data above and the partition it must read.
+ */
 const reads = routes
-  .filter((route) => route.method === "GET" && route.doc.request?.startsWith("Q"))
+  .filter((route) => route.method === "GET" && route.route !== "openapi.json")
   .map((route) => {
     const path = () => `/api/${route.route.replace("{userId}", "reader").replace("{postId}", postId)}`;
     const partition = () => (route.route.includes("{userId}") ? '["reader"]' : route.route.includes("{postId}") ? JSON.stringify([postId]) : '["post"]');
-    return [`${route.doc.request} ${route.name}`, path, partition] as const;
+    return [`${route.doc.request ?? "read"} ${route.name}`, path, partition] as const;
   });
 
 it("finds the article's six reads in the route table", () => {
-  expect(reads.map(([name]) => name.split(" ")[0]).sort()).toEqual(["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]);
+  expect(
+    reads
+      .map(([name]) => name.split(" ")[0])
+      .filter((request) => request.startsWith("Q"))
+      .sort(),
+  ).toEqual(["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]);
 });
 
 describe("every read is one Cosmos DB request to one partition", () => {
