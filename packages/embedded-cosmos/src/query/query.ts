@@ -60,43 +60,46 @@ function nestedAggregates(ast: unknown): Node[] {
   return !top || aggregateName(top) ? [] : aggregateCalls(top);
 }
 
-/** The engine's result of each aggregate over `docs`, each as its own `SELECT VALUE AGG(...)`. */
-function aggregateValues(parsed: Parsed, aggregates: Node[], docs: JsonObject[], parameters: QuerySpec["parameters"]): (Json | undefined)[] {
-  return aggregates.map((aggregate) => {
-    const ast = structuredClone(parsed.ast) as Node;
-    (ast.body as Node).select = { type: "select_specification", value: aggregate };
-    const single = query("SELECT VALUE 1");
-    single.ast = ast as typeof single.ast;
-    return single.exec(docs, { parameters: parameters ?? [] }).result[0] as Json | undefined;
-  });
-}
-
-/** `node` with its aggregate calls, depth first as aggregateCalls finds them, replaced by these values. */
-function withValues(node: Node, values: (Json | undefined)[]): Node {
+/** `node` with its aggregate calls, depth first as aggregateCalls finds them, replaced by these parameters. */
+function withParameters(node: Node, names: string[]): Node {
   let i = 0;
   const replace = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(replace);
     if (typeof value !== "object" || value === null) return value;
-    if (aggregateName(value as Node)) {
-      const result = values[i++];
-      return result === undefined ? { type: "undefined_constant" } : literal(result);
-    }
+    if (aggregateName(value as Node)) return { type: "parameter_name", name: names[i++] };
     return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, replace(child)]));
   };
   return replace(structuredClone(node)) as Node;
 }
 
-/** The select of `parsed`, aggregates replaced by their values over `docs`, evaluated over `over` (no items, or one of a group). */
-function evaluateAggregates(parsed: Parsed, docs: JsonObject[], over: JsonObject[], parameters: QuerySpec["parameters"]): Json | undefined {
+/**
+ * The select of `parsed` where the engine cannot place its aggregates (inside a larger VALUE
+ * expression, or a GROUP BY's projection): each aggregate runs as its own `SELECT VALUE AGG(...)`
+ * over the items, then the select around them, with their values as parameters, over no item
+ * or over a group's first. Compiled once: a GROUP BY runs it once per group.
+ */
+function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   const select = ((parsed.ast as Node).body as Node).select as Node;
-  const values = aggregateValues(parsed, aggregateCalls(select), docs, parameters);
-  const outer = query("SELECT VALUE 1");
+  const aggregates = aggregateCalls(select).map((aggregate) => {
+    const ast = structuredClone(parsed.ast) as Node;
+    (ast.body as Node).select = { type: "select_specification", value: aggregate };
+    const single = query("SELECT VALUE 1");
+    single.ast = ast as typeof single.ast;
+    return single;
+  });
+  // Names no client's parameter can have: SQL identifiers hold no `$` (the engine reads them as `$p.<name>`).
+  const names = aggregates.map((_, i) => `@$aggregate${i}`);
   const ast = structuredClone(parsed.ast) as Node;
-  (ast.body as Node).select = withValues(select, values);
+  (ast.body as Node).select = withParameters(select, names);
   (ast.body as Node).where = null;
-  if (over.length === 0) (ast.body as Node).from = null;
+  if (!overItem) (ast.body as Node).from = null;
+  const outer = query("SELECT VALUE 1");
   outer.ast = ast as typeof outer.ast;
-  return outer.exec(over, { parameters: parameters ?? [] }).result[0] as Json | undefined;
+  return (docs: JsonObject[], over: JsonObject[], parameters: QuerySpec["parameters"] = []): Json | undefined => {
+    const values = aggregates.map((single) => single.exec(docs, { parameters }).result[0] as Json | undefined);
+    const bound = names.map((name, i) => ({ name, value: values[i] as Json }));
+    return outer.exec(over, { parameters: [...parameters, ...bound] }).result[0] as Json | undefined;
+  };
 }
 
 /** The parsed expressions of a query's GROUP BY clause, if it has one. */
@@ -124,19 +127,12 @@ function groupedResults<T extends Queryable>(
   const parsed = compiled(shaped.spec.query);
   const body = (parsed.ast as Node).body as Node;
   const rows = everyResult(scope, indexes, { query: rowsQuery(body, fromAlias(body), grouping), parameters: shaped.spec.parameters });
-  const results = engineErrors(() => ({
-    items: groupRows(rows.items).map((items) => evaluateAggregates(parsed, items, items.slice(0, 1), shaped.spec.parameters) as Json),
-    retrieved: rows.retrieved,
-  }));
-  return { results: results.items.filter((r) => r !== undefined), retrieved: rows.retrieved };
-}
-
-/** An aggregate's result (a scalar) as the engine's constant node. */
-function literal(value: Json): Node {
-  if (value === null) return { type: "null_constant" };
-  if (typeof value === "number") return { type: "number_constant", value };
-  if (typeof value === "string") return { type: "string_constant", value };
-  return { type: "boolean_constant", value: value === true };
+  const { items } = engineErrors(() => {
+    const evaluate = aggregateEvaluator(parsed, true);
+    const results = groupRows(rows.items).map((group) => evaluate(group, group.slice(0, 1), shaped.spec.parameters));
+    return { items: results.filter((result): result is Json => result !== undefined), retrieved: rows.retrieved };
+  });
+  return { results: items, retrieved: rows.retrieved };
 }
 
 /** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
@@ -327,7 +323,7 @@ function engineQuery<T extends Queryable>(
   const { docs, items } = engineDocs(candidates, spec.query);
   if (nested.length > 0)
     return restoreRids(
-      engineErrors(() => ({ items: [evaluateAggregates(parsed, docs, [], spec.parameters) as Json], retrieved: docs.length })),
+      engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length })),
       items,
     );
   return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), items);
