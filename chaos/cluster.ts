@@ -95,13 +95,14 @@ export async function sharedAccountCluster(options: ClusterOptions): Promise<Clu
   // One after another: each provisions the account (idempotent), and a first start should not race itself.
   const hosts: (Running | undefined)[] = [];
   for (let i = 0; i < options.instances; i++) hosts.push(await startInstance(i));
+  const urls = () => hosts.filter((host): host is Running => host !== undefined).map((host) => host.url);
   return {
     url() {
-      const up = hosts.filter((host): host is Running => host !== undefined);
-      return up.length === 0 ? undefined : up[Math.floor(options.rng() * up.length)].url;
+      const up = urls();
+      return up.length === 0 ? undefined : up[Math.floor(options.rng() * up.length)];
     },
     cosmos: () => ({ endpoint: account.endpoint, key }),
-    urls: () => hosts.filter((host): host is Running => host !== undefined).map((host) => host.url),
+    urls,
     async kill(i) {
       const host = hosts[i];
       hosts[i] = undefined;
@@ -116,7 +117,7 @@ export async function sharedAccountCluster(options: ClusterOptions): Promise<Clu
       hosts[i] = await startInstance(i);
     },
     async stop() {
-      await Promise.all(hosts.map((host, i) => host && ((hosts[i] = undefined), stopped(host, "SIGINT"))));
+      await Promise.all(hosts.splice(0).map((host) => host && stopped(host, "SIGINT")));
       const faults = await injectedFaults(account.endpoint);
       await stopped(account, "SIGINT");
       return faults;
