@@ -7,7 +7,7 @@ import { sharedAccountCluster } from "../chaos/cluster";
 import { devToken } from "../local/dev-auth";
 import { random } from "../local/random";
 import { CONTAINERS, containerDefinitions } from "../src/store/definitions";
-import { percentile } from "./measure";
+import { msUntil, percentile } from "./measure";
 
 /** The app on 1..N instances sharing one account (an embedded server process of its own), as Azure scales it out. */
 export interface InstanceFigures {
@@ -31,16 +31,6 @@ async function call(base: string, method: string, path: string, token: string, b
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-/** Seconds until `check` holds, polled every `everyMs`. */
-async function secondsUntil(check: () => Promise<boolean>, everyMs: number, timeoutSeconds: number): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > timeoutSeconds * 1000) throw new Error(`not within ${timeoutSeconds} s`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return (performance.now() - started) / 1000;
 }
 
 /** One count of instances: a fresh account, a small dataset, a load, new posts followed to every Q6, and a kill when asked. */
@@ -87,7 +77,7 @@ async function measureCount(instances: number, seconds: number, rebalance: boole
             bases.map(async (base) => (await call(base, "GET", "/feed", users[0])).body.items.some((p: { postId: string }) => p.postId === postId)),
           )
         ).every(Boolean);
-      visible.push((await secondsUntil(inEveryFeed, 20, 30)) * 1000);
+      visible.push(await msUntil(inEveryFeed, { everyMs: 20, limitMs: 30_000, what: "a new post in every instance's Q6" }));
     }
 
     let rebalanceSeconds: number | undefined;
@@ -98,9 +88,10 @@ async function measureCount(instances: number, seconds: number, rebalance: boole
       const owners = async () => (await leases.items.query<string>("SELECT VALUE c.Owner FROM c WHERE IS_DEFINED(c.LeaseToken)").fetchAll()).resources;
       const victim = `instance-${instances - 1}`;
       try {
-        await secondsUntil(async () => (await owners()).includes(victim), 500, 120);
+        await msUntil(async () => (await owners()).includes(victim), { everyMs: 500, limitMs: 120_000, what: `a lease owned by ${victim}` });
         await cluster.kill(instances - 1);
-        rebalanceSeconds = await secondsUntil(async () => (await owners()).every((owner) => owner && owner !== victim), 500, 180);
+        const taken = async () => (await owners()).every((owner) => owner && owner !== victim);
+        rebalanceSeconds = (await msUntil(taken, { everyMs: 500, limitMs: 180_000, what: `${victim}'s leases taken over` })) / 1000;
       } finally {
         client.dispose();
       }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { measureCosmos, type CosmosRequest } from "../src/store/metering";
 
 /** What one call cost, from the requests the SDK sent (counted by the metered HTTP client). */
@@ -78,4 +79,14 @@ export function summarize(costs: CallCost[]): Summary {
     itemsRead: mean((c) => c.itemsRead),
     requestCharge: mean((c) => c.requestCharge),
   };
+}
+
+/** Milliseconds until `check` holds, asked every `everyMs`; throws `what` did not happen after `limitMs`. */
+export async function msUntil(check: () => Promise<boolean>, options: { everyMs: number; limitMs: number; what: string }): Promise<number> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > options.limitMs) throw new Error(`${options.what} not within ${options.limitMs} ms`);
+    await sleep(options.everyMs);
+  }
+  return performance.now() - started;
 }

@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { devToken, LOCAL_DEV_SECRET } from "../local/dev-auth";
 import { startLocalSystem } from "../local/system";
-import { percentile } from "./measure";
+import { msUntil, percentile } from "./measure";
 
 export interface PipelineFigures {
   /** Time from a post's 201 until it is in both the feed (Q6) and the author's list (Q3). */
@@ -36,14 +35,7 @@ export async function measurePipeline(options: { posts: number; renameItems: num
       }),
     );
   };
-  const waitUntil = async (check: () => Promise<boolean>, limitMs: number) => {
-    const started = performance.now();
-    while (!(await check())) {
-      if (performance.now() - started > limitMs) throw new Error(`pipeline did not converge within ${limitMs} ms`);
-      await sleep(5);
-    }
-    return performance.now() - started;
-  };
+  const waitUntil = (check: () => Promise<boolean>, limitMs: number) => msUntil(check, { everyMs: 5, limitMs, what: "the pipeline converged" });
   try {
     await call("POST", "/users", { username: "before" });
     const visible: number[] = [];
