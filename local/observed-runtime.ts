@@ -1,7 +1,6 @@
 import { metrics } from "@opentelemetry/api";
-import type { Container } from "@azure/cosmos";
-import { METRICS, observeChangeFeedLag, SCOPE } from "../src/telemetry";
-import { lagEstimator, type CosmosDBTriggerFunction, type DurableHost, type LocalTelemetry } from "local-host";
+import { METRICS, SCOPE } from "../src/telemetry";
+import type { DurableHost, LocalTelemetry } from "local-host";
 import { opsFigures, type OpsFigures } from "./ops";
 
 /** Orchestration instances by runtime status, as the local durable host holds them. */
@@ -12,20 +11,11 @@ async function instanceCounts(durable: DurableHost): Promise<Record<string, numb
 }
 
 /**
- * What only the local runtime can measure, observed as metrics each time they are read: every
- * consumer's lag per lease (the change feed estimator) and the orchestration instances by
- * status. Returns the function that stops observing.
+ * What only the local runtime can measure, observed as a metric each time it is read: the
+ * orchestration instances by status (in Azure, the Durable extension's own). Returns the
+ * function that stops observing.
  */
-export function observeLocalRuntime(
-  triggers: readonly CosmosDBTriggerFunction[],
-  containers: (trigger: CosmosDBTriggerFunction) => { monitored: Container; leases: Container; accountHost: string },
-  durable: DurableHost,
-): () => void {
-  const estimators = triggers.map((trigger) => {
-    const { monitored, leases, accountHost } = containers(trigger);
-    return lagEstimator(monitored, leases, trigger, accountHost);
-  });
-  const unobserveLag = observeChangeFeedLag(async () => (await Promise.all(estimators.map((estimate) => estimate()))).flat());
+export function observeLocalRuntime(durable: DurableHost): () => void {
   const instances = metrics
     .getMeter(SCOPE)
     .createObservableGauge(METRICS.orchestrationInstances, { unit: "{instance}", description: "Orchestration instances by runtime status" });
@@ -33,10 +23,7 @@ export function observeLocalRuntime(
     for (const [status, count] of Object.entries(await instanceCounts(durable))) result.observe(count, { status });
   };
   instances.addCallback(observe);
-  return () => {
-    unobserveLag();
-    instances.removeCallback(observe);
-  };
+  return () => instances.removeCallback(observe);
 }
 
 /** The operations page's reader: figures from the metrics, the request rate since the last reading. */

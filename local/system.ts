@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import { join } from "node:path";
 import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
 import { cosmosUsageOf } from "../src/api/http";
-import type { Settings } from "../src/config";
+import { BINDING_SETTING_DEFAULTS, type Settings } from "../src/config";
 import { invocationServices } from "../src/pipeline/invocation";
 import { usePolicy, type PipelinePolicy } from "../src/pipeline/policy";
 import type { PipelineServices } from "../src/pipeline/services";
@@ -21,6 +21,8 @@ import {
   durableInvocation,
   fileInstanceStore,
   localTelemetry,
+  systemClock,
+  TimerHost,
   type InstanceSpanNaming,
   type LeaseTiming,
 } from "local-host";
@@ -36,6 +38,9 @@ const SPAN_NAMING: InstanceSpanNaming = {
   attributes: (name, instanceId) => ({ [ATTRIBUTES.orchestration]: name, [ATTRIBUTES.instanceId]: pseudonymOf(instanceId) }),
   outcome: ATTRIBUTES.outcome,
 };
+
+/** Binding settings npm start sets apart from Azure's: the change feed estimator runs every 10 s, so the operations page's lag follows a run. */
+const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { CHANGE_FEED_LAG_SCHEDULE: "*/10 * * * * *" };
 
 /** Dev sign-in with the app's rule for user ids. */
 const devSignIn = (secret: string) => ({
@@ -180,13 +185,14 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     return origin;
   };
   const app = await loadApp({
-    settings: (name) => (name === "COSMOS_DATABASE" ? settings.cosmos.databaseName : process.env[name]),
+    settings: (name) =>
+      name === "COSMOS_DATABASE" ? settings.cosmos.databaseName : (process.env[name] ?? LOCAL_BINDING_SETTINGS[name] ?? BINDING_SETTING_DEFAULTS[name]),
     durableClient: () => clientBindingData(originOf()),
     // A function logs inside its invocation's span: the line carries the trace id, as in Application Insights.
     log: (name, level, message) => log(`[${name}] ${level}: ${message}${traceSuffix()}`),
   });
 
-  for (const fn of app.unserved) log(`not served here: ${fn}; this host runs HTTP, Cosmos DB and durable triggers`);
+  for (const fn of app.unserved) log(`not served here: ${fn}; this host runs HTTP, Cosmos DB, timer and durable triggers`);
 
   const durable = new DurableHost({
     functions: app.durable,
@@ -199,8 +205,9 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     spanNaming: SPAN_NAMING,
   });
   durable.resume();
-  // Telemetry: the process's providers (npm start's exporters), the change feed estimator and the
-  // orchestration instances as observed metrics, and the operations page's figures from them.
+  // Telemetry: the process's providers (npm start's exporters), the orchestration instances as
+  // observed metrics, and the operations page's figures from them (the lag gauges come from the
+  // app's own estimator, a timer function).
   const telemetry = localTelemetry();
   // The triggers' connection (COSMOS) is the account the store uses; its host name is part of the lease ids.
   const accountHost = new URL(cosmos.endpoint).hostname;
@@ -209,7 +216,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     leases: store.client.database(trigger.databaseName).container(trigger.leaseContainerName),
     accountHost,
   });
-  const unobserve = observeLocalRuntime(app.cosmosDBTriggers, containers, durable);
+  const unobserve = observeLocalRuntime(durable);
+  const timers = new TimerHost(app.timers, systemClock, log);
   const ops = opsReader(telemetry);
   const pumps = app.cosmosDBTriggers.map((trigger) => {
     const { monitored, leases } = containers(trigger);
@@ -252,6 +260,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // The consumers start once the durable client can reach the host.
   await app.start();
   pumps.forEach((pump) => pump.start());
+  timers.start();
 
   return {
     url: `http://localhost:${port}/api`,
@@ -263,6 +272,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     async stop() {
       // In-flight requests are answered, then the consumers checkpoint and the orchestrations pause, resumable.
       await drainHttp(server, 2000);
+      await timers.stop();
       await Promise.all(pumps.map((pump) => pump.stop()));
       await durable.stop();
       await app.stop();

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
-import { loadSettings, SETTING_DEFAULTS } from "../src/config";
+import { BINDING_SETTING_DEFAULTS, loadSettings } from "../src/config";
 import { createCosmosClient } from "../src/store/client";
 import { provision } from "../src/store/provision";
 
@@ -125,7 +125,7 @@ export function hostSettings(cosmos: { endpoint: string; key?: string }, secret:
     AzureWebJobsStorage: "UseDevelopmentStorage=true",
     // The trigger's connection: a connection string with the key, or the endpoint alone (Entra ID, `az login`).
     ...(cosmos.key ? { COSMOS: `AccountEndpoint=${cosmos.endpoint};AccountKey=${cosmos.key};` } : { COSMOS__accountEndpoint: cosmos.endpoint }),
-    COSMOS_DATABASE: process.env.COSMOS_DATABASE ?? SETTING_DEFAULTS.databaseName,
+    ...Object.fromEntries(Object.entries(BINDING_SETTING_DEFAULTS).map(([name, value]) => [name, process.env[name] ?? value])),
     // The Cosmos DB extension in Gateway mode: one HTTP endpoint, as the embedded server and emulators serve.
     AzureFunctionsJobHost__extensions__cosmosDB__connectionMode: "Gateway",
     AUTH_DEV_SECRET: secret,

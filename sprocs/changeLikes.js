@@ -16,7 +16,7 @@
  * change: {status: "created" | "exists", like} or {status: "deleted" | "likeNotFound"}.
  *
  * @param {string} postId
- * @param {Array<{userId: string, like: boolean, userUsername?: string, creationDate?: string}>} changes
+ * @param {Array<{userId: string, like: boolean, userUsername?: string, creationDate?: string, traceparent?: string}>} changes
  * @param {number} ttlSeconds
  */
 function changeLikes(postId, changes, ttlSeconds) {
@@ -74,7 +74,17 @@ function changeLikes(postId, changes, ttlSeconds) {
     if (change.like && live) return next({ status: "exists", like: existing }, 0);
     if (!change.like && !live) return next({ status: "likeNotFound" }, 0);
     if (change.like) {
-      var like = { id: id, type: "like", postId: postId, userId: change.userId, userUsername: change.userUsername, creationDate: change.creationDate };
+      // Each like carries its own request's trace context (bookkeeping; undefined is not stored), so the batch it causes joins or links that trace.
+      var traceparent = typeof change.traceparent === "string" ? change.traceparent : undefined;
+      var like = {
+        id: id,
+        type: "like",
+        postId: postId,
+        userId: change.userId,
+        userUsername: change.userUsername,
+        creationDate: change.creationDate,
+        traceparent: traceparent,
+      };
       ensure(
         collection.upsertDocument(collection.getSelfLink(), like, {}, function (err, created) {
           if (err) throw err;
@@ -86,6 +96,8 @@ function changeLikes(postId, changes, ttlSeconds) {
     }
     existing.deleted = true;
     existing.deletedDate = new Date().toISOString();
+    if (typeof change.traceparent === "string") existing.traceparent = change.traceparent;
+    else delete existing.traceparent;
     existing.ttl = ttlSeconds;
     ensure(
       collection.replaceDocument(existing._self, existing, { etag: existing._etag }, function (err, replaced) {

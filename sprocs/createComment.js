@@ -6,7 +6,7 @@
  * Response body: {status: "created" | "exists", comment} or {status: "postNotFound"}.
  *
  * @param {string} postId
- * @param {{id: string, userId: string, userUsername: string, content: string, creationDate: string}} comment
+ * @param {{id: string, userId: string, userUsername: string, content: string, creationDate: string, traceparent?: string}} comment
  */
 function createComment(postId, comment) {
   var collection = getContext().getCollection();
@@ -32,6 +32,8 @@ function createComment(postId, comment) {
         userUsername: comment.userUsername,
         content: comment.content,
         creationDate: comment.creationDate,
+        // The writing request's trace context (bookkeeping; undefined is not stored): the change feed batch the comment causes joins that trace.
+        traceparent: typeof comment.traceparent === "string" ? comment.traceparent : undefined,
       };
       ensure(
         collection.createDocument(collection.getSelfLink(), item, {}, function (createErr, created) {

@@ -14,7 +14,19 @@ export const SETTING_DEFAULTS = {
   maxRetryWaitSeconds: 10,
   /** Likes and unlikes of one post per stored procedure call at most (1 sends each alone): the group commit. */
   likeBatchMax: 50,
+  /** When the change feed estimator runs (NCRONTAB, UTC): each minute, the lag alert's grain. */
+  changeFeedLagSchedule: "0 */1 * * * *",
 } as const;
+
+/**
+ * The settings the app's bindings name as `%NAME%` (the host resolves them when it indexes the
+ * functions, and fails without them), with their defaults: hosts that write or serve app
+ * settings (func start's local.settings.json, npm start) take them from here.
+ */
+export const BINDING_SETTING_DEFAULTS: Readonly<Record<string, string>> = {
+  COSMOS_DATABASE: SETTING_DEFAULTS.databaseName,
+  CHANGE_FEED_LAG_SCHEDULE: SETTING_DEFAULTS.changeFeedLagSchedule,
+};
 
 /** The settings, resolved: every value present (app settings in Azure, local.settings.json under func, or a host's own). */
 export interface Settings {
@@ -113,6 +125,8 @@ const schema = z
     COSMOS__accountEndpoint: optional,
     COSMOS_KEY: optional,
     COSMOS_DATABASE: optional,
+    /** Read by the host (the estimator's timer binding), never by the app's code. */
+    CHANGE_FEED_LAG_SCHEDULE: optional,
     AUTH_DEV_SECRET: optional,
     AUTH_ISSUER: optional,
     AUTH_AUDIENCE: optional,

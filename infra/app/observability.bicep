@@ -148,9 +148,9 @@ resource serverErrors 'Microsoft.Insights/metricAlerts@2018-03-01' = {
 var logAlerts = [
   {
     name: 'change-feed-lag'
-    description: 'A change feed batch waited more than 60 s: Q3 and Q6 are falling behind the writes.'
+    description: 'A change feed consumer is more than 60 s behind the writes (the estimator, each minute, whether the consumer runs or not): Q3 and Q6 are falling behind.'
     severity: 2
-    query: 'AppRequests | where Name startswith "process " | extend Lag = todouble(Properties["blog.change_feed.lag_seconds"]) | where Lag > 60'
+    query: 'AppMetrics | where Name == "blog.change_feed.lag_seconds" | summarize Lag = max(Sum) by Consumer = tostring(Properties["blog.change_feed.consumer"]) | where Lag > 60'
   }
   {
     name: 'failed-orchestrations'
@@ -216,7 +216,7 @@ var workbookQueries = [
   }
   {
     title: 'Change feed lag (s)'
-    query: 'AppRequests | where Name startswith "process " | extend Lag = todouble(Properties["blog.change_feed.lag_seconds"]) | summarize MaxLag = max(Lag) by Name, bin(TimeGenerated, 5m)'
+    query: 'AppMetrics | where Name == "blog.change_feed.lag_seconds" | summarize MaxLag = max(Sum) by Consumer = tostring(Properties["blog.change_feed.consumer"]), bin(TimeGenerated, 5m)'
     visualization: 'timechart'
   }
   {

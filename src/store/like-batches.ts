@@ -7,7 +7,10 @@ import { recordLikeBatch } from "../telemetry";
 import { executeProcedure } from "./procedures";
 
 /** One like or unlike as the changeLikes stored procedure takes it. */
-export type LikeChange = { userId: string; like: true; userUsername: string; creationDate: string } | { userId: string; like: false };
+export type LikeChange = ({ userId: string; like: true; userUsername: string; creationDate: string } | { userId: string; like: false }) & {
+  /** The requesting trace's context, stored on the like (withTraceOrigin). */
+  traceparent?: string;
+};
 
 export type LikeOutcome = { status: "created" | "exists"; like: LikeItem } | { status: "deleted" | "likeNotFound" | "postNotFound" };
 

@@ -160,7 +160,7 @@ export async function deletePost(
  * id that exists already (an Idempotency-Key repeat) returns that comment and counts nothing.
  */
 export async function createComment(postId: string, author: UserItem, commentId: string, content: string): Promise<{ comment: CommentItem; created: boolean }> {
-  const comment = { id: commentId, userId: author.userId, userUsername: author.username, content, creationDate: nowIso() };
+  const comment = withTraceOrigin({ id: commentId, userId: author.userId, userUsername: author.username, content, creationDate: nowIso() });
   const result: { status: string; comment?: CommentItem } = await executeProcedure(store().posts, SPROCS.createComment, postId, [postId, comment]);
   if ((result.status !== "created" && result.status !== "exists") || !result.comment) throw notFound(`Post '${postId}' does not exist.`);
   // A comment is never edited: the one stored is the first request's.
@@ -170,7 +170,10 @@ export async function createComment(postId: string, author: UserItem, commentId:
 
 /** C4: like once; a repeat returns the existing like and changes no count. Sent with the post's other like changes of the moment (group commit). */
 export async function likePost(postId: string, liker: UserItem): Promise<{ like: LikeItem; created: boolean }> {
-  const outcome = await changeLike(postId, { userId: liker.userId, like: true, userUsername: liker.username, creationDate: nowIso() });
+  const outcome = await changeLike(
+    postId,
+    withTraceOrigin({ userId: liker.userId, like: true as const, userUsername: liker.username, creationDate: nowIso() }),
+  );
   if (outcome.status !== "created" && outcome.status !== "exists") throw notFound(`Post '${postId}' does not exist.`);
   return { like: outcome.like, created: outcome.status === "created" };
 }
@@ -188,7 +191,7 @@ export async function readLikeVersion(postId: string, userId: string): Promise<s
 
 /** Unlike: the like is soft-deleted and likeCount decremented in the same transaction. */
 export async function unlikePost(postId: string, userId: string): Promise<void> {
-  const outcome = await changeLike(postId, { userId, like: false });
+  const outcome = await changeLike(postId, withTraceOrigin({ userId, like: false as const }));
   if (outcome.status === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
   if (outcome.status === "likeNotFound") throw notFound(`User '${userId}' has not liked post '${postId}'.`);
 }

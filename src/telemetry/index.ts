@@ -14,6 +14,7 @@ import {
   type SpanContext,
   type SpanKind,
 } from "@opentelemetry/api";
+import { suppressTracing } from "@opentelemetry/core";
 import { ATTRIBUTES, METRICS, SCOPE } from "./names";
 
 export { ATTRIBUTES, METRICS, SCOPE } from "./names";
@@ -82,48 +83,23 @@ export function traceOriginOf(document: unknown): SpanContext | undefined {
 /** A caller's id as telemetry may carry it: hashed, so traces never hold who it was. */
 export const pseudonymOf = (userId: string) => createHash("sha256").update(`blog-caller:${userId}`).digest("hex").slice(0, 16);
 
-/** A change feed consumer's position on one lease, as a host measures it. */
+/** A change feed consumer's position on one lease, as the estimator measures it. */
 export interface LagReading {
   consumer: string;
   lease: string;
+  /** How long the oldest change not yet handed to the consumer has waited. */
   seconds: number;
-  /** Items behind, where the host can count them. */
-  items?: number;
+  /** Changes not yet handed to it (an estimate from the range's LSNs, as the .NET estimator makes it). */
+  items: number;
 }
 
-type LagSource = () => LagReading[] | Promise<LagReading[]>;
-const lagSources = new Set<LagSource>();
-
-/** A host's change feed lag readings, observed each time metrics are collected; returns the unregister function. */
-export function observeChangeFeedLag(read: LagSource): () => void {
-  lagSources.add(read);
-  return () => void lagSources.delete(read);
-}
+/**
+ * Runs `work` with tracing suppressed: measurements (the change feed estimator) add no spans,
+ * while the metrics their Cosmos DB requests record still count them.
+ */
+export const untraced = <T>(work: () => T): T => context.with(suppressTracing(context.active()), work);
 
 function createInstruments(meter: Meter) {
-  const lagSeconds = meter.createObservableGauge(METRICS.changeFeedLagSeconds, {
-    unit: "s",
-    description: "How far a change feed consumer is behind the newest change",
-  });
-  const lagItems = meter.createObservableGauge(METRICS.changeFeedLagItems, { unit: "{item}", description: "Changes not yet handed to a change feed consumer" });
-  meter.addBatchObservableCallback(
-    async (result) => {
-      // A source that cannot read now (the store unreachable) reports nothing this time.
-      const readings = await Promise.all(
-        [...lagSources].map((read) =>
-          Promise.resolve()
-            .then(read)
-            .catch(() => [] as LagReading[]),
-        ),
-      );
-      for (const reading of readings.flat()) {
-        const attributes = { [ATTRIBUTES.consumer]: reading.consumer, [ATTRIBUTES.lease]: reading.lease };
-        result.observe(lagSeconds, reading.seconds, attributes);
-        if (reading.items !== undefined) result.observe(lagItems, reading.items, attributes);
-      }
-    },
-    [lagSeconds, lagItems],
-  );
   return {
     requestCharge: meter.createHistogram(METRICS.requestCharge, { unit: "RU", description: "Request units of each Cosmos DB request" }),
     routeCharge: meter.createHistogram(METRICS.routeCharge, { unit: "RU", description: "Request units of each API request" }),
@@ -134,6 +110,11 @@ function createInstruments(meter: Meter) {
     orchestrations: meter.createCounter(METRICS.orchestrations, { unit: "{instance}", description: "Orchestrations by outcome" }),
     likeBatchSize: meter.createHistogram(METRICS.likeBatchSize, { unit: "{like}", description: "Likes and unlikes per stored procedure call" }),
     feedCache: meter.createCounter(METRICS.feedCache, { unit: "{lookup}", description: "Q6 micro-cache lookups" }),
+    lagSeconds: meter.createGauge(METRICS.changeFeedLagSeconds, {
+      unit: "s",
+      description: "How long the oldest change not yet handed to a change feed consumer has waited",
+    }),
+    lagItems: meter.createGauge(METRICS.changeFeedLagItems, { unit: "{item}", description: "Changes not yet handed to a change feed consumer" }),
   };
 }
 
@@ -167,6 +148,15 @@ export type OrchestrationOutcome = "started" | "restarted" | "completed" | "fail
 
 export function recordOrchestration(name: string, outcome: OrchestrationOutcome): void {
   instruments().orchestrations.add(1, { [ATTRIBUTES.orchestration]: name, [ATTRIBUTES.outcome]: outcome });
+}
+
+/** The estimator's readings: the lag gauges, per consumer and lease. */
+export function recordChangeFeedLag(readings: readonly LagReading[]): void {
+  for (const reading of readings) {
+    const attributes = { [ATTRIBUTES.consumer]: reading.consumer, [ATTRIBUTES.lease]: reading.lease };
+    instruments().lagSeconds.record(reading.seconds, attributes);
+    instruments().lagItems.record(reading.items, attributes);
+  }
 }
 
 export function recordLikeBatch(size: number): void {

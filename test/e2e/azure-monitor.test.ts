@@ -96,8 +96,11 @@ describe("telemetry through Azure Monitor's exporter", () => {
     await within(20_000, async () => JSON.stringify((await app.call("GET", "/users/mapped/posts")).body).includes('"mapped2"'));
     // The batches' rows, by their consumer property (their name is what the queries check).
     await within(20_000, async () => rows("AppRequests").some((row) => "blog.change_feed.consumer" in row.properties));
-    await reader.forceFlush();
-    await within(10_000, async () => rows("AppMetrics").length > 0);
+    // The change feed estimator's gauges, from its timer function (every 10 s under the local host).
+    await within(30_000, async () => {
+      await reader.forceFlush();
+      return rows("AppMetrics").some((row) => row.name === "blog.change_feed.lag_seconds");
+    });
 
     const all = queries();
     expect(all.length).toBeGreaterThan(8);

@@ -94,8 +94,18 @@ describe("the deployable function app", () => {
       response: { status: string; body: string; headers: Record<string, string> };
     };
     const byName = new Map(registered.map((r) => [r.metadata.name, r.metadata.bindings]));
-    const expected = [...routes.map((r) => r.name), ...changeFeedTriggers.map((t) => t.name), ...Object.keys(orchestrations), ...Object.keys(activities)];
+    const expected = [
+      ...routes.map((r) => r.name),
+      ...changeFeedTriggers.map((t) => t.name),
+      "changeFeedLag",
+      ...Object.keys(orchestrations),
+      ...Object.keys(activities),
+    ];
     expect([...byName.keys()].sort()).toEqual(expected.sort());
+    // The change feed estimator, on the schedule its app setting gives (infra/main.bicep sets it).
+    expect(Object.values(byName.get("changeFeedLag")!)).toContainEqual(
+      expect.objectContaining({ type: "timerTrigger", direction: "in", schedule: "%CHANGE_FEED_LAG_SCHEDULE%" }),
+    );
 
     for (const route of routes) {
       const trigger = Object.values(byName.get(route.name)!).find((b) => b.type === "httpTrigger")!;

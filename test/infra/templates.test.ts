@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BINDING_SETTING_DEFAULTS } from "../../src/config";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { CONTAINERS, containerDefinitions, SPROCS, POST_TRIGGERS } from "../../src/store/definitions";
 import { APP_COSMOS_DATA_ACTIONS, APP_STORAGE_ROLES } from "../support/app-roles";
@@ -153,6 +154,17 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     expect(api).toMatch(/type:\s*'UserAssigned'/);
     expect(source(join(root, "functions/changeFeeds.ts"))).toContain('connection: "COSMOS"');
     expect(source(join(root, "functions/changeFeeds.ts"))).toContain('"%COSMOS_DATABASE%"');
+  });
+
+  it("set every app setting a binding names as %NAME% (the host fails to index a function without it), and the hosts know each one's default", () => {
+    const main = source(join(infra, "main.bicep"));
+    const named = new Set(
+      readdirSync(join(root, "functions"))
+        .filter((file) => file.endsWith(".ts"))
+        .flatMap((file) => [...source(join(root, "functions", file)).matchAll(/"%(\w+)%"/g)].map((m) => m[1])),
+    );
+    expect([...named].sort()).toEqual(Object.keys(BINDING_SETTING_DEFAULTS).sort());
+    for (const setting of named) expect(main, setting).toMatch(new RegExp(`^\\s+${setting}: `, "m"));
   });
 
   it("grant the Function App identity data-plane and storage roles, named with guid()", () => {

@@ -1,7 +1,7 @@
 /**
  * A local Azure Functions host for Node.js v4 programming-model apps, in one process: it loads
  * the app through the worker's `@azure/functions-core` API and serves what the app registers
- * (HTTP routes, Cosmos DB triggers with their leases, Durable Functions orchestrations,
+ * (HTTP routes, Cosmos DB triggers with their leases, timer triggers, Durable Functions orchestrations,
  * activities, entities and clients). It knows nothing of any one app. The one public entry.
  */
 
@@ -13,8 +13,13 @@ export {
   type FunctionApp,
   type FunctionAppOptions,
   type HttpFunction,
+  type TimerFunction,
+  type TimerInfo,
   type TriggeredFunction,
 } from "./worker/function-app";
+
+// Timer triggers, on their NCRONTAB schedules.
+export { TimerHost } from "./timer/timers";
 
 // HTTP: the app's routes, the Durable Functions HTTP API, the front end and the local-only routes.
 export { createHttpServer, drainHttp, type HttpServerOptions } from "./http-server";
@@ -22,9 +27,8 @@ export { Router } from "./http/router";
 export { WEB_SECURITY_HEADERS, type WebOptions } from "./web";
 export type { DevSignIn } from "./local-routes";
 
-// The Cosmos DB trigger: leases, the change feed, and the lag the scale controller reads.
+// The Cosmos DB trigger: leases and the change feed.
 export { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
-export { lagEstimator, type LagReading } from "./change-feed/lag";
 
 // Durable Functions: the host, its state, its HTTP API and client binding.
 export { DurableHost, type DurableHostOptions } from "./durable/host";

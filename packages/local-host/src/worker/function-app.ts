@@ -32,6 +32,23 @@ export interface CosmosDBTriggerFunction {
   invoke(documents: unknown[]): Promise<void>;
 }
 
+/** A timer trigger as registered, its schedule resolved (`%NAME%`). */
+export interface TimerFunction {
+  name: string;
+  /** An NCRONTAB expression: `{second} {minute} {hour} {day} {month} {day-of-week}`. */
+  schedule: string;
+  runOnStartup: boolean;
+  /** Runs it once; `timer` is what the host hands a timer function (Schedule, ScheduleStatus, IsPastDue). */
+  invoke(timer: TimerInfo): Promise<void>;
+}
+
+/** The timer trigger's payload, as the Functions host sends it (the programming model camel-cases it). */
+export interface TimerInfo {
+  Schedule: { AdjustForDST: boolean };
+  ScheduleStatus: { Last: string; Next: string; LastUpdated: string } | null;
+  IsPastDue: boolean;
+}
+
 /** A durable function: called with its trigger's payload, answering JSON (the orchestrator's state, an activity's result). */
 export type TriggeredFunction = (trigger: unknown) => Promise<string>;
 
@@ -45,6 +62,7 @@ export interface DurableFunctions {
 export interface FunctionApp {
   http: HttpFunction[];
   cosmosDBTriggers: CosmosDBTriggerFunction[];
+  timers: TimerFunction[];
   durable: DurableFunctions;
   /** Functions of trigger types this host does not run ("name (type)"), to say so at start. */
   unserved: string[];
@@ -64,7 +82,7 @@ export interface FunctionAppOptions {
 const SETTING = /%([^%]+)%/g;
 
 /** The trigger types this host runs. */
-const SERVED = ["httpTrigger", "cosmosDBTrigger", "orchestrationTrigger", "activityTrigger", "entityTrigger"];
+const SERVED = ["httpTrigger", "cosmosDBTrigger", "timerTrigger", "orchestrationTrigger", "activityTrigger", "entityTrigger"];
 
 /** Binding properties with their `%NAME%` app settings replaced, as the host resolves them at start. */
 function resolved(binding: RpcBindingInfo, fn: string, settings: FunctionAppOptions["settings"]): RpcBindingInfo {
@@ -162,6 +180,18 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
         },
         async invoke(documents) {
           await run({ json: JSON.stringify(documents) });
+        },
+      };
+    }),
+    timers: ofType("timerTrigger").map((fn) => {
+      const trigger = resolved(triggerOf(fn)[1], fn.metadata.name, options.settings);
+      const run = runner(fn);
+      return {
+        name: fn.metadata.name,
+        schedule: String(trigger.schedule),
+        runOnStartup: trigger.runOnStartup === true,
+        async invoke(timer) {
+          await run({ json: JSON.stringify(timer) });
         },
       };
     }),

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientBindingData, createHttpServer, DurableHost, loadFunctionApp, type FunctionApp } from "../../src";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { clientBindingData, createHttpServer, DurableHost, loadFunctionApp, ManualClock, TimerHost, type FunctionApp } from "../../src";
 
 /**
  * The local host serves an app from what it registers through `@azure/functions-core`, as the
@@ -16,11 +16,11 @@ let app: FunctionApp;
 let server: Server;
 let base: string;
 /** What the app saw, from the app's own module (loaded by the host first: loaded before, it would have registered nothing). */
-let seen: { notes: unknown[]; hooks: string[] };
+let seen: { notes: unknown[]; hooks: string[]; timers: unknown[] };
 
 beforeAll(async () => {
   app = await loadFunctionApp(entry, {
-    settings: (name) => (name === "NOTES_DATABASE" ? "notebook" : undefined),
+    settings: (name) => ({ NOTES_DATABASE: "notebook", NIGHTLY_SCHEDULE: "0 0 3 * * *" })[name],
     durableClient: () => clientBindingData("http://127.0.0.1:9"),
     log: (name, level, message) => logs.push(`[${name}] ${level}: ${message}`),
   });
@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("an app loaded through the worker's API", () => {
-  it("is served from its registrations: HTTP routes with methods and auth levels, a Cosmos DB trigger with its settings resolved and its retry policy, durable functions", () => {
+  it("is served from its registrations: HTTP routes with methods and auth levels, a Cosmos DB trigger with its settings resolved and its retry policy, a timer with its schedule resolved, durable functions", () => {
     expect(app.http.map(({ name, route, methods, authLevel }) => ({ name, route, methods, authLevel }))).toEqual([
       { name: "greet", route: "greet/{name?}", methods: ["GET"], authLevel: "function" },
       { name: "echo", route: "files/{*path}", methods: ["POST"], authLevel: "anonymous" },
@@ -55,7 +55,43 @@ describe("an app loaded through the worker's API", () => {
     expect([...app.durable.activities.keys()]).toEqual(["shout"]);
     expect([...app.durable.entities.keys()]).toEqual(["tally"]);
     // A trigger type this host does not run is named, not silently dropped.
-    expect(app.unserved).toEqual(["nightly (timerTrigger)"]);
+    expect(app.timers.map(({ name, schedule, runOnStartup }) => ({ name, schedule, runOnStartup }))).toEqual([
+      { name: "nightly", schedule: "0 0 3 * * *", runOnStartup: false },
+    ]);
+    expect(app.unserved).toEqual(["inbox (queueTrigger)"]);
+  });
+
+  it("runs a timer function on its NCRONTAB schedule, in UTC, with the timer the programming model gives it (past due when late)", async () => {
+    const clock = new ManualClock("2026-01-01T00:00:00.000Z");
+    const timers = new TimerHost(app.timers, clock);
+    timers.start();
+    clock.advance(3 * 60 * 60 * 1000 - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen.timers).toEqual([]);
+    clock.advance(1);
+    await vi.waitFor(() => expect(seen.timers).toEqual([{ schedule: { adjustForDST: true }, scheduleStatus: null, isPastDue: false }]));
+    // The next night's run knows the last one.
+    clock.advance(24 * 60 * 60 * 1000);
+    await vi.waitFor(() => expect(seen.timers).toHaveLength(2));
+    expect(seen.timers[1]).toEqual({
+      schedule: { adjustForDST: true },
+      scheduleStatus: { last: "2026-01-01T03:00:00.000Z", next: "2026-01-03T03:00:00.000Z", lastUpdated: "2026-01-02T03:00:00.000Z" },
+      isPastDue: false,
+    });
+    await timers.stop();
+    clock.advance(24 * 60 * 60 * 1000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen.timers).toHaveLength(2);
+  });
+
+  it("refuses a schedule it cannot run, naming the function: a TimeSpan (dedicated plans only), too few fields, a bad field", () => {
+    const clock = new ManualClock();
+    const invoke = async () => {};
+    expect(() => new TimerHost([{ name: "t", schedule: "00:05:00", runOnStartup: false, invoke }], clock)).toThrow(/t: schedule '00:05:00' is a TimeSpan/);
+    expect(() => new TimerHost([{ name: "t", schedule: "*/5 * * * *", runOnStartup: false, invoke }], clock)).toThrow(/six fields/);
+    expect(() => new TimerHost([{ name: "t", schedule: "0 0 25 * * *", runOnStartup: false, invoke }], clock)).toThrow(
+      /t: schedule '0 0 25 \* \* \*' is not an NCRONTAB expression/,
+    );
   });
 
   it("answers HTTP through the programming model: route parameters (optional, catch-all), query, cookies, bodies, 405, the function's log and its hooks", async () => {

@@ -1,10 +1,10 @@
-import { app, type HttpRequest, type InvocationContext } from "@azure/functions";
+import { app, type HttpRequest, type InvocationContext, type Timer } from "@azure/functions";
 import * as df from "durable-functions";
 
 // Another Node.js v4 programming-model app, of another domain: the local host must serve it from
 // its registrations alone, as Azure's host would (test/worker/function-app.test.ts).
 
-export const seen: { notes: unknown[]; hooks: string[]; attempts: number } = { notes: [], hooks: [], attempts: 0 };
+export const seen: { notes: unknown[]; hooks: string[]; attempts: number; timers: unknown[] } = { notes: [], hooks: [], attempts: 0, timers: [] };
 
 app.http("greet", {
   route: "greet/{name?}",
@@ -46,7 +46,9 @@ app.cosmosDB("notesChanged", {
   },
 });
 
-app.timer("nightly", { schedule: "0 0 3 * * *", handler: () => {} });
+app.timer("nightly", { schedule: "%NIGHTLY_SCHEDULE%", handler: (timer: Timer) => void seen.timers.push(timer) });
+
+app.storageQueue("inbox", { queueName: "inbox", connection: "QUEUES", handler: () => {} });
 
 df.app.activity("shout", { handler: (text: string) => text.toUpperCase() });
 df.app.orchestration("greetTwice", function* (context) {
