@@ -64,7 +64,7 @@ async function opsSummary(apiUrl: string | undefined): Promise<string> {
     if (!response.ok) return "";
     const ops = (await response.json()) as OpsFigures;
     const lag = Math.max(0, ...ops.lag.map((l) => l.items ?? 0));
-    return `; ops: ${ops.requestsPerSecond.toFixed(1)} req/s, ${Math.round(ops.cosmos.requestUnits)} RU, ${ops.cosmos.throttled} throttled, ${ops.statusClasses["5xx"] ?? 0} 5xx, lag ≤ ${lag} changes`;
+    return `; ops: ${ops.requestsPerSecond.toFixed(1)} req/s, ${Math.round(ops.requestUnits.api + ops.requestUnits.background)} RU, ${ops.cosmos.throttled} throttled, ${ops.statusClasses["5xx"] ?? 0} 5xx, lag ≤ ${lag} changes`;
   } catch {
     return "";
   }

@@ -1,7 +1,8 @@
 import { metrics } from "@opentelemetry/api";
-import { METRICS, SCOPE } from "../src/telemetry";
+import { METRICS, pseudonymOf, SCOPE } from "../src/telemetry";
 import type { DurableHost, LocalTelemetry } from "local-host";
-import { opsFigures, type OpsFigures } from "./ops";
+import { currentFigures, OpsHistory, STEP_MS, type OpsFigures } from "./ops";
+import type { OrchestrationAttention } from "../src/telemetry/ops-figures";
 
 /** Orchestration instances by runtime status, as the local durable host holds them. */
 async function instanceCounts(durable: DurableHost): Promise<Record<string, number>> {
@@ -26,14 +27,63 @@ export function observeLocalRuntime(durable: DurableHost): () => void {
   return () => instances.removeCallback(observe);
 }
 
-/** The operations page's reader: figures from the metrics, the request rate since the last reading. */
-export function opsReader(telemetry: LocalTelemetry): { read(): Promise<OpsFigures> } {
-  let previous: { at: number; requests: number } | undefined;
+/** A running instance waits this long before the page calls it long-running. */
+const LONG_RUNNING_MS = 5 * 60_000;
+
+/** A trace's address in the OTLP UI `OTEL_TRACES_UI_URL` names (`{traceId}` in it), when one is set. */
+export function traceUrl(traceId: string | undefined, template = process.env.OTEL_TRACES_UI_URL): string | undefined {
+  return traceId && template?.includes("{traceId}") ? template.replace("{traceId}", traceId) : undefined;
+}
+
+/** The orchestrations an operator should look at: retrying a failing task, or running longer than five minutes. */
+export function orchestrationsNeedingAttention(durable: DurableHost, now: number): OrchestrationAttention[] {
+  return durable
+    .runningInstances()
+    .flatMap((instance): OrchestrationAttention[] => {
+      const common = { name: instance.name, instance: pseudonymOf(instance.instanceId), traceUrl: traceUrl(instance.traceParent?.split("-")[1]) };
+      if (instance.lastFailure) return [{ ...common, state: "retrying", reason: instance.lastFailure.reason, since: instance.lastFailure.at }];
+      if (now - instance.createdTime.getTime() > LONG_RUNNING_MS)
+        return [
+          {
+            ...common,
+            state: "long-running",
+            reason: `running for ${Math.round((now - instance.createdTime.getTime()) / 60_000)} min`,
+            since: instance.createdTime.toISOString(),
+          },
+        ];
+      return [];
+    })
+    .slice(0, 50);
+}
+
+/**
+ * The operations page's reader: a reading of the metrics every STEP_MS for the windowed figures
+ * (rates, percentiles and error rates over one and five minutes), and at each read the figures
+ * as they stand, the orchestrations to look at and the traces to open. `stop` ends the readings.
+ */
+export function opsReader(telemetry: LocalTelemetry, durable: DurableHost): { read(): Promise<OpsFigures>; stop(): void } {
+  const history = new OpsHistory();
+  const take = async () => history.keep(await telemetry.collect(), Date.now());
+  void take().catch(() => {});
+  const timer = setInterval(() => void take().catch(() => {}), STEP_MS);
+  timer.unref();
   return {
     async read() {
-      const figures = opsFigures(await telemetry.collect(), previous);
-      previous = { at: Date.parse(figures.at), requests: figures.requests };
-      return figures;
+      const metrics = await telemetry.collect();
+      const now = Date.now();
+      const windowed = history.figures(metrics, now);
+      const routes = windowed.routes.map((route) => {
+        const { slowest, failed } = telemetry.exemplars(`${route.method} ${route.route}`);
+        return { ...route, slowestTraceUrl: traceUrl(slowest?.traceId), errorTraceUrl: traceUrl(failed?.traceId) };
+      });
+      return {
+        at: new Date(now).toISOString(),
+        ...currentFigures(metrics),
+        ...windowed,
+        routes,
+        attention: orchestrationsNeedingAttention(durable, now),
+      };
     },
+    stop: () => clearInterval(timer),
   };
 }

@@ -218,7 +218,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   });
   const unobserve = observeLocalRuntime(durable);
   const timers = new TimerHost(app.timers, systemClock, log);
-  const ops = opsReader(telemetry);
+  const ops = opsReader(telemetry, durable);
   const pumps = app.cosmosDBTriggers.map((trigger) => {
     const { monitored, leases } = containers(trigger);
     return new ChangeFeedPump(monitored, leases, trigger, {
@@ -277,6 +277,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       await durable.stop();
       await app.stop();
       unobserve();
+      ops.stop();
       store.dispose();
       await embedded?.stop();
     },

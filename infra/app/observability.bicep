@@ -206,12 +206,12 @@ var workbookQueries = [
   }
   {
     title: 'API answers by status class'
-    query: 'AppMetrics | where Name == "blog.http.requests" | summarize Requests = sum(Sum) by Class = tostring(Properties["http.response.status_class"]), bin(TimeGenerated, 5m)'
+    query: 'AppMetrics | where Name == "http.server.request.duration" | summarize Requests = sum(ItemCount) by Status = tostring(Properties["http.response.status_code"]), bin(TimeGenerated, 5m)'
     visualization: 'timechart'
   }
   {
     title: 'Cosmos DB 429 and 503'
-    query: 'AppMetrics | where Name == "blog.cosmos.requests" | extend Status = tostring(Properties["db.response.status_code"]) | where Status in ("429", "503") | summarize Requests = sum(Sum) by Status, bin(TimeGenerated, 5m)'
+    query: 'AppMetrics | where Name == "db.client.operation.duration" | extend Status = tostring(Properties["db.response.status_code"]) | where Status in ("429", "503") | summarize Requests = sum(ItemCount) by Status, bin(TimeGenerated, 5m)'
     visualization: 'timechart'
   }
   {

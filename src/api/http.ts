@@ -182,7 +182,14 @@ export function instrumented(route: { route: string }, handler: HttpHandler): Ht
           span.setStatus({ code: SpanStatusCode.ERROR, message: `answered ${status}` });
           span.setAttribute(ATTRIBUTES.errorType, String(status));
         }
-        recordHttpRequest({ route: template, method: request.method, status, durationMs, charge: usage.requestCharge });
+        recordHttpRequest({
+          route: template,
+          method: request.method,
+          scheme: request.url.slice(0, request.url.indexOf(":")),
+          status,
+          seconds: durationMs / 1000,
+          charge: usage.requestCharge,
+        });
         return {
           ...result,
           headers: {

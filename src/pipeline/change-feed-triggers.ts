@@ -30,30 +30,37 @@ const FEED_POLL_DELAY_MS = 1000;
 
 const retryForever: ChangeFeedTrigger["retry"] = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
 
+/** A trigger whose handler is observed (a span and a count per batch, named from the trigger). */
+const observed = (trigger: Omit<ChangeFeedTrigger, "handler">, handle: ChangeFeedTrigger["handler"]): ChangeFeedTrigger => ({
+  ...trigger,
+  handler: observedConsumer(trigger, handle),
+});
+
 /** THE change feed consumers: functions/ registers them with app.cosmosDB, the local host (packages/local-host) pumps them. */
 export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
-  {
-    name: "postsChangeFeed",
-    containerName: CONTAINERS.posts,
-    leaseContainerPrefix: "posts-",
-    startFromBeginning: true,
-    feedPollDelayMs: FEED_POLL_DELAY_MS,
-    retry: retryForever,
-    needsDurableClient: true,
-    handler: observedConsumer("postsChangeFeed", (documents, services) =>
-      setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
-    ),
-  },
-  {
-    name: "usersChangeFeed",
-    containerName: CONTAINERS.users,
-    leaseContainerPrefix: "users-",
-    startFromBeginning: true,
-    feedPollDelayMs: FEED_POLL_DELAY_MS,
-    retry: retryForever,
-    needsDurableClient: true,
-    handler: observedConsumer("usersChangeFeed", (documents, services) =>
+  observed(
+    {
+      name: "postsChangeFeed",
+      containerName: CONTAINERS.posts,
+      leaseContainerPrefix: "posts-",
+      startFromBeginning: true,
+      feedPollDelayMs: FEED_POLL_DELAY_MS,
+      retry: retryForever,
+      needsDurableClient: true,
+    },
+    (documents, services) => setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
+  ),
+  observed(
+    {
+      name: "usersChangeFeed",
+      containerName: CONTAINERS.users,
+      leaseContainerPrefix: "users-",
+      startFromBeginning: true,
+      feedPollDelayMs: FEED_POLL_DELAY_MS,
+      retry: retryForever,
+      needsDurableClient: true,
+    },
+    (documents, services) =>
       setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
-    ),
-  },
+  ),
 ];

@@ -66,11 +66,12 @@ function batchPlacement(documents: unknown[]): { parent?: Context; links: Link[]
   return { parent: trace.setSpanContext(ROOT_CONTEXT, links[0].context), links: invocation ? [{ context: invocation }] : [] };
 }
 
-/** A change feed handler whose every batch is a span (consumer, items, lag) and counted. */
+/** A change feed handler whose every batch is a span (consumer, container, items, lag) and counted. */
 export function observedConsumer(
-  consumer: string,
+  trigger: { name: string; containerName: string; leaseContainerPrefix: string },
   handler: (documents: unknown[], services: PipelineServices) => Promise<void>,
 ): (documents: unknown[], services: PipelineServices) => Promise<void> {
+  const consumer = trigger.name;
   return (documents, services) =>
     inSpan(
       `process ${consumer}`,
@@ -80,6 +81,11 @@ export function observedConsumer(
         attributes: {
           [ATTRIBUTES.azureMonitorOperationName]: `process ${consumer}`,
           [ATTRIBUTES.consumer]: consumer,
+          [ATTRIBUTES.messagingSystem]: "azure.cosmosdb",
+          [ATTRIBUTES.messagingOperationType]: "process",
+          [ATTRIBUTES.messagingOperationName]: "process",
+          [ATTRIBUTES.messagingDestination]: trigger.containerName,
+          [ATTRIBUTES.messagingConsumerGroup]: trigger.leaseContainerPrefix,
           [ATTRIBUTES.items]: documents.length,
           [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),
         },

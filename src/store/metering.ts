@@ -52,22 +52,54 @@ export async function measureCosmos<T>(work: () => Promise<T>, options: { queryM
   return { result, usage };
 }
 
-const ITEM_OPERATIONS: Record<string, string> = { GET: "read", PUT: "replace", DELETE: "delete", PATCH: "patch" };
+/** An item's operations by method, named as the Cosmos DB semantic conventions (and the .NET SDK's spans) name them. */
+const ITEM_OPERATIONS: Record<string, string> = { GET: "read_item", PUT: "replace_item", DELETE: "delete_item", PATCH: "patch_item" };
 
-/** What a request to Cosmos DB does, in the words of its REST API: read, query, create, upsert, execute, ... */
-function cosmosOperation(request: PipelineRequest): { container: string; operation: string } {
+/** Other resources' operations by method and resource type, named the same way. */
+const RESOURCE_OPERATIONS: Record<string, string> = {
+  "GET colls": "read_container",
+  "POST colls": "create_container",
+  "PUT colls": "replace_container",
+  "DELETE colls": "delete_container",
+  "GET dbs": "read_database",
+  "POST dbs": "create_database",
+  "GET pkranges": "read_partition_key_ranges",
+  "GET sprocs": "read_stored_procedure",
+  "POST sprocs": "create_stored_procedure",
+  "PUT sprocs": "replace_stored_procedure",
+  "GET triggers": "read_trigger",
+  "POST triggers": "create_trigger",
+  "PUT triggers": "replace_trigger",
+  "GET offers": "read_throughput",
+  "POST offers": "read_throughput",
+  "PUT offers": "replace_throughput",
+  "GET account": "read_account",
+};
+
+/**
+ * What a request to Cosmos DB does, named as the Cosmos DB semantic conventions name it
+ * (`read_item`, `query_items`, `execute_stored_procedure`...), and what it addresses: the
+ * database (`db.namespace`) and the container.
+ */
+function cosmosOperation(request: PipelineRequest): { namespace: string; container: string; operation: string } {
   const segments = new URL(request.url).pathname.split("/").filter(Boolean);
+  const namespace = segments[0] === "dbs" && segments[1] ? decodeURIComponent(segments[1]) : "";
   const container = segments[2] === "colls" && segments[3] ? decodeURIComponent(segments[3]) : "(account)";
+  const named = (operation: string) => ({ namespace, container, operation });
   const resource = segments[4];
   const header = (name: string) => request.headers.get(name)?.toLowerCase() === "true";
-  if (resource === "sprocs" && request.method === "POST" && segments[5]) return { container, operation: "execute" };
-  if (resource !== "docs") return { container, operation: `${request.method.toLowerCase()} ${resource ?? segments[segments.length - 2] ?? "account"}` };
-  if (segments[5]) return { container, operation: ITEM_OPERATIONS[request.method] ?? request.method.toLowerCase() };
-  if (request.method === "GET") return { container, operation: request.headers.get("a-im") ? "change feed" : "read feed" };
-  if (header("x-ms-cosmos-is-query-plan-request")) return { container, operation: "query plan" };
-  if (header("x-ms-documentdb-isquery")) return { container, operation: "query" };
-  if (header("x-ms-cosmos-is-batch-request")) return { container, operation: "batch" };
-  return { container, operation: header("x-ms-documentdb-is-upsert") ? "upsert" : "create" };
+  if (resource === "sprocs" && request.method === "POST" && segments[5]) return named("execute_stored_procedure");
+  if (resource !== "docs") {
+    const type = resource ?? (segments.length % 2 === 1 ? segments[segments.length - 1] : segments[segments.length - 2]) ?? "account";
+    return named(RESOURCE_OPERATIONS[`${request.method} ${type}`] ?? `${request.method.toLowerCase()}_${type}`);
+  }
+  if (segments[5]) return named(ITEM_OPERATIONS[request.method] ?? `${request.method.toLowerCase()}_item`);
+  if (request.method === "GET") return named(request.headers.get("a-im") ? "query_change_feed" : "read_all_items");
+  // The query plan is a request of its own (no request units): named apart so its count does not double the queries'.
+  if (header("x-ms-cosmos-is-query-plan-request")) return named("query_plan");
+  if (header("x-ms-documentdb-isquery")) return named("query_items");
+  if (header("x-ms-cosmos-is-batch-request")) return named(header("x-ms-cosmos-batch-atomic") ? "execute_batch" : "bulk");
+  return named(header("x-ms-documentdb-is-upsert") ? "upsert_item" : "create_item");
 }
 
 /**
@@ -78,23 +110,30 @@ function cosmosOperation(request: PipelineRequest): { container: string; operati
 export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
   return {
     sendRequest(request) {
-      const { container, operation } = cosmosOperation(request);
-      const attributes = { [ATTRIBUTES.dbSystem]: "azure.cosmosdb", [ATTRIBUTES.container]: container, [ATTRIBUTES.operation]: operation };
+      const { namespace, container, operation } = cosmosOperation(request);
+      const attributes = {
+        [ATTRIBUTES.dbSystem]: "azure.cosmosdb",
+        [ATTRIBUTES.dbNamespace]: namespace,
+        [ATTRIBUTES.container]: container,
+        [ATTRIBUTES.operation]: operation,
+      };
       return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-        const { response, record } = await measured(inner, request);
+        const { response, record, seconds } = await measured(inner, request);
         // A partition key is a user id (or holds one, `username:<name>`): pseudonymized as the caller is; the same key, the same pseudonym.
         if (record.partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, pseudonymOf(record.partitionKey));
+        const status = String(response.status);
         span.setAttributes({
-          [ATTRIBUTES.cosmosStatus]: response.status,
+          [ATTRIBUTES.cosmosStatus]: status,
           [ATTRIBUTES.requestCharge]: record.requestCharge,
           [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
           [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
         });
-        if (failed(response.status)) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: `Cosmos DB answered ${response.status}` });
-          span.setAttribute(ATTRIBUTES.errorType, String(response.status));
+        const errorType = failed(response.status) ? status : undefined;
+        if (errorType) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `Cosmos DB answered ${status}` });
+          span.setAttribute(ATTRIBUTES.errorType, errorType);
         }
-        recordCosmosRequest({ container, operation, status: response.status, charge: record.requestCharge });
+        recordCosmosRequest(attributes, { status, errorType, seconds, charge: record.requestCharge });
         return response;
       });
     },
@@ -117,10 +156,11 @@ async function measured(inner: HttpClient, request: PipelineRequest) {
   const started = performance.now();
   for (const usage of usages) if (usage.inFlight++ === 0) usage.busySince = started;
   let response;
+  let ended: number;
   try {
     response = await inner.sendRequest(request);
   } finally {
-    const ended = performance.now();
+    ended = performance.now();
     for (const usage of usages) if (--usage.inFlight === 0) usage.durationMs += ended - usage.busySince;
   }
   const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
@@ -138,7 +178,7 @@ async function measured(inner: HttpClient, request: PipelineRequest) {
     usage.requestCharge += charge;
     usage.requests.push(record);
   }
-  return { response, record };
+  return { response, record, seconds: (ended - started) / 1000 };
 }
 
 function retrievedDocuments(metrics: string | undefined): number | undefined {

@@ -99,13 +99,23 @@ export interface LagReading {
  */
 export const untraced = <T>(work: () => T): T => context.with(suppressTracing(context.active()), work);
 
+/** The HTTP and database conventions' bucket boundaries for durations in seconds. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
 function createInstruments(meter: Meter) {
   return {
-    requestCharge: meter.createHistogram(METRICS.requestCharge, { unit: "RU", description: "Request units of each Cosmos DB request" }),
-    routeCharge: meter.createHistogram(METRICS.routeCharge, { unit: "RU", description: "Request units of each API request" }),
-    cosmosRequests: meter.createCounter(METRICS.cosmosRequests, { unit: "{request}", description: "Cosmos DB requests by status" }),
-    httpRequests: meter.createCounter(METRICS.httpRequests, { unit: "{request}", description: "API requests by route and status class" }),
-    httpDuration: meter.createHistogram(METRICS.httpDuration, { unit: "ms", description: "API request duration" }),
+    requestCharge: meter.createHistogram(METRICS.requestCharge, { unit: "{request_unit}", description: "Request units of each Cosmos DB request" }),
+    cosmosDuration: meter.createHistogram(METRICS.cosmosDuration, {
+      unit: "s",
+      description: "Duration of each Cosmos DB request",
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
+    routeCharge: meter.createHistogram(METRICS.routeCharge, { unit: "{request_unit}", description: "Request units of each API request" }),
+    httpDuration: meter.createHistogram(METRICS.httpDuration, {
+      unit: "s",
+      description: "Duration of each API request",
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
     changeFeedItems: meter.createCounter(METRICS.changeFeedItems, { unit: "{item}", description: "Documents handed to change feed consumers" }),
     orchestrations: meter.createCounter(METRICS.orchestrations, { unit: "{instance}", description: "Orchestrations by outcome" }),
     likeBatchSize: meter.createHistogram(METRICS.likeBatchSize, { unit: "{like}", description: "Likes and unlikes per stored procedure call" }),
@@ -127,17 +137,23 @@ function instruments() {
   return bound.instruments;
 }
 
-export function recordCosmosRequest(request: { container: string; operation: string; status: number; charge: number }): void {
-  const attributes = { [ATTRIBUTES.container]: request.container, [ATTRIBUTES.operation]: request.operation };
-  instruments().requestCharge.record(request.charge, attributes);
-  instruments().cosmosRequests.add(1, { ...attributes, [ATTRIBUTES.cosmosStatus]: request.status });
+/** One Cosmos DB request: `operation` is its span's attributes (system, database, container, operation). */
+export function recordCosmosRequest(operation: Attributes, outcome: { status: string; errorType?: string; seconds: number; charge: number }): void {
+  const attributes = { ...operation, [ATTRIBUTES.cosmosStatus]: outcome.status, ...(outcome.errorType ? { [ATTRIBUTES.errorType]: outcome.errorType } : {}) };
+  instruments().requestCharge.record(outcome.charge, attributes);
+  instruments().cosmosDuration.record(outcome.seconds, attributes);
 }
 
-export function recordHttpRequest(request: { route: string; method: string; status: number; durationMs: number; charge: number }): void {
-  const attributes = { [ATTRIBUTES.route]: request.route, [ATTRIBUTES.method]: request.method };
-  instruments().httpRequests.add(1, { ...attributes, [ATTRIBUTES.statusClass]: `${Math.floor(request.status / 100)}xx` });
-  instruments().httpDuration.record(request.durationMs, attributes);
-  instruments().routeCharge.record(request.charge, attributes);
+/** One API request, with the HTTP conventions' attributes (a 5xx is an error: `error.type` is its status). */
+export function recordHttpRequest(request: { route: string; method: string; scheme: string; status: number; seconds: number; charge: number }): void {
+  const route = { [ATTRIBUTES.route]: request.route, [ATTRIBUTES.method]: request.method };
+  instruments().httpDuration.record(request.seconds, {
+    ...route,
+    [ATTRIBUTES.scheme]: request.scheme,
+    [ATTRIBUTES.status]: request.status,
+    ...(request.status >= 500 ? { [ATTRIBUTES.errorType]: String(request.status) } : {}),
+  });
+  instruments().routeCharge.record(request.charge, route);
 }
 
 export function recordChangeFeedItems(consumer: string, items: number): void {

@@ -10,14 +10,14 @@ export const ATTRIBUTES = {
   method: "http.request.method",
   route: "http.route",
   status: "http.response.status_code",
-  /** 2xx, 4xx, 5xx: what the API answered, as a class. */
-  statusClass: "http.response.status_class",
+  scheme: "url.scheme",
   /** The caller's user id, hashed: who it is stays private, how many distinct callers does not. */
   caller: "enduser.pseudo.id",
   /** Why an operation failed (OpenTelemetry's general attribute): a status code, or an exception's type. */
   errorType: "error.type",
   // Cosmos DB (semantic conventions for Azure Cosmos DB)
   dbSystem: "db.system.name",
+  dbNamespace: "db.namespace",
   container: "db.collection.name",
   operation: "db.operation.name",
   cosmosStatus: "db.response.status_code",
@@ -33,6 +33,12 @@ export const ATTRIBUTES = {
   azureMonitorOperationName: "ai.operation.name",
   consumer: "blog.change_feed.consumer",
   lease: "blog.change_feed.lease",
+  // A batch as the messaging conventions describe processing one (the change feed has no registered messaging system: the database's name stands in)
+  messagingSystem: "messaging.system",
+  messagingOperationType: "messaging.operation.type",
+  messagingOperationName: "messaging.operation.name",
+  messagingDestination: "messaging.destination.name",
+  messagingConsumerGroup: "messaging.consumer.group.name",
   items: "messaging.batch.message_count",
   lagSeconds: "blog.change_feed.lag_seconds",
   // Orchestrations and activities
@@ -45,16 +51,14 @@ export const ATTRIBUTES = {
 } as const;
 
 export const METRICS = {
-  /** Request units of each Cosmos DB request, by container and operation (histogram, RU). */
-  requestCharge: "blog.cosmos.request_charge",
+  /** Request units of each Cosmos DB request, by container, operation and status (histogram, RU; the Cosmos DB conventions' name). */
+  requestCharge: "azure.cosmosdb.client.operation.request_charge",
+  /** Each Cosmos DB request's duration by container, operation and status (histogram, s; its count is the requests: 429 and 503 are the ones to watch). */
+  cosmosDuration: "db.client.operation.duration",
   /** Request units an API request cost in all, by route (histogram, RU): what each of the article's requests costs. */
   routeCharge: "blog.http.request_charge",
-  /** Cosmos DB requests by container, operation and status (429 and 503 are the ones to watch). */
-  cosmosRequests: "blog.cosmos.requests",
-  /** API requests by route and status class. */
-  httpRequests: "blog.http.requests",
-  /** API request duration (histogram, ms). */
-  httpDuration: "blog.http.duration",
+  /** Each API request's duration by route, method and status (histogram, s; its count is the requests). */
+  httpDuration: "http.server.request.duration",
   /** How far a change feed consumer is behind the newest change: seconds, and items where the host can count them (gauges, per lease). */
   changeFeedLagSeconds: "blog.change_feed.lag_seconds",
   changeFeedLagItems: "blog.change_feed.lag_items",

@@ -31,7 +31,7 @@ async function tileAbove(page: Page, test: string, above: number): Promise<numbe
 }
 
 describe("the operations page during npm run chaos", () => {
-  it("shows the workload's requests, request units and throttling, updated as the run goes on", async () => {
+  it("shows the workload's requests per route and method with their percentiles, API and background request units and throttling, live, on a phone and a desktop", async () => {
     let hostUrl!: (url: string) => void;
     const firstHost = new Promise<string>((resolve) => (hostUrl = resolve));
     // One incarnation for the whole workload (no restart), so the page watches one host throughout.
@@ -39,12 +39,35 @@ describe("the operations page during npm run chaos", () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     try {
       await page.goto(`${(await firstHost).replace(/\/api$/, "/")}#/ops`);
+      // On a desktop: one row per route and method, with the last minute's percentiles and its bar line of five minutes.
+      const desktop = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      try {
+        await desktop.goto(`${(await firstHost).replace(/\/api$/, "/")}#/ops`);
+        const row = desktop.locator("table[data-test=routes] tbody tr", { hasText: "GET /api/posts/{postId}" }).first();
+        await row.waitFor({ timeout: 30_000 });
+        await expect(row.locator("td").nth(2).textContent()).resolves.toMatch(/^[\d.,]+ \/ [\d.,]+ \/ [\d.,]+$/);
+        // The bar line fills as the history's readings (every 10 s) come in.
+        await desktop.waitForFunction(() => /^[▁▂▃▄▅▆▇█]+$/.test(document.querySelector("table[data-test=routes] .sparkline")?.textContent ?? ""), null, {
+          timeout: 30_000,
+        });
+        await expect(desktop.locator("table[data-test=routes] thead th").allTextContents()).resolves.toContain("p50 / p95 / p99 ms, 1 min");
+      } finally {
+        await desktop.close();
+      }
       await tileAbove(page, "rate", 0);
       const ru = await tileAbove(page, "ru", 0);
       // Live: without a reload, the request units grow as the workload goes on, and the injected 429s show.
       await tileAbove(page, "ru", ru);
       await tileAbove(page, "throttled", 0);
+      await tileAbove(page, "ru-background", 0); // the change feed's and orchestrations' request units, apart from the API's
       await expect(page.locator("table[data-test=routes] tr", { hasText: "/api/posts" }).count()).resolves.toBeGreaterThan(0);
+      // On a phone each route is a card: every figure of it, request units included, is on screen without scrolling sideways.
+      const card = page.locator("table[data-test=routes] tbody tr").first();
+      for (const cell of await card.locator("td").all()) {
+        const box = (await cell.boundingBox())!;
+        expect(box.x + box.width, await cell.getAttribute("data-label")).toBeLessThanOrEqual(390);
+      }
+      await expect(card.locator("td[data-label='RU / request']").textContent()).resolves.toMatch(/^[\d.,]+$/);
     } finally {
       await page.close();
     }

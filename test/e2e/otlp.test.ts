@@ -76,7 +76,7 @@ describe("OTLP from npm start's SDK, as the OTEL_* settings say", () => {
     expect(containing(overHttp, /^\/v1\/traces$/, "GET /api/feed")).toBe(true);
     expect(containing(overHttp, /^\/v1\/traces$/, "otlp-test")).toBe(true);
     // Flushed at exit: the export interval (10 minutes) never came.
-    expect(containing(overHttp, /^\/v1\/metrics$/, "blog.http.requests")).toBe(true);
+    expect(containing(overHttp, /^\/v1\/metrics$/, "http.server.request.duration")).toBe(true);
     const logBody = overHttp.find((r) => r.path === "/v1/logs" && r.body.includes("a line written inside the request"));
     const spanBody = overHttp.find((r) => r.path === "/v1/traces")!;
     const traceId = /"traceId":"([0-9a-f]{32})"/.exec(spanBody.body.toString())?.[1];
@@ -95,7 +95,7 @@ describe("OTLP from npm start's SDK, as the OTEL_* settings say", () => {
     expect(overHttp.length).toBeGreaterThanOrEqual(3);
     expect(overHttp.every((r) => r.contentType === "application/x-protobuf")).toBe(true);
     expect(containing(overHttp, /^\/custom\/traces$/, "GET /api/feed")).toBe(true);
-    expect(containing(overHttp, /^\/custom\/metrics$/, "blog.http.requests")).toBe(true);
+    expect(containing(overHttp, /^\/custom\/metrics$/, "http.server.request.duration")).toBe(true);
     expect(containing(overHttp, /^\/custom\/logs$/, "a line written inside the request")).toBe(true);
   });
 
@@ -104,7 +104,7 @@ describe("OTLP from npm start's SDK, as the OTEL_* settings say", () => {
     await emit({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(grpc)}`, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
     expect(overGrpc.every((r) => r.contentType.startsWith("application/grpc"))).toBe(true);
     expect(containing(overGrpc, /TraceService\/Export$/, "GET /api/feed")).toBe(true);
-    expect(containing(overGrpc, /MetricsService\/Export$/, "blog.http.requests")).toBe(true);
+    expect(containing(overGrpc, /MetricsService\/Export$/, "http.server.request.duration")).toBe(true);
     expect(containing(overGrpc, /LogsService\/Export$/, "a line written inside the request")).toBe(true);
   });
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { APP_SETTINGS } from "../../src/config";
 import { containerDefinitions } from "../../src/store/definitions";
-import { ATTRIBUTES, METRICS } from "../../src/telemetry/names";
+import { METRICS } from "../../src/telemetry/names";
 import { APP_COSMOS_DATA_ACTIONS, APP_STORAGE_ROLES } from "../support/app-roles";
 
 /**
@@ -133,7 +133,7 @@ describe("the compiled template: what an operator watches", () => {
     expect(hot.properties).toMatchObject({ windowSize: "PT15M", criteria: { allOf: [{ timeAggregation: "Minimum", threshold: 90 }] } });
     expect(template.parameters?.cosmosThroughputMode).toMatchObject({ defaultValue: "serverless" });
     const logAlerts = text(variable(moduleNamed("observability").properties!.template!, "logAlerts"));
-    for (const signal of [ATTRIBUTES.lagSeconds, METRICS.orchestrations, "Success == false"]) expect(logAlerts).toContain(signal);
+    for (const signal of [METRICS.changeFeedLagSeconds, METRICS.orchestrations, "Success == false"]) expect(logAlerts).toContain(signal);
     const [group] = ofType("Microsoft.Insights/actionGroups");
     expect(text(group.properties)).toContain("alertEmail");
     expect(template.parameters?.alertEmail).toMatchObject({ defaultValue: "" });
@@ -161,7 +161,7 @@ describe("the compiled template: what an operator watches", () => {
     const [workbook] = ofType("Microsoft.Insights/workbooks");
     const queries = text(variable(moduleNamed("observability").properties!.template!, "workbookQueries"));
     // The names the app records them under (src/telemetry/names.ts): a rename there fails here.
-    for (const metric of [METRICS.routeCharge, METRICS.httpRequests, METRICS.cosmosRequests, ATTRIBUTES.lagSeconds, METRICS.orchestrations])
+    for (const metric of [METRICS.routeCharge, METRICS.httpDuration, METRICS.cosmosDuration, METRICS.changeFeedLagSeconds, METRICS.orchestrations])
       expect(queries).toContain(metric);
     expect(text(workbook.properties)).toContain("Notebook/1.0");
   });

@@ -7,7 +7,7 @@ const { inSpan, recordHttpRequest } = require(join(__dirname, "../../dist/src/te
 (async () => {
   const telemetry = localTelemetry();
   await inSpan("GET /api/feed", {}, async () => {
-    recordHttpRequest({ route: "/api/feed", method: "GET", status: 200, durationMs: 3, charge: 2.5 });
+    recordHttpRequest({ route: "/api/feed", method: "GET", scheme: "http", status: 200, seconds: 0.003, charge: 2.5 });
     emitLog("a line written inside the request");
   });
   await telemetry.shutdown();

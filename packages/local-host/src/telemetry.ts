@@ -6,7 +6,12 @@ import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporte
 import { OTLPMetricExporter as ProtobufMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { AggregationTemporality, MetricReader, PeriodicExportingMetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import type { SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { OTLPTraceExporter as GrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 /**
  * Runs `work` with tracing suppressed: the host's own bookkeeping (change feed polls, lag
@@ -33,9 +38,42 @@ class OnDemandReader extends MetricReader {
   protected async onShutdown(): Promise<void> {}
 }
 
+/** A trace worth opening for one kind of request: its id, how long it took, when it ended. */
+export interface ExemplarTrace {
+  traceId: string;
+  ms: number;
+  endedAt: number;
+}
+
+/** How long the slowest request of a kind stays its exemplar. */
+const EXEMPLAR_MS = 60_000;
+
+/**
+ * Keeps, per server span name (`GET /api/posts/{postId}`), the slowest request of the last
+ * minute and the last failed one: the traces an operator opens from the operations page.
+ */
+class ExemplarTraces implements SpanProcessor {
+  readonly slowest = new Map<string, ExemplarTrace>();
+  readonly failed = new Map<string, ExemplarTrace>();
+  onStart(): void {}
+  onEnd(span: ReadableSpan): void {
+    if (span.kind !== SpanKind.SERVER) return;
+    const ms = span.duration[0] * 1000 + span.duration[1] / 1e6;
+    const endedAt = span.endTime[0] * 1000 + span.endTime[1] / 1e6;
+    const exemplar = { traceId: span.spanContext().traceId, ms, endedAt };
+    const slowest = this.slowest.get(span.name);
+    if (!slowest || slowest.ms <= ms || slowest.endedAt < endedAt - EXEMPLAR_MS) this.slowest.set(span.name, exemplar);
+    if (span.status.code === SpanStatusCode.ERROR) this.failed.set(span.name, exemplar);
+  }
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
 export interface LocalTelemetry {
   /** Every metric as it stands (cumulative), for the operations page. */
   collect(): Promise<ResourceMetrics>;
+  /** The slowest request of the last minute and the last failed one, per server span name. */
+  exemplars(name: string): { slowest?: ExemplarTrace; failed?: ExemplarTrace };
   /** Where spans, metrics and logs are exported besides the page, for the start banner. */
   readonly exportsTo?: string;
   /** Exports what is pending and stops (Ctrl-C). */
@@ -64,6 +102,17 @@ function otlpMetricReader(env: NodeJS.ProcessEnv): MetricReader {
 }
 
 /**
+ * The span exporter the OTLP settings ask for, made as the SDK makes it from the environment
+ * (which it does only when given no processors; the exemplars are one): protocol per signal,
+ * then OTEL_EXPORTER_OTLP_PROTOCOL; each exporter reads its endpoint and headers itself.
+ */
+function otlpSpanProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf").trim();
+  const exporter = protocol === "grpc" ? new GrpcTraceExporter() : protocol === "http/json" ? new JsonTraceExporter() : new ProtobufTraceExporter();
+  return new BatchSpanProcessor(exporter);
+}
+
+/**
  * The local host's telemetry, chosen at start-up as the Functions host chooses Azure Monitor:
  * the OpenTelemetry SDK for Node.js (`NodeSDK`), configured by the standard OTEL_* settings
  * (endpoints, per signal too; OTEL_EXPORTER_OTLP_PROTOCOL http/json, http/protobuf or grpc;
@@ -77,10 +126,11 @@ export function localTelemetry(options: { spanProcessors?: SpanProcessor[]; metr
   if (installed) return installed;
   const exportsTo = otlpDestination(process.env);
   const onDemand = new OnDemandReader();
+  const exemplars = new ExemplarTraces();
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() ? undefined : "blog-backend-local",
-    // Given processors (a test's) are all there is; otherwise the environment's exporters, or none without an endpoint.
-    spanProcessors: options.spanProcessors ?? (exportsTo ? undefined : []),
+    // Given processors (a test's), or OTLP's when an endpoint is named (the SDK's own from the environment); the exemplars always.
+    spanProcessors: [...(options.spanProcessors ?? (exportsTo ? [otlpSpanProcessor(process.env)] : [])), exemplars],
     logRecordProcessors: exportsTo ? undefined : [],
     metricReaders: [onDemand, ...(options.metricReaders ?? []), ...(exportsTo ? [otlpMetricReader(process.env)] : [])],
     // The SDK's own instrumentations stay off: the app and the host record what they do themselves.
@@ -93,6 +143,10 @@ export function localTelemetry(options: { spanProcessors?: SpanProcessor[]; metr
       const { resourceMetrics, errors } = await onDemand.collect();
       if (errors.length > 0) throw new Error(`metrics could not be read: ${errors.map(String).join("; ")}`);
       return resourceMetrics;
+    },
+    exemplars: (name) => {
+      const slowest = exemplars.slowest.get(name);
+      return { slowest: slowest && slowest.endedAt >= Date.now() - EXEMPLAR_MS ? slowest : undefined, failed: exemplars.failed.get(name) };
     },
     async shutdown() {
       await sdk.shutdown().catch(() => {});

@@ -60,6 +60,16 @@ const ANSWERS = [
 const FAILURES = [HistoryEventType.TaskFailed, HistoryEventType.SubOrchestrationInstanceFailed];
 
 /** Inputs travel as JSON: the package pre-encodes strings, everything else the extension serializes. */
+/** The last failed task of a history that no answer followed since: the instance is retrying it (or handling the failure). */
+export function lastFailure(history: readonly HistoryEvent[]): { reason: string; at: string } | undefined {
+  let failure: { reason: string; at: string } | undefined;
+  for (const event of history) {
+    if (FAILURES.includes(event.EventType)) failure = { reason: String(event.Reason ?? ""), at: String(event.Timestamp) };
+    else if (ANSWERS.includes(event.EventType)) failure = undefined;
+  }
+  return failure;
+}
+
 export const inputJson = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input ?? null));
 
 /** The atomic actions in the order the package numbered their tasks (compound actions flattened). */

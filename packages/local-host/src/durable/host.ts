@@ -11,6 +11,7 @@ import {
   describeAction,
   historyEvents,
   inputJson,
+  lastFailure,
   rewindPointOf,
   rewoundHistory,
   scheduleAction,
@@ -161,6 +162,20 @@ export class DurableHost {
   /** The instances that match `filter`, oldest first (ties by id), as the API pages them. */
   async queryInstances(filter: InstanceFilter = {}): Promise<InstanceStatus[]> {
     return matchingInstances(this.records.values(), filter).map((record) => statusOf(record, false));
+  }
+
+  /**
+   * The running instances, oldest first, with what an operator looks at: since when, the failure
+   * of a task it is retrying (a failed task no answer has followed), and the trace it runs in.
+   */
+  runningInstances(): { instanceId: string; name: string; createdTime: Date; lastFailure?: { reason: string; at: string }; traceParent?: string }[] {
+    return matchingInstances(this.records.values(), { runtimeStatus: ["Running"] }).map((record) => ({
+      instanceId: record.instanceId,
+      name: record.name,
+      createdTime: new Date(record.createdTime),
+      lastFailure: lastFailure([...record.history, ...record.inbox]),
+      traceParent: record.traceParent,
+    }));
   }
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
@@ -344,7 +359,7 @@ export class DurableHost {
   private kick(record: InstanceRecord): void {
     if (this.running.has(record.instanceId) || this.stopped) return;
     const run = (async () => {
-      while (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) await this.episode(record);
+      while (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) await this.spans.episode(record, () => this.episode(record));
     })()
       .catch((error: unknown) => this.log(`orchestration ${record.instanceId}: host error ${(error as Error).stack}`))
       .finally(() => {

@@ -19,52 +19,73 @@ export const DEFAULT_SPAN_NAMING: InstanceSpanNaming = {
 };
 
 /**
- * One span per orchestration instance, as the Durable Functions extension's distributed tracing
- * makes one: a child of the trace its starter was in (the `traceparent` the package's client sends
- * with startNew, kept with the instance), and the parent of its activities and sub-orchestrations.
- * Spans live in memory: after a restart an instance that goes on gets a new one in the same trace.
+ * One span per episode of an orchestration instance (each time its orchestrator runs and moves
+ * on), ended and exported when the episode ends: so a running instance's trace reads whole, each
+ * activity and sub-orchestration a child of the episode that scheduled it, every episode a child
+ * of the trace its starter was in (the `traceparent` the package's client sends with startNew,
+ * kept with the instance, so episodes after a restart join it too). The last episode carries the
+ * outcome; an instance ended from outside (terminated) gets a span of its own for it.
  */
 export class InstanceSpans {
-  private readonly spans = new Map<string, Span>();
+  /** The context of each running instance's latest episode: where the work it scheduled runs. */
+  private readonly latest = new Map<string, Context>();
+  private readonly open = new Map<string, Span>();
 
   constructor(private readonly naming: InstanceSpanNaming = DEFAULT_SPAN_NAMING) {}
 
-  /** The context an instance's work runs in: its span, active. */
-  contextOf(record: InstanceRecord): Context {
-    return trace.setSpan(ROOT_CONTEXT, this.spanOf(record));
+  /** Runs one episode of `record` in a span of its own, ended (with the instance's status) when it returns. */
+  async episode<T>(record: InstanceRecord, work: () => Promise<T>): Promise<T> {
+    const span = this.start(record);
+    this.open.set(record.instanceId, span);
+    this.latest.set(record.instanceId, trace.setSpan(ROOT_CONTEXT, span));
+    try {
+      return await work();
+    } finally {
+      this.open.delete(record.instanceId);
+      this.close(record, span);
+    }
   }
 
-  /** The W3C traceparent of an instance's span, for a sub-orchestration it starts. */
+  /** The context an instance's work runs in: its latest episode's span (the starter's trace before any). */
+  contextOf(record: InstanceRecord): Context {
+    return this.latest.get(record.instanceId) ?? this.parentOf(record);
+  }
+
+  /** The W3C traceparent of an instance's latest episode, for a sub-orchestration it starts. */
   traceParentOf(record: InstanceRecord): string | undefined {
     const carrier: Record<string, string> = {};
     propagation.inject(this.contextOf(record), carrier);
     return carrier.traceparent;
   }
 
+  /** The instance has finished: inside an episode its span says so when it ends; outside one (terminated), a span of its own does. */
   end(record: InstanceRecord): void {
-    const span = this.spans.get(record.instanceId);
-    if (!span) return;
+    this.latest.delete(record.instanceId);
+    if (!this.open.has(record.instanceId)) this.close(record, this.start(record));
+  }
+
+  /** Nothing to end: episode spans end with their episodes. */
+  endAll(): void {
+    this.latest.clear();
+  }
+
+  private parentOf(record: InstanceRecord): Context {
+    return record.traceParent ? propagation.extract(ROOT_CONTEXT, { traceparent: record.traceParent }) : ROOT_CONTEXT;
+  }
+
+  private start(record: InstanceRecord): Span {
+    return trace
+      .getTracer(this.naming.scope)
+      .startSpan(
+        `orchestration ${record.name}`,
+        { kind: SpanKind.INTERNAL, attributes: this.naming.attributes(record.name, record.instanceId) },
+        this.parentOf(record),
+      );
+  }
+
+  private close(record: InstanceRecord, span: Span): void {
     if (record.runtimeStatus === "Failed") span.setStatus({ code: SpanStatusCode.ERROR, message: record.failure });
     span.setAttribute(this.naming.outcome, record.runtimeStatus);
     span.end();
-    this.spans.delete(record.instanceId);
-  }
-
-  /** Ends every open span (the host stops; the instances go on after a restart, in new spans). */
-  endAll(): void {
-    for (const span of this.spans.values()) span.end();
-    this.spans.clear();
-  }
-
-  private spanOf(record: InstanceRecord): Span {
-    let span = this.spans.get(record.instanceId);
-    if (!span) {
-      const parent = record.traceParent ? propagation.extract(ROOT_CONTEXT, { traceparent: record.traceParent }) : ROOT_CONTEXT;
-      span = trace
-        .getTracer(this.naming.scope)
-        .startSpan(`orchestration ${record.name}`, { kind: SpanKind.INTERNAL, attributes: this.naming.attributes(record.name, record.instanceId) }, parent);
-      this.spans.set(record.instanceId, span);
-    }
-    return span;
   }
 }
