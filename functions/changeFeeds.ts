@@ -1,6 +1,5 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
-import { measureChangeFeedLag } from "../src/pipeline/change-feed-lag";
 import { changeFeedTriggers } from "../src/pipeline/change-feed-triggers";
 import { invocationServices } from "../src/pipeline/invocation";
 import { CONTAINERS } from "../src/store/definitions";
@@ -21,11 +20,3 @@ for (const trigger of changeFeedTriggers) {
     handler: (documents: unknown[], context: InvocationContext) => trigger.handler(documents, invocationServices(context)),
   });
 }
-
-// The change feed estimator: each consumer's lag per lease, read from the leases and the change
-// feed (not from the consumers), so a stalled or failing consumer shows. In Azure a timer runs on
-// one instance at a time.
-app.timer("changeFeedLag", {
-  schedule: "%CHANGE_FEED_LAG_SCHEDULE%",
-  handler: async () => void (await measureChangeFeedLag()),
-});

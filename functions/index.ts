@@ -4,3 +4,4 @@ import "./telemetry";
 import "./http";
 import "./changeFeeds";
 import "./orchestrations";
+import "./backlog";

@@ -182,7 +182,7 @@ module api 'app/api.bicep' = {
       COSMOS__clientId: identity.outputs.clientId
       COSMOS_DATABASE: definitions.databaseName
       // The change feed estimator's timer (functions/changeFeeds.ts): each minute, the lag alert's grain.
-      CHANGE_FEED_LAG_SCHEDULE: '0 */1 * * * *'
+      BACKLOG_SCHEDULE: '0 */1 * * * *'
       AZURE_CLIENT_ID: identity.outputs.clientId
       AUTH_ISSUER: authIssuer
       AUTH_AUDIENCE: authAudience

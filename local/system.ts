@@ -40,7 +40,7 @@ const SPAN_NAMING: InstanceSpanNaming = {
 };
 
 /** Binding settings npm start sets apart from Azure's: the change feed estimator runs every 10 s, so the operations page's lag follows a run. */
-const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { CHANGE_FEED_LAG_SCHEDULE: "*/10 * * * * *" };
+const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { BACKLOG_SCHEDULE: "*/10 * * * * *" };
 
 /** Dev sign-in with the app's rule for user ids. */
 const devSignIn = (secret: string) => ({

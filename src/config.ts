@@ -15,7 +15,7 @@ export const SETTING_DEFAULTS = {
   /** Likes and unlikes of one post per stored procedure call at most (1 sends each alone): the group commit. */
   likeBatchMax: 50,
   /** When the change feed estimator runs (NCRONTAB, UTC): each minute, the lag alert's grain. */
-  changeFeedLagSchedule: "0 */1 * * * *",
+  backlogSchedule: "0 */1 * * * *",
 } as const;
 
 /**
@@ -25,7 +25,7 @@ export const SETTING_DEFAULTS = {
  */
 export const BINDING_SETTING_DEFAULTS: Readonly<Record<string, string>> = {
   COSMOS_DATABASE: SETTING_DEFAULTS.databaseName,
-  CHANGE_FEED_LAG_SCHEDULE: SETTING_DEFAULTS.changeFeedLagSchedule,
+  BACKLOG_SCHEDULE: SETTING_DEFAULTS.backlogSchedule,
 };
 
 /** The settings, resolved: every value present (app settings in Azure, local.settings.json under func, or a host's own). */
@@ -126,7 +126,7 @@ const schema = z
     COSMOS_KEY: optional,
     COSMOS_DATABASE: optional,
     /** Read by the host (the estimator's timer binding), never by the app's code. */
-    CHANGE_FEED_LAG_SCHEDULE: optional,
+    BACKLOG_SCHEDULE: optional,
     AUTH_DEV_SECRET: optional,
     AUTH_ISSUER: optional,
     AUTH_AUDIENCE: optional,

@@ -159,10 +159,28 @@ var logAlerts = [
     query: 'AppMetrics | where Name == "blog.orchestrations" and tostring(Properties["blog.outcome"]) == "failed" | where Sum > 0'
   }
   {
+    name: 'retrying-orchestrations'
+    description: 'Orchestrations retried failing activities more than 20 times in 5 minutes: one that keeps failing retries rather than failing, so the failed-orchestrations alert alone stays silent (docs/failures.md).'
+    severity: 2
+    query: 'AppMetrics | where Name == "blog.orchestrations" and tostring(Properties["blog.outcome"]) == "retrying" | summarize Retries = sum(Sum) | where Retries > 20'
+  }
+  {
+    name: 'long-running-orchestrations'
+    description: 'An orchestration has been running for more than 30 minutes (the backlog timer counts them): a propagation, claim sweep or feed refresh that does not finish.'
+    severity: 2
+    query: 'AppMetrics | where Name == "blog.orchestrations.long_running" | summarize Instances = max(Sum) by Orchestration = tostring(Properties["blog.orchestration.name"]) | where Instances > 0'
+  }
+  {
     name: 'failed-executions'
-    description: 'Function executions failed more than 5 times in 5 minutes (a change feed batch retried, an activity that threw).'
+    description: 'Function executions failed more than 5 times in 5 minutes (a change feed batch retried, a timer that threw).'
     severity: 2
     query: 'AppRequests | where Success == false | summarize Failed = sum(ItemCount) | where Failed > 5'
+  }
+  {
+    name: 'failed-activities'
+    description: 'Activity executions failed more than 5 times in 5 minutes: activity spans land in AppDependencies, not AppRequests.'
+    severity: 2
+    query: 'AppDependencies | where Name startswith "activity " and Success == false | summarize Failed = sum(ItemCount) | where Failed > 5'
   }
 ]
 

@@ -82,7 +82,7 @@ export async function estimateLag(monitored: Container, leases: Container, trigg
 }
 
 /** Every lease's lag of the consumer of one of the store's containers (its trigger's lease prefix), on the shared lease container. */
-export function estimateStoreLag(containerName: string, consumer: Pick<ChangeFeedConsumer, "name" | "leaseContainerPrefix">): Promise<LagReading[]> {
+export function estimateStoreLag(containerName: string, consumer: ChangeFeedConsumer, nowMs = Date.now()): Promise<LagReading[]> {
   const { database, leases } = store();
-  return estimateLag(database.container(containerName), leases, consumer);
+  return estimateLag(database.container(containerName), leases, consumer, nowMs);
 }

@@ -124,6 +124,7 @@ function createInstruments(meter: Meter) {
       unit: "s",
       description: "How long the oldest change not yet handed to a change feed consumer has waited",
     }),
+    longRunning: meter.createGauge(METRICS.longRunningOrchestrations, { unit: "{instance}", description: "Orchestrations running for more than 30 minutes" }),
     lagItems: meter.createGauge(METRICS.changeFeedLagItems, { unit: "{item}", description: "Changes not yet handed to a change feed consumer" }),
   };
 }
@@ -173,6 +174,11 @@ export function recordChangeFeedLag(readings: readonly LagReading[]): void {
     instruments().lagSeconds.record(reading.seconds, attributes);
     instruments().lagItems.record(reading.items, attributes);
   }
+}
+
+/** The backlog timer's count of orchestrations running too long, per name. */
+export function recordLongRunningOrchestrations(counts: Readonly<Record<string, number>>): void {
+  for (const [name, count] of Object.entries(counts)) instruments().longRunning.record(count, { [ATTRIBUTES.orchestration]: name });
 }
 
 export function recordLikeBatch(size: number): void {

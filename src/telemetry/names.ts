@@ -66,6 +66,8 @@ export const METRICS = {
   changeFeedItems: "blog.change_feed.items",
   /** Orchestrations by name and outcome: started, restarted, completed, failed, retrying (an activity attempt failed). */
   orchestrations: "blog.orchestrations",
+  /** Orchestrations running for more than 30 minutes, by name (gauge, the backlog timer's). */
+  longRunningOrchestrations: "blog.orchestrations.long_running",
   /** Orchestration instances by runtime status (gauge; the local host's, Azure's are the Durable extension's own). */
   orchestrationInstances: "blog.orchestrations.instances",
   /** Likes and unlikes per changeLikes stored procedure call (histogram): the group commit at work. */

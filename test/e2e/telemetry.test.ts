@@ -2,11 +2,13 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { ChangeFeedPump, localTelemetry } from "local-host";
+import { ChangeFeedPump, durableInvocation, localTelemetry } from "local-host";
 import type { OpsFigures } from "../../local/ops";
 import { observedActivity, observedConsumer } from "../../src/pipeline/observed";
 import type { PipelineServices } from "../../src/pipeline/services";
 import { estimateLag } from "../../src/store/change-feed-lag";
+import { LONG_RUNNING_MS, measureLongRunningOrchestrations } from "../../src/pipeline/backlog";
+import * as df from "durable-functions";
 import { ATTRIBUTES, pseudonymOf, recordChangeFeedLag } from "../../src/telemetry";
 import { cosmosFixture } from "../support/cosmos";
 import { localSystem, within, type Client } from "../support/system";
@@ -218,6 +220,24 @@ describe("telemetry: metrics", () => {
     } finally {
       await fixture.stop();
     }
+  });
+});
+
+describe("the backlog the Function App measures on a timer", () => {
+  it("counts the orchestrations running too long, per name, through the package's durable client: the gauge the long-running alert reads", async () => {
+    const origin = app.system.url.replace(/\/api$/, "").replace("localhost", "127.0.0.1");
+    const client = df.getClient(durableInvocation("backlog", origin));
+    // A feed refresh due in an hour: it waits on its durable timer, Running.
+    const id = await app.system.durable.startNew("refreshFeedCopy", {
+      input: { postId: "waiting-post", sourceLsn: 1, dueAt: new Date(Date.now() + 3_600_000).toISOString() },
+    });
+    expect(await measureLongRunningOrchestrations(client)).toMatchObject({ refreshFeedCopy: 0 }); // just started
+    const later = Date.now() + LONG_RUNNING_MS + 60_000;
+    // Half an hour on, it counts (other refreshes of this file's posts may still be running too).
+    const counts = await measureLongRunningOrchestrations(client, later);
+    expect(counts.refreshFeedCopy).toBeGreaterThanOrEqual(1);
+    expect(Object.keys(counts).sort()).toEqual(["propagateUsername", "refreshFeedCopy", "releaseOrphanedUsernames"]);
+    await app.system.durable.terminate(id, "test over");
   });
 });
 

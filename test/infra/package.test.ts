@@ -97,15 +97,15 @@ describe("the deployable function app", () => {
     const expected = [
       ...routes.map((r) => r.name),
       ...changeFeedTriggers.map((t) => t.name),
-      "changeFeedLag",
+      "backlog",
       ...Object.keys(orchestrations),
       ...Object.keys(activities),
     ];
     expect([...byName.keys()].sort()).toEqual(expected.sort());
-    // The change feed estimator, on the schedule its app setting gives (infra/main.bicep sets it).
-    expect(Object.values(byName.get("changeFeedLag")!)).toContainEqual(
-      expect.objectContaining({ type: "timerTrigger", direction: "in", schedule: "%CHANGE_FEED_LAG_SCHEDULE%" }),
-    );
+    // The backlog timer, on the schedule its app setting gives (infra/main.bicep sets it), with the durable client it counts orchestrations through.
+    const backlog = Object.values(byName.get("backlog")!);
+    expect(backlog).toContainEqual(expect.objectContaining({ type: "timerTrigger", direction: "in", schedule: "%BACKLOG_SCHEDULE%" }));
+    expect(backlog.map((b) => b.type)).toContain("durableClient");
 
     for (const route of routes) {
       const trigger = Object.values(byName.get(route.name)!).find((b) => b.type === "httpTrigger")!;
