@@ -139,19 +139,19 @@ describe("the blog in a browser", () => {
     await page.locator("#notice", { hasText: "Not Found" }).waitFor();
   });
 
-  it("shows the operations page with live figures: RU per route, the change feed's lag, orchestrations, readable on a phone", async () => {
+  it("shows the operations page with live figures: requests per route and method over five minutes, the change feed's lag, orchestrations, readable on a phone", async () => {
     await page.goto(`${site}#/ops`);
     const routes = page.locator("table[data-test=routes]");
     await routes.waitFor();
     // The session above put requests on the API: their routes are listed with what they cost.
     await expect(routes.locator("tr", { hasText: "/api/posts/{postId}/comments" }).count()).resolves.toBeGreaterThan(0);
-    const feedRow = routes.locator("tr", { hasText: "/api/feed" });
+    const feedRow = routes.locator("tr", { hasText: "GET /api/feed" });
     const before = Number((await feedRow.locator("td").nth(1).innerText()).replace(/,/g, ""));
-    // Live: a request made elsewhere appears within a refresh or two, without reloading the page.
+    // Live: a request made elsewhere counts (requests of the last five minutes) within a refresh or two, without reloading the page.
     await fetch(`${site}api/feed`);
     await page.waitForFunction(
       (count) => {
-        const row = [...document.querySelectorAll("table[data-test=routes] tr")].find((tr) => tr.textContent?.includes("/api/feed"));
+        const row = [...document.querySelectorAll("table[data-test=routes] tr")].find((tr) => tr.textContent?.includes("GET /api/feed"));
         return Number(row?.querySelectorAll("td")[1]?.textContent?.replace(/,/g, "")) > count;
       },
       before,

@@ -45,7 +45,7 @@ describe("the operations page during npm run chaos", () => {
         await desktop.goto(`${(await firstHost).replace(/\/api$/, "/")}#/ops`);
         const row = desktop.locator("table[data-test=routes] tbody tr", { hasText: "GET /api/posts/{postId}" }).first();
         await row.waitFor({ timeout: 30_000 });
-        await expect(row.locator("td").nth(2).textContent()).resolves.toMatch(/^[\d.,]+ \/ [\d.,]+ \/ [\d.,]+$/);
+        await expect(row.locator("td").nth(3).textContent()).resolves.toMatch(/^[\d.,]+ \/ [\d.,]+ \/ [\d.,]+$/);
         // The bar line fills as the history's readings (every 10 s) come in.
         await desktop.waitForFunction(() => /^[▁▂▃▄▅▆▇█]+$/.test(document.querySelector("table[data-test=routes] .sparkline")?.textContent ?? ""), null, {
           timeout: 30_000,

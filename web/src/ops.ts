@@ -49,6 +49,7 @@ function routeRow(route: OpsFigures["routes"][number]): Cell[] {
   );
   return [
     `${route.method} ${route.route}`,
+    n(route.last5m.requests),
     n(route.last1m.perSecond, 1),
     `${ms(route.last1m.p50Ms)} / ${ms(route.last1m.p95Ms)} / ${ms(route.last1m.p99Ms)}`,
     percent(route.last1m.errorRate),
