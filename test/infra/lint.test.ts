@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,5 +74,19 @@ describe("the linter's layering", () => {
     const result = await cruise([dir], { validate: true, ruleSet: { forbidden: rules.forbidden } as never, tsPreCompilationDeps: true });
     const violations = (result.output as { summary: { violations: { rule: { name: string } }[] } }).summary.violations;
     expect(violations.map((v) => v.rule.name)).toContain("no-circular"); // a type-only import closes a circle too
+  });
+});
+
+describe("the size of files", () => {
+  it("keeps every source and test file under 350 lines, or says at its top why it is longer", () => {
+    const root = join(__dirname, "../..");
+    const files = execFileSync("git", ["ls-files", "*.ts", "*.js", "*.mjs", "*.cjs"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter((file) => file && !file.endsWith(".d.ts") && !file.startsWith("infra/compiled/") && existsSync(join(root, file)));
+    const unexplained = files.filter((file) => {
+      const lines = readFileSync(join(root, file), "utf8").split("\n");
+      return lines.length > 350 && !lines.slice(0, 60).some((line) => /Longer than most files for a reason/.test(line));
+    });
+    expect(unexplained).toEqual([]);
   });
 });

@@ -11,7 +11,8 @@ import { durableFunctions, type ActivityHandler, type EntityHandler } from "../s
 /**
  * The local durable host: the durable-functions package's own replay engine over a history kept
  * here. Each host in these tests runs on a manual clock: time moves when a test moves it, so no
- * test sleeps to order events.
+ * test sleeps to order events. Longer than most files for a reason: it mirrors host.ts, one
+ * describe per pattern the host runs, sharing its helpers (the host, the drive loop).
  */
 const clocks = new WeakMap<DurableHost, ManualClock>();
 const host = (
