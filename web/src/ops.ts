@@ -78,6 +78,7 @@ function render(figures: OpsFigures): HTMLElement[] {
     table(
       [
         "route",
+        "requests 5 min",
         "req/s 1 min",
         "p50 / p95 / p99 ms, 1 min",
         "5xx 1 min",
