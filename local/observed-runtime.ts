@@ -27,8 +27,11 @@ export function observeLocalRuntime(durable: DurableHost): () => void {
   return () => instances.removeCallback(observe);
 }
 
-/** A running instance waits this long before the page calls it long-running. */
-const LONG_RUNNING_MS = 5 * 60_000;
+/**
+ * A running instance is listed as long-running on the page after this long: an earlier, lower bar
+ * than the alert's (LONG_RUNNING_MS in src/pipeline/backlog.ts, 30 minutes), for someone watching.
+ */
+const PAGE_ATTENTION_MS = 5 * 60_000;
 
 /** A trace's address in the OTLP UI `OTEL_TRACES_UI_URL` names (`{traceId}` in it), when one is set. */
 export function traceUrl(traceId: string | undefined, template = process.env.OTEL_TRACES_UI_URL): string | undefined {
@@ -42,7 +45,7 @@ export function orchestrationsNeedingAttention(durable: DurableHost, now: number
     .flatMap((instance): OrchestrationAttention[] => {
       const common = { name: instance.name, instance: pseudonymOf(instance.instanceId), traceUrl: traceUrl(instance.traceParent?.split("-")[1]) };
       if (instance.lastFailure) return [{ ...common, state: "retrying", reason: instance.lastFailure.reason, since: instance.lastFailure.at }];
-      if (now - instance.createdTime.getTime() > LONG_RUNNING_MS)
+      if (now - instance.createdTime.getTime() > PAGE_ATTENTION_MS)
         return [
           {
             ...common,

@@ -62,7 +62,15 @@ async function leaseLag(monitored: Container, collectionRid: string, lease: Trig
 export async function estimateLag(monitored: Container, leases: Container, trigger: ChangeFeedConsumer, nowMs = Date.now()): Promise<LagReading[]> {
   const { resource: collection } = await monitored.read();
   const collectionRid = collection!._rid;
-  const { resources: ranges } = await monitored.readPartitionKeyRanges().fetchAll();
+  // Read only for a lease without its bounds (an older processor's): the trigger's own leases carry them.
+  let ranges: Promise<Range[]> | undefined;
+  const rangeOf = async (token: string) => {
+    ranges ??= monitored
+      .readPartitionKeyRanges()
+      .fetchAll()
+      .then(({ resources }) => resources as Range[]);
+    return (await ranges).find((candidate) => candidate.id === token);
+  };
   const query = {
     query: "SELECT c.id, c.LeaseToken, c.FeedRange, c.ContinuationToken FROM c WHERE STARTSWITH(c.id, @prefix) AND IS_DEFINED(c.LeaseToken)",
     parameters: [{ name: "@prefix", value: trigger.leaseContainerPrefix }],
@@ -71,9 +79,7 @@ export async function estimateLag(monitored: Container, leases: Container, trigg
   const readings: LagReading[] = [];
   for (const lease of held.filter((candidate) => candidate.id.includes(`_${collectionRid}..`))) {
     const bounds = lease.FeedRange?.Range;
-    const range = bounds
-      ? { id: lease.LeaseToken, minInclusive: bounds.min, maxExclusive: bounds.max }
-      : (ranges as Range[]).find((candidate) => candidate.id === lease.LeaseToken);
+    const range = bounds ? { id: lease.LeaseToken, minInclusive: bounds.min, maxExclusive: bounds.max } : await rangeOf(lease.LeaseToken);
     // A range split since: the consumer replaces its lease; the next reading sees the new ones.
     if (!range) continue;
     readings.push({ consumer: trigger.name, ...(await leaseLag(monitored, collectionRid, lease, range, nowMs)) });
