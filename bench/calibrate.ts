@@ -19,12 +19,7 @@ const FITTED_ON: Model = "v1";
 const HELD_OUT: Model = "v3";
 
 /**
- * Coefficients taken from Azure's published rules of thumb rather than fitted (ten requests cannot
- * pin down nine coefficients): a point read of up to 1 KB is 1 RU, and a read or a write grows by
- * about a tenth and a half of an RU per further KB.
- */
-/**
- * Coefficients not fitted: Azure's published rules of thumb, and the cost per item a query loads,
+ * Coefficients not fitted (ten requests cannot pin down ten coefficients): Azure's published rules of thumb, and the cost per item a query loads,
  * which the article's table does not identify (a free fit gives 0.05 on one dataset and 0 on
  * another, the query base absorbing it) but which must not be 0, or a scan would cost what an
  * index lookup does: 0.05, one twentieth of a point read, the one fit that found it.

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexablePredicates } from "../src/query/candidates";
 import { compiled } from "../src/query/query";
+import { NO_COST, requestUnits } from "../src/limits/request-units";
 import { cosmosFixture, type CosmosFixture } from "./fixture";
 
-const predicates = (sql: string, parameters: { name: string; value: unknown }[] = []) => indexablePredicates(compiled(sql).ast, parameters as never);
+const where = (sql: string, parameters: { name: string; value: unknown }[] = []) => indexablePredicates(compiled(sql).ast, parameters as never);
+const predicates = (sql: string, parameters: { name: string; value: unknown }[] = []) => where(sql, parameters).predicates;
 
 describe("what an index can answer (the conjuncts of WHERE)", () => {
   it("takes equality, IN, ranges, ARRAY_CONTAINS and IS_DEFINED on the collection alias", () => {
@@ -40,6 +42,14 @@ describe("what an index can answer (the conjuncts of WHERE)", () => {
     expect(predicates("SELECT * FROM p WHERE q.a = 1")).toEqual([]);
     expect(predicates("SELECT * FROM p")).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE (p.a = 1 OR NOT p.b) AND p.c = 'x'")).toEqual([{ kind: "equal", path: ["c"], value: "x" }]);
+  });
+
+  it("tells whether the predicates are the whole WHERE (an index alone can answer it)", () => {
+    expect(where("SELECT * FROM p WHERE p.type = 'post' AND (p.a IN (1, 2) OR p.b > 3)").complete).toBe(true);
+    expect(where("SELECT * FROM p").complete).toBe(true);
+    expect(where("SELECT * FROM p WHERE p.type = 'post' AND NOT IS_DEFINED(p.deleted)").complete).toBe(false);
+    expect(where("SELECT * FROM p WHERE p.a = 1 OR (p.b = 2 AND STARTSWITH(p.c, 'x'))").complete).toBe(false);
+    expect(where("SELECT * FROM p WHERE p.a = @missing").complete).toBe(false);
   });
 });
 
@@ -93,6 +103,17 @@ describe("indexes on a large container (through the SDK)", () => {
     expect((await retrieved(c, { query: "SELECT c.id FROM c WHERE c.user = 'renamed'" })).ids).toEqual([]);
   });
 
+  it("answers an index-served COUNT from the index, loading no document, and charges it for the index hits", async () => {
+    const response = await c.items
+      .query<number>({ query: "SELECT VALUE COUNT(1) FROM c WHERE c.user = @u", parameters: [{ name: "@u", value: "u7" }] }, { populateQueryMetrics: true })
+      .fetchAll();
+    expect(response.resources.reduce((a, b) => a + b, 0)).toBe(50);
+    expect(Object.values(response.queryMetrics ?? {}).reduce((n, m) => n + m.retrievedDocumentCount, 0)).toBe(0);
+    // A COUNT whose WHERE an index cannot answer alone (note is not indexed) loads what it counts.
+    const filtered = await retrieved(c, { query: "SELECT VALUE COUNT(1) FROM c WHERE c.user = 'u7' AND c.note = 'n1'" });
+    expect(filtered.count).toBe(50);
+  });
+
   it("scans what the policy does not index, with the same results", async () => {
     const scan = await retrieved(c, { query: "SELECT c.id FROM c WHERE c.note = 'n1'" });
     expect(scan.ids).toHaveLength(1500);
@@ -116,5 +137,18 @@ describe("indexes of one logical partition", () => {
     expect(response.resources.map((r) => r.id)).toEqual(["p", ...Array.from({ length: 11 }, (_, i) => `c${i}`)]);
     const read = Object.values(response.queryMetrics ?? {}).reduce((n, m) => n + m.retrievedDocumentCount, 0);
     expect(read).toBe(31);
+  });
+
+  it("load only the n items of an index-served TOP n, and count from the index", async () => {
+    const c = await f.container({ partitionKey: { paths: ["/postId"] } });
+    for (let i = 0; i < 30; i++) await c.items.create({ id: `c${i}`, postId: "p", type: "comment", n: i });
+    const top = await c.items
+      .query("SELECT TOP 5 c.id FROM c WHERE c.type = 'comment' ORDER BY c.n DESC", { partitionKey: "p", populateQueryMetrics: true })
+      .fetchAll();
+    expect(top.resources.map((r) => r.id)).toEqual(["c29", "c28", "c27", "c26", "c25"]);
+    expect(Object.values(top.queryMetrics ?? {}).reduce((n, m) => n + m.retrievedDocumentCount, 0)).toBe(5);
+    const count = await c.items.query("SELECT VALUE COUNT(1) FROM c WHERE c.type = 'comment'", { partitionKey: "p" }).fetchAll();
+    const charge = requestUnits({ ...NO_COST, queries: 1, indexHits: 30, returnedKb: Buffer.byteLength(JSON.stringify([30])) / 1024 });
+    expect(count.requestCharge).toBeCloseTo(charge, 1);
   });
 });

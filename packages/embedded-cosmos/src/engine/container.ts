@@ -258,7 +258,7 @@ export class Container {
         ? undefined
         : this.indexes;
     const page = runQuery(view, indexes, shaped, continuation, maxItemCount, scanPageItems);
-    cost.query(page.retrieved, JSON.stringify(page.items).length);
+    cost.query(page.retrieved, page.indexHits, JSON.stringify(page.items).length);
     return page;
   }
 
@@ -277,7 +277,7 @@ export class Container {
       items.push({ ...item.doc(), _lsn: item.lsn });
       if (items.length >= max) break;
     }
-    cost.query(items.length, JSON.stringify(items).length);
+    cost.query(items.length, 0, JSON.stringify(items).length);
     // Nothing returned: stay where we are, so later writes below the scanned LSN are not skipped.
     return { items, lsn: items.length === 0 && "pk" in scope ? afterLsn : lsn };
   }

@@ -45,24 +45,26 @@ function constant(node: unknown, parameters: Map<string, Json>): { value: Json }
 
 const MIRRORED = { "<": ">", "<=": ">=", ">": "<", ">=": "<=" } as const;
 
-function collect(condition: unknown, alias: string, parameters: Map<string, Json>, out: Predicate[]): void {
-  if (!isNode(condition)) return;
+/** Adds the indexable predicates of `condition` to `out`; true when they say all it says (an index alone answers it). */
+function collect(condition: unknown, alias: string, parameters: Map<string, Json>, out: Predicate[]): boolean {
+  if (!isNode(condition)) return false;
   if (condition.type === "scalar_binary_expression") {
     const operator = condition.operator as string;
     if (operator === "AND") {
-      collect(condition.left, alias, parameters, out);
-      collect(condition.right, alias, parameters, out);
-      return;
+      const left = collect(condition.left, alias, parameters, out);
+      return collect(condition.right, alias, parameters, out) && left;
     }
     if (operator === "OR") {
+      let complete = true;
       const alternatives = [condition.left, condition.right].flatMap((side) => {
         const found: Predicate[] = [];
-        collect(side, alias, parameters, found);
+        complete = collect(side, alias, parameters, found) && complete;
         // A nested OR contributes its own alternatives.
         return found.length === 1 && found[0].kind === "any" ? found[0].alternatives : [found];
       });
-      if (alternatives.every((conjunction) => conjunction.length > 0)) out.push({ kind: "any", alternatives });
-      return;
+      if (!alternatives.every((conjunction) => conjunction.length > 0)) return false;
+      out.push({ kind: "any", alternatives });
+      return complete;
     }
     for (const [member, other, mirrored] of [
       [condition.left, condition.right, false],
@@ -75,28 +77,33 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
       else if (operator in MIRRORED && value.value !== null && typeof value.value !== "boolean") {
         const op = operator as keyof typeof MIRRORED;
         out.push({ kind: "range", path, operator: mirrored ? MIRRORED[op] : op, value: value.value });
-      }
-      return;
+      } else return false;
+      return true;
     }
+    return false;
   }
   if (condition.type === "scalar_in_expression" && !condition.not) {
     const path = memberPath(condition.value, alias);
     const values = (condition.list as unknown[]).map((item) => constant(item, parameters));
-    if (path && values.every(Boolean)) out.push({ kind: "in", path, values: values.map((v) => v!.value) });
+    if (!path || !values.every(Boolean)) return false;
+    out.push({ kind: "in", path, values: values.map((v) => v!.value) });
+    return true;
   }
   if (condition.type === "scalar_function_expression") {
     const name = String((condition.name as Node).name).toUpperCase();
     const args = condition.arguments as unknown[];
-    if (name === "IS_DEFINED" && args.length === 1) {
-      const path = memberPath(args[0], alias);
-      if (path) out.push({ kind: "defined", path });
+    const path = args.length > 0 ? memberPath(args[0], alias) : undefined;
+    if (name === "IS_DEFINED" && args.length === 1 && path) {
+      out.push({ kind: "defined", path });
+      return true;
     }
-    if (name === "ARRAY_CONTAINS" && args.length === 2) {
-      const path = memberPath(args[0], alias);
-      const value = constant(args[1], parameters);
-      if (path && value) out.push({ kind: "contains", path, value: value.value });
+    const value = args.length === 2 && constant(args[1], parameters);
+    if (name === "ARRAY_CONTAINS" && path && value) {
+      out.push({ kind: "contains", path, value: value.value });
+      return true;
     }
   }
+  return false;
 }
 
 /**
@@ -104,16 +111,20 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
  * of WHERE comparing `alias.path` with a constant (=, <, <=, >, >=, IN), ARRAY_CONTAINS with a
  * constant, IS_DEFINED, and ORs whose every side has such a condition. Anything else (NOT,
  * functions of paths) is left to the engine, which evaluates the whole WHERE over the
- * candidates these select.
+ * candidates these select. `complete` when they are the whole WHERE (or there is none): then an
+ * index alone knows the results, and a `COUNT` or a `TOP n` need not load every candidate.
  */
-export function indexablePredicates(ast: unknown, parameters: { name: string; value: Json }[]): Predicate[] {
+export function indexablePredicates(ast: unknown, parameters: { name: string; value: Json }[]): { predicates: Predicate[]; complete: boolean } {
+  const none = { predicates: [], complete: false };
   const body = isNode(ast) ? (ast.body as Node | undefined) : undefined;
-  if (!body || body.type !== "select_query") return [];
+  if (!body || body.type !== "select_query") return none;
   const source = (body.from as Node | null)?.source as Node | undefined;
   const expression = source?.expression as Node | undefined;
-  if (!expression || expression.type !== "collection_expression" || (expression.expression as Node).type !== "identifier") return [];
+  if (!expression || expression.type !== "collection_expression" || (expression.expression as Node).type !== "identifier") return none;
   const alias = ((source!.alias as Node | null)?.name ?? (expression.expression as Node).name) as string;
+  const where = (body.where as Node | null)?.condition;
+  if (where === undefined) return { predicates: [], complete: true };
   const predicates: Predicate[] = [];
-  collect((body.where as Node | null)?.condition, alias, new Map(parameters.map((p) => [p.name, p.value])), predicates);
-  return predicates;
+  const complete = collect(where, alias, new Map(parameters.map((p) => [p.name, p.value])), predicates);
+  return { predicates, complete };
 }

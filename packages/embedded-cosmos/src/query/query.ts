@@ -21,8 +21,10 @@ export interface QuerySpec {
 export interface QueryPage {
   items: Json[];
   continuation?: string;
-  /** How many stored items the query had to read: the SDK's `retrievedDocumentCount`. */
+  /** How many stored items the query had to load: the SDK's `retrievedDocumentCount`. */
   retrieved: number;
+  /** How many items an index selected for it (loaded or not): an index-served `COUNT` loads none of them. */
+  indexHits: number;
 }
 
 type Parsed = ReturnType<typeof query>;
@@ -122,7 +124,7 @@ function groupedResults<T extends Queryable>(
   scope: QueryScope<T>,
   indexes: ContainerIndexes<T> | undefined,
   shaped: ShapedQuery,
-): { results: Json[]; retrieved: number } {
+): { results: Json[]; retrieved: number; indexHits: number } {
   const grouping = groupingOf(shaped)!;
   const parsed = compiled(shaped.spec.query);
   const body = (parsed.ast as Node).body as Node;
@@ -130,9 +132,9 @@ function groupedResults<T extends Queryable>(
   const { items } = engineErrors(() => {
     const evaluate = aggregateEvaluator(parsed, true);
     const results = groupRows(rows.items).map((group) => evaluate(group, group.slice(0, 1), shaped.spec.parameters));
-    return { items: results.filter((result): result is Json => result !== undefined), retrieved: rows.retrieved };
+    return { items: results.filter((result): result is Json => result !== undefined), retrieved: rows.retrieved, indexHits: rows.indexHits };
   });
-  return { results: items, retrieved: rows.retrieved };
+  return { results: items, retrieved: rows.retrieved, indexHits: rows.indexHits };
 }
 
 /** The continuation tokens the query engine issues (`+RID:...#RT:n#TRC:n[#RTD:...]`); anything else is a client error. */
@@ -223,15 +225,16 @@ export interface QueryScope<T> {
 /** Every result of the engine's query over the scope, read to the end. */
 function everyResult<T extends Queryable>(scope: QueryScope<T>, indexes: ContainerIndexes<T> | undefined, spec: QuerySpec): QueryPage {
   const items: Json[] = [];
-  let retrieved = 0;
+  let [retrieved, indexHits] = [0, 0];
   let token: string | undefined;
   do {
     const page = engineQuery(scope, indexes, spec, token, 1000, Number.POSITIVE_INFINITY);
     items.push(...page.items);
     retrieved += page.retrieved;
+    indexHits += page.indexHits;
     token = page.continuation;
   } while (token);
-  return { items, retrieved };
+  return { items, retrieved, indexHits };
 }
 
 /** DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter applied, in that order, to the rest of the query's results. */
@@ -239,12 +242,12 @@ function shapedResults<T extends Queryable>(
   scope: QueryScope<T>,
   indexes: ContainerIndexes<T> | undefined,
   shaped: ShapedQuery,
-): { results: Json[]; retrieved: number } {
-  const { items, retrieved } = everyResult(scope, indexes, shaped.spec);
+): { results: Json[]; retrieved: number; indexHits: number } {
+  const { items, retrieved, indexHits } = everyResult(scope, indexes, shaped.spec);
   let results = shaped.resume ? resumeAt(items, shaped.resume, orderDirections(shaped.spec.query)) : items;
   if (shaped.distinct) results = [...new Map(results.map((value) => [distinctKey(value), value] as const)).values()];
   if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);
-  return { results, retrieved };
+  return { results, retrieved, indexHits };
 }
 
 /**
@@ -259,15 +262,15 @@ function shapedPage<T extends Queryable>(
   continuation: string | undefined,
   maxItemCount: number,
 ): QueryPage {
-  const { results, retrieved } = shaped.groupBy !== undefined ? groupedResults(scope, indexes, shaped) : shapedResults(scope, indexes, shaped);
+  const { results, retrieved, indexHits } = shaped.groupBy !== undefined ? groupedResults(scope, indexes, shaped) : shapedResults(scope, indexes, shaped);
   const position = shapedPosition(results, shaped, continuation);
   const size = maxItemCount > 0 ? maxItemCount : 100;
   const page = results.slice(position, position + size);
-  if (position + size >= results.length) return { items: page, retrieved };
+  if (position + size >= results.length) return { items: page, retrieved, indexHits };
   // After a resume filter, the next page's request may carry another filter (the SDK's newer
   // resume point): the token names the last result, found again in whatever list that makes.
   const last = page[page.length - 1] as { _rid?: unknown } | undefined;
-  return { items: page, retrieved, continuation: shaped.resume && typeof last?._rid === "string" ? `AFTER:${last._rid}` : `SHAPED:${position + size}` };
+  return { items: page, retrieved, indexHits, continuation: shaped.resume && typeof last?._rid === "string" ? `AFTER:${last._rid}` : `SHAPED:${position + size}` };
 }
 
 /**
@@ -307,27 +310,54 @@ function engineQuery<T extends Queryable>(
 ): QueryPage {
   if (continuation !== undefined && !CONTINUATION.test(continuation)) throw invalidContinuation();
   const parsed = compiled(spec.query);
-  const selected = intersect(
-    (indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : [])
-      .map((predicate) => select(indexes!, predicate))
-      .filter((set): set is Set<T> => set !== undefined),
-  );
-  const indexed = selected && selected.size <= scope.size;
+  const where = indexes ? indexablePredicates(parsed.ast, spec.parameters ?? []) : { predicates: [], complete: false };
+  const sets = where.predicates.map((predicate) => select(indexes!, predicate));
+  const selected = intersect(sets.filter((set): set is Set<T> => set !== undefined));
+  const indexed = selected !== undefined && selected.size <= scope.size;
   const nested = nestedAggregates(parsed.ast);
   const candidates = indexed ? [...selected].filter((item) => scope.contains(item)) : scope.items();
   // Whatever can be paged is evaluated slice by slice (the engine's time grows faster than its
   // input); an unindexed scan also ends its page at the budget of items read.
-  if (nested.length === 0 && pageable(parsed.ast))
-    return scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
+  if (nested.length === 0 && pageable(parsed.ast)) {
+    const page = scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
+    return { ...page, indexHits: indexed ? page.retrieved : 0 };
+  }
   candidates.sort((a, b) => a.seq - b.seq);
   const { docs, items } = engineDocs(candidates, spec.query);
-  if (nested.length > 0)
-    return restoreRids(
-      engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length })),
-      items,
-    );
-  return restoreRids(execute(parsed, spec, docs, maxItemCount, continuation), items);
+  const page =
+    nested.length > 0
+      ? engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length, indexHits: 0 }))
+      : execute(parsed, spec, docs, maxItemCount, continuation);
+  const served = indexes !== undefined && where.complete && sets.every((set) => set !== undefined);
+  return restoreRids(served ? servedByIndex(page, parsed.ast, candidates.length) : { ...page, indexHits: indexed ? page.retrieved : 0 }, items);
 }
+
+/**
+ * What an aggregate or `TOP` query whose whole WHERE an index answers loads, as Azure serves it:
+ * a `COUNT` of a constant counts index entries and loads no document; a `TOP n` walks the index
+ * in order and loads only the items it returns. The engine evaluated every candidate either way.
+ */
+function servedByIndex(page: QueryPage, ast: unknown, matches: number): QueryPage {
+  const body = (ast as Node).body as Node;
+  if (countsOnly(body.select as Node)) return { ...page, retrieved: 0, indexHits: matches };
+  if (body.top && !aggregates(body.select)) return { ...page, retrieved: page.items.length, indexHits: matches };
+  return { ...page, indexHits: matches };
+}
+
+/** A projection of nothing but `COUNT(<constant>)`s (`SELECT VALUE COUNT(1)`, or the query plan's `[{"item": COUNT(1)}]`). */
+function countsOnly(select: Node): boolean {
+  const calls = aggregateCalls(select);
+  if (calls.length === 0 || calls.some((call) => aggregateName(call) !== "COUNT" || !isConstant((call.arguments as Node[])[0]))) return false;
+  const reads = (value: unknown): boolean => {
+    if (typeof value !== "object" || value === null) return false;
+    const node = value as Node;
+    if (aggregateName(node)) return false;
+    return node.type === "identifier" || Object.values(node).some(reads);
+  };
+  return !reads(select);
+}
+
+const isConstant = (node: Node | undefined) => node !== undefined && /_constant$/.test(node.type);
 
 /**
  * The engine orders items, and ORDER BY's ties, by `_rid` compared as text, and resumes by it.
@@ -381,7 +411,7 @@ function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCou
       maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
       continuation: token ? { token } : undefined,
     });
-    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length };
+    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length, indexHits: 0 };
   });
 }
 
@@ -452,10 +482,10 @@ function scanPage<T extends Queryable>(
     retrieved += slice.length;
     inner = undefined;
     // The slice holds more results than the page has room for: the next page resumes inside it.
-    if (page.continuation) return { items: found, retrieved, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
+    if (page.continuation) return { items: found, retrieved, indexHits: 0, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
     position += slice.length;
   }
-  return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
+  return { items: found, retrieved, indexHits: 0, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
 }
 
 /** A query over a few resources held as plain objects (offers), not a container's items: no indexes, no paging. */
