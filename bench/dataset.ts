@@ -3,7 +3,7 @@ import { likeId, usernameClaimId, type CommentItem, type LikeItem, type PostItem
 import { toShortForm } from "../src/model/short-form";
 import type { BlogStore } from "../src/store/client";
 import { FEED_PARTITION } from "../src/store/feed";
-import type { PostCopy } from "../src/store/views";
+import type { PostCopy } from "../src/store/copies";
 import { between, random } from "../local/random";
 
 export interface DatasetPost {

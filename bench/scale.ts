@@ -12,7 +12,7 @@ import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createStore, useStore } from "../src/store/client";
 import { measureCosmos } from "../src/store/metering";
 import { provision } from "../src/store/provision";
-import type { PostChange } from "../src/store/views";
+import type { PostChange } from "../src/store/copies";
 
 export interface LoadFigures {
   request: string;

@@ -99,7 +99,7 @@ Blog API ready on ${system.url}
     curl -s -X POST ${system.url}/users -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" -d '{"username":"alice"}'
     curl -s ${system.url}/users/alice
   Sample data: npm run seed -- --users 20${system.url === "http://localhost:7071/api" ? "" : ` --url ${system.url}`}
-  Rebuild Q3/Q6 copies: COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`} npm run rebuild-views
+  Rebuild Q3/Q6 copies: COSMOS_ENDPOINT=${system.cosmosEndpoint}${external ? "" : ` COSMOS_KEY=${system.cosmosKey}`} npm run rebuild-copies
 Press Ctrl-C to stop.
 `);
 

@@ -3,7 +3,7 @@ import { FEED_PARTITION, type FeedEntry } from "../store/feed";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
 import { toShortForm } from "../model/short-form";
-import { copyOf, feed, type PostChange } from "../store/views";
+import { copyOf, feed, type PostChange } from "../store/copies";
 import { feedRefreshInput, instanceIdOf, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 

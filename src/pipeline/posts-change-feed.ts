@@ -4,7 +4,7 @@ import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
-import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/views";
+import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
 import { FeedWindow } from "./feed-window";
 import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
 import type { PipelineServices } from "./services";

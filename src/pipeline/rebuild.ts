@@ -1,4 +1,4 @@
-import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/view-rebuild";
+import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/copy-rebuild";
 import { handlePostsChanges } from "./posts-change-feed";
 
 export interface RebuildProgress {

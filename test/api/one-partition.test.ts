@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
 import type { CosmosRequest } from "../../src/store/metering";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
-import type { PostChange } from "../../src/store/views";
+import type { PostChange } from "../../src/store/copies";
 import { routes } from "../../src/api/routes";
 import { apiFixture, type ApiFixture } from "../support/api";
 

@@ -94,7 +94,7 @@ describe("deleted means gone", () => {
     expect((await api.request("DELETE", `/api/posts/${postId}`, { as: "author" })).status).toBe(204);
     await handlePostsChanges(await changesOf(postId));
     expect(await inViews()).toEqual({ feed: false, list: false });
-    // The old owner of a lease that moved, or rebuild-views beside the live consumer, replays v1.
+    // The old owner of a lease that moved, or rebuild-copies beside the live consumer, replays v1.
     await handlePostsChanges(v1);
     expect(await inViews()).toEqual({ feed: false, list: false });
     expect((await api.request("GET", `/api/posts/${postId}`)).status).toBe(404);

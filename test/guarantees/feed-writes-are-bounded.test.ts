@@ -4,7 +4,7 @@ import { copyPostToFeed, feedWritePlan } from "../../src/pipeline/feed-refresh";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
 import type { FeedEntry } from "../../src/store/feed";
 import { measureCosmos } from "../../src/store/metering";
-import type { PostChange } from "../../src/store/views";
+import type { PostChange } from "../../src/store/copies";
 import { apiFixture, type ApiFixture } from "../support/api";
 import { localSystem, within, type Client } from "../support/system";
 

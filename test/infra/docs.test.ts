@@ -39,6 +39,9 @@ function sources(folder: string): string[] {
     return /\.(ts|mjs|cjs|js)$/.test(entry.name) ? [path] : [];
   });
 }
+/** A file's name as a page names it: without its folder and extension (`.d.ts` included). */
+const fileName = (file: string) => file.split("/").pop()!.replace(/(\.d)?\.(ts|mjs|cjs|js)$/, "").replace(/[.]/g, "\\.");
+
 /** Paths named in a source file's comments (`//` and `*` lines). */
 const pathsInComments = (file: string) =>
   text(file)
@@ -65,6 +68,13 @@ describe("the documentation", () => {
         .map((path) => `${file}: ${path}`),
     );
     expect(stale).toEqual([]);
+  });
+
+  it("docs/architecture.md names every source file in its room", () => {
+    const architecture = text("docs/architecture.md");
+    const files = ["src", "functions", "local", "scripts", "chaos", "bench", "web/src", "sprocs", ...packages.map((dir) => `${dir}/src`)].flatMap(sources);
+    const unnamed = files.filter((file) => !new RegExp(String.raw`(?<![\w-])${fileName(file)}(?![\w-])`).test(architecture));
+    expect(unnamed).toEqual([]);
   });
 
   it("keeps the README a front door: under 20 KB, linking every page in docs/", () => {

@@ -47,7 +47,7 @@ describe("npm run seed", () => {
   }, 60_000);
 });
 
-describe("npm run rebuild-views", () => {
+describe("npm run rebuild-copies", () => {
   it("rebuilds the Q3 and Q6 copies from the posts change feed, idempotently", async () => {
     const before = await countCopies();
     expect(before.inFeed).toBe(Math.min(100, before.inUsers));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PostItem } from "../../src/model/items";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
-import type { PostChange } from "../../src/store/views";
+import type { PostChange } from "../../src/store/copies";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
