@@ -40,7 +40,12 @@ function sources(folder: string): string[] {
   });
 }
 /** A file's name as a page names it: without its folder and extension (`.d.ts` included). */
-const fileName = (file: string) => file.split("/").pop()!.replace(/(\.d)?\.(ts|mjs|cjs|js)$/, "").replace(/[.]/g, "\\.");
+const fileName = (file: string) =>
+  file
+    .split("/")
+    .pop()!
+    .replace(/(\.d)?\.(ts|mjs|cjs|js)$/, "")
+    .replace(/[.]/g, "\\.");
 
 /** Paths named in a source file's comments (`//` and `*` lines). */
 const pathsInComments = (file: string) =>
