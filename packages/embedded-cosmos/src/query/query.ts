@@ -270,7 +270,12 @@ function shapedPage<T extends Queryable>(
   // After a resume filter, the next page's request may carry another filter (the SDK's newer
   // resume point): the token names the last result, found again in whatever list that makes.
   const last = page[page.length - 1] as { _rid?: unknown } | undefined;
-  return { items: page, retrieved, indexHits, continuation: shaped.resume && typeof last?._rid === "string" ? `AFTER:${last._rid}` : `SHAPED:${position + size}` };
+  return {
+    items: page,
+    retrieved,
+    indexHits,
+    continuation: shaped.resume && typeof last?._rid === "string" ? `AFTER:${last._rid}` : `SHAPED:${position + size}`,
+  };
 }
 
 /**
@@ -482,7 +487,8 @@ function scanPage<T extends Queryable>(
     retrieved += slice.length;
     inner = undefined;
     // The slice holds more results than the page has room for: the next page resumes inside it.
-    if (page.continuation) return { items: found, retrieved, indexHits: 0, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
+    if (page.continuation)
+      return { items: found, retrieved, indexHits: 0, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
     position += slice.length;
   }
   return { items: found, retrieved, indexHits: 0, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
