@@ -1,144 +1,38 @@
 import { randomUUID } from "node:crypto";
-import { context as otelContext } from "@opentelemetry/api";
-import { ActionType } from "durable-functions/lib/src/actions/ActionType";
-import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
-import { systemClock, type Clock } from "../clock";
-import { DURABLE_HTTP_ACTIVITY, durableHttp, type DurableHttpRequest } from "./durable-http";
-import { EntityHost } from "./entities";
-import type { DurableFunctions, TriggeredFunction } from "../worker/function-app";
-import {
-  atomicActions,
-  describeAction,
-  historyEvents,
-  inputJson,
-  lastFailure,
-  rewindPointOf,
-  rewoundHistory,
-  scheduleAction,
-  settleDelivered,
-  type EpisodeWork,
-} from "./episodes";
+import { lastFailure, rewoundHistory, historyEvents } from "./episodes";
 import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
-import { replayEpisode } from "./replay";
-import { InstanceSpans, type InstanceSpanNaming } from "./tracing";
-import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
+import { InstanceScheduler, type DurableHostOptions } from "./scheduler";
+import type { EntityHost } from "./entities";
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
-
-/** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
-const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
-
-export interface DurableHostOptions {
-  /** The app's orchestrations, activities and entities, as it registered them (df.app.*). */
-  functions: DurableFunctions;
-  store?: InstanceStore;
-  log?: (line: string) => void;
-  /** What time it is, and when durable timers fire (the system clock unless a test brings its own). */
-  clock?: Clock;
-  /** How each instance's span is labelled (DEFAULT_SPAN_NAMING unless the app gives its own). */
-  spanNaming?: InstanceSpanNaming;
-}
+export type { DurableHostOptions } from "./scheduler";
 
 /**
- * Durable Functions in this process, driven as the Functions extension drives them: every
- * episode replays the orchestrator, through the durable-functions package's own replay engine,
- * from the history kept here (inputs, results and custom status as JSON; timers as history
- * events), then schedules the actions it returned. The record of every instance is saved after
- * each change, so a host restarted on the same store resumes where it stopped: answered tasks
- * are not run again, unanswered activities are (at least once, as on Azure), timers fire late.
- *
- * Longer than most files for a reason: every transition of an instance (start, delivery,
- * episode, finish, its parent told, rewind) changes and saves the record here, in one order
- * (saved before work starts: a crash repeats work, never loses it). The rest lives beside it:
- * episodes.ts (history and actions), replay.ts (the package's engine), instances.ts (status and
- * queries), entities.ts, durable-http.ts, store.ts.
+ * Durable Functions in this process: what the package's DurableClient (through the HTTP API,
+ * http-api.ts) and the host ask of instances, over the scheduler that moves them on
+ * (scheduler.ts: episodes, activities, timers, sub-orchestrations).
  */
 export class DurableHost {
-  private readonly store: InstanceStore;
-  private readonly records = new Map<string, InstanceRecord>();
-  private readonly running = new Map<string, Promise<void>>();
-  /** Each instance's span (distributed tracing). */
-  private readonly spans: InstanceSpans;
-  /** Cancels the armed durable timers (on stop). */
-  private readonly timers = new Set<() => void>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly log: (line: string) => void;
-  private readonly clock: Clock;
-  private stopped = false;
-  /** The durable entities: their state, queues and turns. */
-  readonly entities: EntityHost;
-  /** The registered functions by name: Maps, so a name from a request never finds Object's members (`constructor`, `toString`). */
-  private readonly orchestrations: Map<string, TriggeredFunction>;
-  private readonly activities: Map<string, TriggeredFunction>;
+  private readonly scheduler: InstanceScheduler;
 
-  constructor(private readonly options: DurableHostOptions) {
-    this.store = options.store ?? memoryInstanceStore();
-    this.orchestrations = options.functions.orchestrations;
-    this.activities = new Map([...options.functions.activities, [DURABLE_HTTP_ACTIVITY, builtInHttp]]);
-    this.log = options.log ?? (() => {});
-    this.clock = options.clock ?? systemClock;
-    this.spans = new InstanceSpans(options.spanNaming);
-    for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
-    // An entity's answer to an orchestration that called it: an event named by the request id.
-    this.entities = new EntityHost(
-      options.functions.entities,
-      this.store.entities,
-      ({ caller, requestId, message }) => {
-        const record = this.records.get(caller.instanceId);
-        if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
-      },
-      this.log,
-      () => this.clock.now(),
-    );
+  constructor(options: DurableHostOptions) {
+    this.scheduler = new InstanceScheduler(options);
+  }
+
+  /** The durable entities: their state, queues and turns. */
+  get entities(): EntityHost {
+    return this.scheduler.entities;
   }
 
   /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
   resume(): void {
-    this.entities.resume();
-    for (const record of this.records.values()) {
-      if (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended") continue;
-      record.timers.forEach((timer) => this.arm(record, timer));
-      record.activities.forEach((activity) => this.dispatch(record, activity));
-      this.kick(record);
-    }
+    this.scheduler.resume();
   }
 
   /** Starts `name` as `instanceId`; an instance that has finished is replaced, a running one is an error (as on Azure). */
   async startNew(name: string, options: { instanceId?: string; input?: unknown; traceParent?: string } = {}): Promise<string> {
     // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
-    return this.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null), undefined, options.traceParent);
-  }
-
-  /** A new instance of `name`, running; `parent` when it is a sub-orchestration. */
-  private create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"], traceParent?: string): string {
-    if (!this.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
-    const existing = this.records.get(instanceId);
-    if (existing && !FINISHED.includes(existing.runtimeStatus))
-      throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
-    const now = this.clock.now().toISOString();
-    const record: InstanceRecord = {
-      instanceId,
-      name,
-      input,
-      ...(parent ? { parent } : {}),
-      ...(traceParent ? { traceParent } : {}),
-      runtimeStatus: "Pending",
-      createdTime: now,
-      lastUpdatedTime: now,
-      executionId: "",
-      history: [],
-      inbox: [],
-      nextEventId: 0,
-      actions: [],
-      activities: [],
-      timers: [],
-    };
-    this.newExecution(record, record.input);
-    // Saved before it is known: an instance that cannot be stored leaves nothing behind, so its starter sees the failure and tries again.
-    this.save(record);
-    this.records.set(instanceId, record);
-    this.kick(record);
-    return instanceId;
+    return this.scheduler.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null), undefined, options.traceParent);
   }
 
   /**
@@ -146,22 +40,22 @@ export class DurableHost {
    * waitForExternalEvent(name) gets `data` (JSON), whether it waits already or asks later.
    */
   async raiseEvent(instanceId: string, name: string, data?: unknown): Promise<void> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
     if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
-    record.inbox.push(historyEvents.eventRaised(this.clock.now(), name, JSON.stringify(data ?? null)));
-    this.save(record);
-    this.kick(record);
+    record.inbox.push(historyEvents.eventRaised(this.scheduler.clock.now(), name, JSON.stringify(data ?? null)));
+    this.scheduler.save(record);
+    this.scheduler.kick(record);
   }
 
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     return record ? statusOf(record, options.showHistory ?? false) : undefined;
   }
 
   /** The instances that match `filter`, oldest first (ties by id), as the API pages them. */
   async queryInstances(filter: InstanceFilter = {}): Promise<InstanceStatus[]> {
-    return matchingInstances(this.records.values(), filter).map((record) => statusOf(record, false));
+    return matchingInstances(this.scheduler.records.values(), filter).map((record) => statusOf(record, false));
   }
 
   /**
@@ -169,7 +63,7 @@ export class DurableHost {
    * of a task it is retrying (a failed task no answer has followed), and the trace it runs in.
    */
   runningInstances(): { instanceId: string; name: string; createdTime: Date; lastFailure?: { reason: string; at: string }; traceParent?: string }[] {
-    return matchingInstances(this.records.values(), { runtimeStatus: ["Running"] }).map((record) => ({
+    return matchingInstances(this.scheduler.records.values(), { runtimeStatus: ["Running"] }).map((record) => ({
       instanceId: record.instanceId,
       name: record.name,
       createdTime: new Date(record.createdTime),
@@ -180,34 +74,34 @@ export class DurableHost {
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
   async suspend(instanceId: string): Promise<void> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Running") return;
-    await this.running.get(instanceId);
+    await this.scheduler.running.get(instanceId);
     record.runtimeStatus = "Suspended";
-    this.save(record);
+    this.scheduler.save(record);
   }
 
   /** Resumes a suspended instance: it goes on with what arrived meanwhile. */
   async resumeInstance(instanceId: string): Promise<void> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Suspended") return;
     record.runtimeStatus = "Running";
-    this.save(record);
-    this.kick(record);
+    this.scheduler.save(record);
+    this.scheduler.kick(record);
   }
 
   /** Stops an instance for good: nothing it waits for will be delivered. */
   async terminate(instanceId: string, reason: string): Promise<void> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record || FINISHED.includes(record.runtimeStatus)) return;
-    await this.running.get(instanceId);
-    this.finish(record, "Terminated", { failure: reason });
-    this.save(record);
+    await this.scheduler.running.get(instanceId);
+    this.scheduler.finish(record, "Terminated", { failure: reason });
+    this.scheduler.save(record);
   }
 
   /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
   async restart(instanceId: string): Promise<string> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
     return this.startNew(record.name, { instanceId, input: JSON.parse(record.input) });
   }
@@ -218,7 +112,7 @@ export class DurableHost {
    * extension's rewind does. Anything else cannot be rewound (the API's 404 and 412).
    */
   async rewind(instanceId: string): Promise<void> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
     if (record.runtimeStatus !== "Failed")
       throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
@@ -231,34 +125,34 @@ export class DurableHost {
       history: rewoundHistory(record.history, point),
       activities: [point.task],
     });
-    this.save(record);
-    const child = point.task.subOrchestration && this.records.get(point.task.subOrchestration.instanceId);
+    this.scheduler.save(record);
+    const child = point.task.subOrchestration && this.scheduler.records.get(point.task.subOrchestration.instanceId);
     if (child?.runtimeStatus === "Failed" && child.rewind) return this.rewind(child.instanceId);
-    if (child) this.records.delete(child.instanceId); // started anew under its id
-    this.dispatch(record, point.task);
+    if (child) this.scheduler.records.delete(child.instanceId); // started anew under its id
+    this.scheduler.dispatch(record, point.task);
   }
 
   /** Deletes a finished instance's record and history. */
   async purgeInstanceHistory(instanceId: string): Promise<boolean> {
-    const record = this.records.get(instanceId);
+    const record = this.scheduler.records.get(instanceId);
     if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
-    this.records.delete(instanceId);
-    this.store.remove(instanceId);
+    this.scheduler.records.delete(instanceId);
+    this.scheduler.store.remove(instanceId);
     return true;
   }
 
   /** Purges every finished instance that matches `filter`; how many were purged. */
   async purgeInstances(filter: InstanceFilter): Promise<number> {
     let purged = 0;
-    for (const record of matchingInstances(this.records.values(), filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
+    for (const record of matchingInstances(this.scheduler.records.values(), filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
     return purged;
   }
 
   /** Resolves once no instance is running (for shutdown and tests); throws after `timeoutMs`. */
   async waitForIdle(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    await this.entities.idle();
-    while ([...this.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus))) {
+    await this.scheduler.entities.idle();
+    while ([...this.scheduler.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus))) {
       if (Date.now() > deadline) throw new Error(`orchestrations still running after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -269,206 +163,12 @@ export class DurableHost {
    * inbox holds an event. What is left waits for time (durable timers) or for the outside
    * (external events), so a test can then move its clock or raise an event.
    */
-  async settled(): Promise<void> {
-    for (;;) {
-      await this.entities.idle();
-      const busy = [...this.running.values(), ...this.inFlight];
-      if (busy.length === 0) break;
-      await Promise.allSettled(busy);
-    }
+  settled(): Promise<void> {
+    return this.scheduler.settled();
   }
 
   /** Stops delivering anything; every instance stays resumable from the store. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.entities.stop();
-    for (const cancel of this.timers) cancel();
-    this.timers.clear();
-    await Promise.all([...this.running.values()]);
-    await Promise.allSettled([...this.inFlight]);
-    this.spans.endAll();
-  }
-
-  /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
-  private newExecution(record: InstanceRecord, input: string): void {
-    Object.assign(record, {
-      input,
-      executionId: randomUUID(),
-      history: [],
-      nextEventId: 0,
-      actions: [],
-      activities: [],
-      timers: [],
-      runtimeStatus: "Running",
-      rewind: undefined,
-    });
-    record.inbox = [historyEvents.executionStarted(this.clock.now(), record.name, input)];
-  }
-
-  /** Saves the record. Also while stopping: an episode that was running finishes and keeps what it took from the inbox. */
-  private save(record: InstanceRecord): void {
-    record.lastUpdatedTime = this.clock.now().toISOString();
-    this.store.save(record);
-  }
-
-  private finish(record: InstanceRecord, status: RuntimeStatus, fields: Partial<InstanceRecord>): void {
-    Object.assign(record, fields, { runtimeStatus: status, activities: [], timers: [], inbox: [] });
-    this.spans.end(record);
-    if (record.parent) this.notifyParent(record);
-  }
-
-  /** A finished sub-orchestration answers the parent's task: its output, or its failure (as the package documents). */
-  private notifyParent(child: InstanceRecord): void {
-    const link = child.parent!;
-    const parent = this.records.get(link.instanceId);
-    if (!parent) return;
-    const at = this.clock.now();
-    const answer =
-      child.runtimeStatus === "Completed"
-        ? historyEvents.subOrchestrationCompleted(at, link.taskId, JSON.stringify(child.output ?? null))
-        : historyEvents.subOrchestrationFailed(
-            at,
-            link.taskId,
-            `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`,
-            child.failure ?? "",
-          );
-    this.deliver(parent, link.executionId, answer);
-  }
-
-  /** Starts the sub-orchestration a task asks for; after a restart, one that exists already is left to run, or answers if done. */
-  private startChild(parent: InstanceRecord, task: PendingActivity): void {
-    const instanceId = task.subOrchestration!.instanceId;
-    const existing = this.records.get(instanceId);
-    if (existing?.parent?.instanceId === parent.instanceId && existing.parent.taskId === task.id) {
-      if (FINISHED.includes(existing.runtimeStatus)) this.notifyParent(existing);
-      return;
-    }
-    try {
-      const link = { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId };
-      this.create(task.name, instanceId, task.input, link, this.spans.traceParentOf(parent));
-    } catch (error) {
-      this.deliver(
-        parent,
-        parent.executionId,
-        historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message),
-      );
-    }
-  }
-
-  /** Delivers the instance's inbox, one event per episode, never two episodes of one instance at once. */
-  private kick(record: InstanceRecord): void {
-    if (this.running.has(record.instanceId) || this.stopped) return;
-    const run = (async () => {
-      while (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) await this.spans.episode(record, () => this.episode(record));
-    })()
-      .catch((error: unknown) => this.log(`orchestration ${record.instanceId}: host error ${(error as Error).stack}`))
-      .finally(() => {
-        this.running.delete(record.instanceId);
-        // The record under this id now: a finished instance started again while this run wound down is a new one.
-        const current = this.records.get(record.instanceId);
-        if (current && !this.stopped && current.runtimeStatus === "Running" && current.inbox.length > 0) this.kick(current);
-      });
-    this.running.set(record.instanceId, run);
-  }
-
-  /** Ends the instance as Failed with `message`, logged once; `rewind` when a failed task caused it. */
-  private fail(record: InstanceRecord, message: string, rewind?: InstanceRecord["rewind"]): void {
-    this.log(`orchestration ${record.instanceId} failed: ${message}`);
-    this.finish(record, "Failed", { failure: message, ...(rewind ? { rewind } : {}) });
-    this.save(record);
-  }
-
-  private async episode(record: InstanceRecord): Promise<void> {
-    const at = this.clock.now();
-    const delivered = record.inbox.shift()!;
-    const episode = [historyEvents.orchestratorStarted(at), delivered];
-    const work: EpisodeWork = { activities: [], timers: [], entityRequests: [] };
-    const rewindPoint = rewindPointOf(record, delivered);
-    settleDelivered(record, delivered, at, episode, work);
-
-    const replayed = await replayEpisode(this.orchestrations.get(record.name)!, record, [...record.history, ...episode]);
-    if ("failure" in replayed) return this.fail(record, replayed.failure, replayed.orchestratorThrew ? rewindPoint : undefined);
-    const { state } = replayed;
-
-    const actions = atomicActions(state.actions.flat());
-    const redone = actions.slice(0, record.actions.length).map(describeAction);
-    const diverged = redone.findIndex((action, i) => action !== record.actions[i]);
-    if (diverged >= 0)
-      return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${redone[diverged]}'.`);
-    const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
-    try {
-      for (const action of actions.slice(record.actions.length)) {
-        if (action === continueAs) break;
-        scheduleAction(record, action, at, episode, work);
-        record.actions.push(describeAction(action));
-      }
-    } catch (error) {
-      // An action this host cannot carry out: the instance fails, saying which, instead of waiting for good.
-      return this.fail(record, (error as Error).message);
-    }
-    record.customStatus = state.customStatus;
-    episode.push(historyEvents.orchestratorCompleted(at));
-    record.history.push(...episode);
-
-    if (continueAs) this.newExecution(record, inputJson(continueAs.input));
-    else if (state.isDone) {
-      record.history.push(historyEvents.executionCompleted(at, JSON.stringify(state.output ?? null)));
-      this.finish(record, "Completed", { output: state.output });
-    }
-    // Before the record is saved: a crash in between sends an operation twice (at least once), never not at all.
-    work.entityRequests.forEach(({ entity, request }) => this.entities.enqueue(entity, request));
-    this.save(record);
-    if (record.runtimeStatus !== "Running" || continueAs) return;
-    work.activities.forEach((activity) => this.dispatch(record, activity));
-    work.timers.forEach((timer) => this.arm(record, timer));
-  }
-
-  /** Runs an activity; its answer (JSON, like everything that crosses the wire) joins the inbox. */
-  private dispatch(record: InstanceRecord, activity: PendingActivity): void {
-    if (activity.subOrchestration) return this.startChild(record, activity);
-    const execution = record.executionId;
-    const handler = this.activities.get(activity.name);
-    const run = (async () => {
-      if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
-      // Inside the instance's span: the activity's own span is its child.
-      return otelContext.with(this.spans.contextOf(record), () => handler(JSON.parse(activity.input)));
-    })().then(
-      (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, result)),
-      (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
-        this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);
-        this.deliver(
-          record,
-          execution,
-          historyEvents.taskFailed(
-            this.clock.now(),
-            activity.id,
-            `Activity function '${activity.name}' failed: ${message}`,
-            (error as Error)?.stack ?? message,
-          ),
-        );
-      },
-    );
-    this.inFlight.add(run);
-    void run.finally(() => this.inFlight.delete(run));
-  }
-
-  private arm(record: InstanceRecord, timer: PendingTimer): void {
-    const execution = record.executionId;
-    const cancel = this.clock.at(new Date(timer.fireAt), () => {
-      this.timers.delete(cancel);
-      this.deliver(record, execution, historyEvents.timerFired(this.clock.now(), timer.id, timer.fireAt));
-    });
-    this.timers.add(cancel);
-  }
-
-  private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {
-    // An answer for an execution that has since continued as new, finished or been terminated goes nowhere.
-    // A suspended instance keeps what arrives, for when it is resumed.
-    if (this.stopped || record.executionId !== execution || (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended")) return;
-    if (event.EventType === HistoryEventType.TimerFired && !record.timers.some((t) => t.id === event.TimerId)) return;
-    record.inbox.push(event);
-    this.save(record);
-    this.kick(record);
+  stop(): Promise<void> {
+    return this.scheduler.stop();
   }
 }

@@ -1,0 +1,335 @@
+import { randomUUID } from "node:crypto";
+import { context as otelContext } from "@opentelemetry/api";
+import { ActionType } from "durable-functions/lib/src/actions/ActionType";
+import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
+import { systemClock, type Clock } from "../clock";
+import { DURABLE_HTTP_ACTIVITY, durableHttp, type DurableHttpRequest } from "./durable-http";
+import { EntityHost } from "./entities";
+import type { DurableFunctions, TriggeredFunction } from "../worker/function-app";
+import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
+import { DurableRequestError, FINISHED } from "./instances";
+import { replayEpisode } from "./replay";
+import { InstanceSpans, type InstanceSpanNaming } from "./tracing";
+import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
+
+/** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
+const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
+
+export interface DurableHostOptions {
+  /** The app's orchestrations, activities and entities, as it registered them (df.app.*). */
+  functions: DurableFunctions;
+  store?: InstanceStore;
+  log?: (line: string) => void;
+  /** What time it is, and when durable timers fire (the system clock unless a test brings its own). */
+  clock?: Clock;
+  /** How each instance's span is labelled (DEFAULT_SPAN_NAMING unless the app gives its own). */
+  spanNaming?: InstanceSpanNaming;
+}
+
+/**
+ * What moves instances on, as the Functions extension does: every episode replays the
+ * orchestrator, through the durable-functions package's own replay engine, from the history
+ * kept here (inputs, results and custom status as JSON; timers as history events), then
+ * schedules the actions it returned. The record of every instance is saved after each change,
+ * so a host restarted on the same store resumes where it stopped: answered tasks are not run
+ * again, unanswered activities are (at least once, as on Azure), timers fire late.
+ *
+ * Every transition of an instance (start, delivery, episode, finish, its parent told) changes
+ * and saves the record here, in one order (saved before work starts: a crash repeats work,
+ * never loses it). What a client asks of instances
+ * (status, events, suspend, terminate, rewind, purge) is host.ts; the rest lives beside it:
+ * episodes.ts (history and actions), replay.ts (the package's engine), instances.ts (status and
+ * queries), entities.ts, durable-http.ts, store.ts.
+ */
+export class InstanceScheduler {
+  readonly store: InstanceStore;
+  /** Every instance this host knows, by id. */
+  readonly records = new Map<string, InstanceRecord>();
+  /** The episodes under way, by instance id: never two of one instance at once. */
+  readonly running = new Map<string, Promise<void>>();
+  /** Each instance's span (distributed tracing). */
+  private readonly spans: InstanceSpans;
+  /** Cancels the armed durable timers (on stop). */
+  private readonly timers = new Set<() => void>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly log: (line: string) => void;
+  readonly clock: Clock;
+  private stopped = false;
+  /** The durable entities: their state, queues and turns. */
+  readonly entities: EntityHost;
+  /** The registered functions by name: Maps, so a name from a request never finds Object's members (`constructor`, `toString`). */
+  private readonly orchestrations: Map<string, TriggeredFunction>;
+  private readonly activities: Map<string, TriggeredFunction>;
+
+  constructor(private readonly options: DurableHostOptions) {
+    this.store = options.store ?? memoryInstanceStore();
+    this.orchestrations = options.functions.orchestrations;
+    this.activities = new Map([...options.functions.activities, [DURABLE_HTTP_ACTIVITY, builtInHttp]]);
+    this.log = options.log ?? (() => {});
+    this.clock = options.clock ?? systemClock;
+    this.spans = new InstanceSpans(options.spanNaming);
+    for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
+    // An entity's answer to an orchestration that called it: an event named by the request id.
+    this.entities = new EntityHost(
+      options.functions.entities,
+      this.store.entities,
+      ({ caller, requestId, message }) => {
+        const record = this.records.get(caller.instanceId);
+        if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
+      },
+      this.log,
+      () => this.clock.now(),
+    );
+  }
+
+  /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
+  resume(): void {
+    this.entities.resume();
+    for (const record of this.records.values()) {
+      if (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended") continue;
+      record.timers.forEach((timer) => this.arm(record, timer));
+      record.activities.forEach((activity) => this.dispatch(record, activity));
+      this.kick(record);
+    }
+  }
+
+  /** A new instance of `name`, running; `parent` when it is a sub-orchestration. */
+  create(name: string, instanceId: string, input: string, parent?: InstanceRecord["parent"], traceParent?: string): string {
+    if (!this.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
+    const existing = this.records.get(instanceId);
+    if (existing && !FINISHED.includes(existing.runtimeStatus))
+      throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
+    const now = this.clock.now().toISOString();
+    const record: InstanceRecord = {
+      instanceId,
+      name,
+      input,
+      ...(parent ? { parent } : {}),
+      ...(traceParent ? { traceParent } : {}),
+      runtimeStatus: "Pending",
+      createdTime: now,
+      lastUpdatedTime: now,
+      executionId: "",
+      history: [],
+      inbox: [],
+      nextEventId: 0,
+      actions: [],
+      activities: [],
+      timers: [],
+    };
+    this.newExecution(record, record.input);
+    // Saved before it is known: an instance that cannot be stored leaves nothing behind, so its starter sees the failure and tries again.
+    this.save(record);
+    this.records.set(instanceId, record);
+    this.kick(record);
+    return instanceId;
+  }
+
+  /**
+   * Resolves once nothing is under way: no episode, activity or entity operation runs and no
+   * inbox holds an event. What is left waits for time (durable timers) or for the outside
+   * (external events), so a test can then move its clock or raise an event.
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.entities.idle();
+      const busy = [...this.running.values(), ...this.inFlight];
+      if (busy.length === 0) break;
+      await Promise.allSettled(busy);
+    }
+  }
+
+  /** Stops delivering anything; every instance stays resumable from the store. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.entities.stop();
+    for (const cancel of this.timers) cancel();
+    this.timers.clear();
+    await Promise.all([...this.running.values()]);
+    await Promise.allSettled([...this.inFlight]);
+    this.spans.endAll();
+  }
+
+  /** A fresh execution of the instance (start, restart, continue-as-new): empty history, new input. */
+  private newExecution(record: InstanceRecord, input: string): void {
+    Object.assign(record, {
+      input,
+      executionId: randomUUID(),
+      history: [],
+      nextEventId: 0,
+      actions: [],
+      activities: [],
+      timers: [],
+      runtimeStatus: "Running",
+      rewind: undefined,
+    });
+    record.inbox = [historyEvents.executionStarted(this.clock.now(), record.name, input)];
+  }
+
+  /** Saves the record. Also while stopping: an episode that was running finishes and keeps what it took from the inbox. */
+  save(record: InstanceRecord): void {
+    record.lastUpdatedTime = this.clock.now().toISOString();
+    this.store.save(record);
+  }
+
+  finish(record: InstanceRecord, status: RuntimeStatus, fields: Partial<InstanceRecord>): void {
+    Object.assign(record, fields, { runtimeStatus: status, activities: [], timers: [], inbox: [] });
+    this.spans.end(record);
+    if (record.parent) this.notifyParent(record);
+  }
+
+  /** A finished sub-orchestration answers the parent's task: its output, or its failure (as the package documents). */
+  private notifyParent(child: InstanceRecord): void {
+    const link = child.parent!;
+    const parent = this.records.get(link.instanceId);
+    if (!parent) return;
+    const at = this.clock.now();
+    const answer =
+      child.runtimeStatus === "Completed"
+        ? historyEvents.subOrchestrationCompleted(at, link.taskId, JSON.stringify(child.output ?? null))
+        : historyEvents.subOrchestrationFailed(
+            at,
+            link.taskId,
+            `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`,
+            child.failure ?? "",
+          );
+    this.deliver(parent, link.executionId, answer);
+  }
+
+  /** Starts the sub-orchestration a task asks for; after a restart, one that exists already is left to run, or answers if done. */
+  private startChild(parent: InstanceRecord, task: PendingActivity): void {
+    const instanceId = task.subOrchestration!.instanceId;
+    const existing = this.records.get(instanceId);
+    if (existing?.parent?.instanceId === parent.instanceId && existing.parent.taskId === task.id) {
+      if (FINISHED.includes(existing.runtimeStatus)) this.notifyParent(existing);
+      return;
+    }
+    try {
+      const link = { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId };
+      this.create(task.name, instanceId, task.input, link, this.spans.traceParentOf(parent));
+    } catch (error) {
+      this.deliver(
+        parent,
+        parent.executionId,
+        historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message),
+      );
+    }
+  }
+
+  /** Delivers the instance's inbox, one event per episode, never two episodes of one instance at once. */
+  kick(record: InstanceRecord): void {
+    if (this.running.has(record.instanceId) || this.stopped) return;
+    const run = (async () => {
+      while (!this.stopped && record.runtimeStatus === "Running" && record.inbox.length > 0) await this.spans.episode(record, () => this.episode(record));
+    })()
+      .catch((error: unknown) => this.log(`orchestration ${record.instanceId}: host error ${(error as Error).stack}`))
+      .finally(() => {
+        this.running.delete(record.instanceId);
+        // The record under this id now: a finished instance started again while this run wound down is a new one.
+        const current = this.records.get(record.instanceId);
+        if (current && !this.stopped && current.runtimeStatus === "Running" && current.inbox.length > 0) this.kick(current);
+      });
+    this.running.set(record.instanceId, run);
+  }
+
+  /** Ends the instance as Failed with `message`, logged once; `rewind` when a failed task caused it. */
+  private fail(record: InstanceRecord, message: string, rewind?: InstanceRecord["rewind"]): void {
+    this.log(`orchestration ${record.instanceId} failed: ${message}`);
+    this.finish(record, "Failed", { failure: message, ...(rewind ? { rewind } : {}) });
+    this.save(record);
+  }
+
+  private async episode(record: InstanceRecord): Promise<void> {
+    const at = this.clock.now();
+    const delivered = record.inbox.shift()!;
+    const episode = [historyEvents.orchestratorStarted(at), delivered];
+    const work: EpisodeWork = { activities: [], timers: [], entityRequests: [] };
+    const rewindPoint = rewindPointOf(record, delivered);
+    settleDelivered(record, delivered, at, episode, work);
+
+    const replayed = await replayEpisode(this.orchestrations.get(record.name)!, record, [...record.history, ...episode]);
+    if ("failure" in replayed) return this.fail(record, replayed.failure, replayed.orchestratorThrew ? rewindPoint : undefined);
+    const { state } = replayed;
+
+    const actions = atomicActions(state.actions.flat());
+    const redone = actions.slice(0, record.actions.length).map(describeAction);
+    const diverged = redone.findIndex((action, i) => action !== record.actions[i]);
+    if (diverged >= 0)
+      return this.fail(record, `Non-deterministic workflow detected: action ${diverged} was '${record.actions[diverged]}' and is now '${redone[diverged]}'.`);
+    const continueAs = actions.find((action) => action.actionType === ActionType.ContinueAsNew);
+    try {
+      for (const action of actions.slice(record.actions.length)) {
+        if (action === continueAs) break;
+        scheduleAction(record, action, at, episode, work);
+        record.actions.push(describeAction(action));
+      }
+    } catch (error) {
+      // An action this host cannot carry out: the instance fails, saying which, instead of waiting for good.
+      return this.fail(record, (error as Error).message);
+    }
+    record.customStatus = state.customStatus;
+    episode.push(historyEvents.orchestratorCompleted(at));
+    record.history.push(...episode);
+
+    if (continueAs) this.newExecution(record, inputJson(continueAs.input));
+    else if (state.isDone) {
+      record.history.push(historyEvents.executionCompleted(at, JSON.stringify(state.output ?? null)));
+      this.finish(record, "Completed", { output: state.output });
+    }
+    // Before the record is saved: a crash in between sends an operation twice (at least once), never not at all.
+    work.entityRequests.forEach(({ entity, request }) => this.entities.enqueue(entity, request));
+    this.save(record);
+    if (record.runtimeStatus !== "Running" || continueAs) return;
+    work.activities.forEach((activity) => this.dispatch(record, activity));
+    work.timers.forEach((timer) => this.arm(record, timer));
+  }
+
+  /** Runs an activity; its answer (JSON, like everything that crosses the wire) joins the inbox. */
+  dispatch(record: InstanceRecord, activity: PendingActivity): void {
+    if (activity.subOrchestration) return this.startChild(record, activity);
+    const execution = record.executionId;
+    const handler = this.activities.get(activity.name);
+    const run = (async () => {
+      if (!handler) throw new Error(`No activity named '${activity.name}' is registered.`);
+      // Inside the instance's span: the activity's own span is its child.
+      return otelContext.with(this.spans.contextOf(record), () => handler(JSON.parse(activity.input)));
+    })().then(
+      (result) => this.deliver(record, execution, historyEvents.taskCompleted(this.clock.now(), activity.id, result)),
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        this.log(`activity ${activity.name} of ${record.instanceId} failed (attempt ${activity.attempt}): ${message}`);
+        this.deliver(
+          record,
+          execution,
+          historyEvents.taskFailed(
+            this.clock.now(),
+            activity.id,
+            `Activity function '${activity.name}' failed: ${message}`,
+            (error as Error)?.stack ?? message,
+          ),
+        );
+      },
+    );
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+  }
+
+  private arm(record: InstanceRecord, timer: PendingTimer): void {
+    const execution = record.executionId;
+    const cancel = this.clock.at(new Date(timer.fireAt), () => {
+      this.timers.delete(cancel);
+      this.deliver(record, execution, historyEvents.timerFired(this.clock.now(), timer.id, timer.fireAt));
+    });
+    this.timers.add(cancel);
+  }
+
+  private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {
+    // An answer for an execution that has since continued as new, finished or been terminated goes nowhere.
+    // A suspended instance keeps what arrives, for when it is resumed.
+    if (this.stopped || record.executionId !== execution || (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended")) return;
+    if (event.EventType === HistoryEventType.TimerFired && !record.timers.some((t) => t.id === event.TimerId)) return;
+    record.inbox.push(event);
+    this.save(record);
+    this.kick(record);
+  }
+}
