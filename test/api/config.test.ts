@@ -39,6 +39,7 @@ describe("settings", () => {
     expect(loadSettings({ COSMOS_ENDPOINT: "http://x" }).likeBatchMax).toBe(50);
     expect(loadSettings({ COSMOS_ENDPOINT: "http://x", LIKE_BATCH_MAX: "1" }).likeBatchMax).toBe(1);
     expect(loadTuning({ LIKE_BATCH_MAX: "20" }).likeBatchMax).toBe(20);
+    expect(loadTuning({ LIKE_BATCH_MAX: "100" }).likeBatchMax).toBe(100);
     expect(() => loadTuning({ LIKE_BATCH_MAX: "0" })).toThrow(/LIKE_BATCH_MAX/);
     expect(() => loadTuning({ LIKE_BATCH_MAX: "101" })).toThrow(/LIKE_BATCH_MAX/);
   });

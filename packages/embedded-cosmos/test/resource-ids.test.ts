@@ -54,10 +54,18 @@ describe("resource ids", () => {
     expect([ridLevel(db._rid), ridLevel(coll._rid), ridLevel(doc!._rid), ridLevel(sproc!._rid)]).toEqual(["database", "collection", "document", "sproc"]);
     const bytes = (rid: string) => Buffer.from(rid.replace(/-/g, "/"), "base64");
     expect(bytes(coll._rid).subarray(0, 4)).toEqual(bytes(db._rid));
-    expect(bytes(doc!._rid).subarray(0, 8)).toEqual(bytes(coll._rid));
+    expect([bytes(db._rid).length, bytes(coll._rid).length]).toEqual([4, 8]);
+    for (const child of [doc!._rid, sproc!._rid]) {
+      expect(bytes(child)).toHaveLength(16);
+      expect(bytes(child).subarray(0, 8)).toEqual(bytes(coll._rid));
+    }
     expect(doc!._self).toBe(`dbs/${db._rid}/colls/${coll._rid}/docs/${doc!._rid}/`);
     const ranges = await rest(cosmos, `dbs/${db._rid}/colls/${coll._rid}/pkranges`);
     expect((ranges.body!.PartitionKeyRanges as { _rid: string }[]).map((r) => ridLevel(r._rid))).toEqual(["pkrange", "pkrange", "pkrange", "pkrange"]);
+    for (const range of ranges.body!.PartitionKeyRanges as { _rid: string }[]) {
+      expect(bytes(range._rid)).toHaveLength(16);
+      expect(bytes(range._rid).subarray(0, 8)).toEqual(bytes(coll._rid));
+    }
   });
 
   it("of documents number them in insertion order, which queries without ORDER BY, and ORDER BY's ties, follow", async () => {
