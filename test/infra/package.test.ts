@@ -134,7 +134,7 @@ describe("the deployable function app", () => {
       expect(
         bindings.some((b) => b.type === "durableClient" && b.direction === "in"),
         consumer.name,
-      ).toBe(true);
+      ).toBe(consumer.needsDurableClient);
     }
     for (const name of Object.keys(orchestrations))
       expect(
