@@ -127,6 +127,24 @@ describe("the commands", () => {
     expect(await exited(second.child)).toBe(0);
   }, 40_000);
 
+  it("npm run flows follows a post, its change feed batch and a rename through the app's files", () => {
+    const result = spawnSync(process.execPath, [join(dist, "scripts/flows.js")], { encoding: "utf8", timeout: 60_000 });
+    expect(result.status, result.stderr).toBe(0);
+    const flows = [...result.stdout.matchAll(/^(.+): (\d+) files, (\d+) calls into a file it had left\n {2}(.+)$/gm)];
+    expect(flows.map((m) => m[1])).toEqual(["POST /posts", "posts change feed batch", "PUT /users/{userId} (rename)"]);
+    for (const [, , files, , path] of flows) {
+      const visited = path.split(" > ");
+      expect(new Set(visited).size).toBe(Number(files));
+      expect(visited.every((file) => /^(src|functions)\/.+\.ts$/.test(file))).toBe(true);
+    }
+    // Each flow reaches the code that does its work: the store's post, the copies, the username claims.
+    expect(flows.map((m) => m[4].includes(["src/store/posts.ts", "src/store/copies.ts", "src/store/username-claims.ts"][flows.indexOf(m)]))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+
   it("npm run seed names the URL it cannot reach", () => {
     const result = spawnSync(process.execPath, [join(dist, "scripts/seed.js"), "--users", "1", "--url", "http://127.0.0.1:1/api"], { encoding: "utf8" });
     expect(result.status).toBe(1);
