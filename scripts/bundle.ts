@@ -1,6 +1,6 @@
 import { buildSync } from "esbuild";
-import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { appendFileSync, copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
@@ -21,7 +21,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     // The Function App runs Node.js 22 (infra/app/api.bicep).
     target: "node22",
     format: "cjs",
-    sourcemap: "linked",
+    sourcemap: "external",
     logLevel: "warning",
     // ES modules bundled as CommonJS lose import.meta.url (the distro reads its folder from it): each file's own URL.
     banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
@@ -35,6 +35,23 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
 /** The deployable folder's name under dist/: what azure.yaml's `dist`, `func start` and the package test read. */
 export const DEPLOY_FOLDER = "dist/deploy";
 
+/** Where the bundles' source maps go: beside the deployable folder, never in it (25 MiB that no cold start reads). */
+export const sourceMapFolder = (folder: string) => `${folder}-sourcemaps`;
+
+/**
+ * Moves the bundles' source maps out of `folder` into `maps`, each bundle naming its map there
+ * by a relative path: where the two folders lie side by side (a build), Node.js
+ * (`--enable-source-maps`), a debugger and `npm run map-stack` find them; in Azure the path
+ * leads nowhere and nothing is read.
+ */
+function moveSourceMaps(folder: string, maps: string, finalFolder: string): void {
+  for (const bundled of ["index.js", "azure-monitor.js"]) {
+    renameSync(join(folder, `${bundled}.map`), join(maps, `${bundled}.map`));
+    const link = relative(finalFolder, join(sourceMapFolder(finalFolder), `${bundled}.map`)).replaceAll("\\", "/");
+    appendFileSync(join(folder, bundled), `//# sourceMappingURL=${link}\n`);
+  }
+}
+
 /**
  * THE deployable function app, as a folder: host.json, a package.json whose `main` names the
  * bundle, and the bundle. azd zips it as it is (azure.yaml `dist`), `npm run func` runs the
@@ -43,17 +60,23 @@ export const DEPLOY_FOLDER = "dist/deploy";
  */
 export function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): { folder: string; bytes: number } {
   let bytes = 0;
-  replaceFolder(folder, (next) => {
-    bytes = bundle(root, join(next, "index.js")).bytes;
-    copyFileSync(join(root, "host.json"), join(next, "host.json"));
-    const { name, version, description, license } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, string>;
-    writeFileSync(join(next, "package.json"), `${JSON.stringify({ name, version, description, license, private: true, main: "index.js" }, null, 2)}\n`);
-    if (existsSync(join(root, "local.settings.json"))) copyFileSync(join(root, "local.settings.json"), join(next, "local.settings.json"));
-  });
+  replaceFolder(sourceMapFolder(folder), (maps) =>
+    replaceFolder(folder, (next) => {
+      bundle(root, join(next, "index.js"));
+      moveSourceMaps(next, maps, folder);
+      bytes = statSync(join(next, "index.js")).size;
+      copyFileSync(join(root, "host.json"), join(next, "host.json"));
+      const { name, version, description, license } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, string>;
+      writeFileSync(join(next, "package.json"), `${JSON.stringify({ name, version, description, license, private: true, main: "index.js" }, null, 2)}\n`);
+      if (existsSync(join(root, "local.settings.json"))) copyFileSync(join(root, "local.settings.json"), join(next, "local.settings.json"));
+    }),
+  );
   return { folder, bytes };
 }
 
 if (require.main === module) {
   const { folder, bytes } = packageApp(projectRoot());
-  console.log(`packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, azure-monitor.js, host.json, package.json)`);
+  console.log(
+    `packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, azure-monitor.js, host.json, package.json; source maps in ${basename(sourceMapFolder(folder))})`,
+  );
 }

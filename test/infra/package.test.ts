@@ -3,7 +3,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEPLOY_FOLDER, packageApp } from "../../scripts/bundle";
+import { DEPLOY_FOLDER, packageApp, sourceMapFolder } from "../../scripts/bundle";
+import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
@@ -56,16 +57,28 @@ describe("the deployable function app", () => {
     expect(first.code, first.output).toBe(0);
     expect(second.code, second.output).toBe(0);
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
-    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual([
-      "azure-monitor.js",
-      "azure-monitor.js.map",
-      "host.json",
-      "index.js",
-      "index.js.map",
-      "package.json",
-    ]);
+    // The source maps stay beside the package, out of what azd zips.
+    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["azure-monitor.js", "host.json", "index.js", "package.json"]);
+    expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual(["azure-monitor.js.map", "index.js.map"]);
     expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
+  }, 120_000);
+
+  it("maps a stack trace from the deployed bundle back to the sources (npm run map-stack)", () => {
+    const folder = mkdtempSync(join(tmpdir(), "map-stack-"));
+    try {
+      packageApp(root, join(folder, "deploy"));
+      const bundled = readFileSync(join(folder, "deploy/index.js"), "utf8").split("\n");
+      expect(bundled.at(-2)).toBe("//# sourceMappingURL=../deploy-sourcemaps/index.js.map");
+      // A frame in problemResponse, as Azure's logs show it (the folder the host runs the package from).
+      const line = bundled.findIndex((text) => text.startsWith("function problemResponse(")) + 1;
+      const stack = `Error: boom\n    at problemResponse (/home/site/wwwroot/index.js:${line}:10)\n    at node:internal/process/task_queues:95:5`;
+      expect(mapStack(stack, sourceMapFolder(join(folder, "deploy")))).toBe(
+        "Error: boom\n    at problemResponse (src/api/problems.ts:53:17)\n    at node:internal/process/task_queues:95:5",
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", () => {
