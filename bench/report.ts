@@ -2,6 +2,7 @@ import type { Summary } from "./measure";
 import type { ScanFigures } from "./scan";
 import type { PipelineFigures } from "./pipeline";
 import type { ColdStartFigures } from "./cold-start";
+import type { IdleFigures } from "./idle";
 import type { ScaleFigures } from "./scale";
 import { ARTICLE_RU } from "./article";
 import type { ServerFigures } from "./server";
@@ -53,6 +54,8 @@ export interface Report {
   server?: ServerFigures;
   /** Loading the function app in a fresh process, bundled and not (absent when skipped). */
   coldStart?: ColdStartFigures;
+  /** npm start with no traffic: its CPU. */
+  idle?: IdleFigures;
   /** Feed writes under a like storm and a concurrent load with and without the feed micro-cache (absent when skipped). */
   scale?: ScaleFigures;
   /** The app on 1..N instances sharing one account. */
@@ -196,5 +199,12 @@ export function formatTable(report: Report): string {
     );
     lines.push(`| tsc output + node_modules (unbundled) | ${f(c.unbundled.p50, 0)} / ${f(c.unbundled.p95, 0)} ms | about 300 ms before the bundle |`);
   }
+  if (report.idle)
+    lines.push(
+      "",
+      "| idle: npm start with no traffic | CPU | target |",
+      "|---|---|---|",
+      `| ${f(report.idle.seconds, 0)} s after it settled | ${f(report.idle.percentOfCore, 2)} % of a core | under 1 % (not met) |`,
+    );
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }

@@ -19,6 +19,7 @@ import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "
 import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";
 import { measureColdStart } from "./cold-start";
+import { measureIdle } from "./idle";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measureInstances } from "./instances";
@@ -44,6 +45,8 @@ export interface BenchOptions {
   serverCommentSeconds: number;
   /** Fresh processes per variant for the cold-start figure; 0 skips it. */
   coldStartSamples: number;
+  /** Seconds the idle local system is watched for its CPU; 0 skips it. */
+  idleSeconds: number;
   /** Seconds of each concurrent load of the scale figures; 0 skips them. */
   scaleSeconds: number;
   /** Likers in the like storm of the scale figures. */
@@ -216,6 +219,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
+  if (!options.endpoint && options.idleSeconds > 0) report.idle = await measureIdle(projectRoot(), options.idleSeconds);
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
   return report;
 }
@@ -235,6 +239,7 @@ async function main(): Promise<void> {
       "pipeline-posts": { type: "string", default: "500" },
       "server-seconds": { type: "string", default: "10" },
       "cold-start-samples": { type: "string", default: "15" },
+      "idle-seconds": { type: "string", default: "30" },
       "scale-seconds": { type: "string", default: "5" },
       "storm-likers": { type: "string", default: "1000" },
       "scan-items": { type: "string", default: "60000" },
@@ -264,6 +269,7 @@ async function main(): Promise<void> {
     },
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
+    idleSeconds: number("idle-seconds", values["idle-seconds"], 0, 3600),
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),

@@ -48,6 +48,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       pipeline: { posts: 3, renameItems: 30, renamePosts: 6 },
       serverCommentSeconds: 1,
       coldStartSamples: 2,
+      idleSeconds: 2,
       scaleSeconds: 1,
       stormLikers: 60,
       scanItems: 2000,
@@ -142,6 +143,11 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(cold.withTelemetry.p50).toBeGreaterThan(0);
     expect(cold.withTelemetry.bytes).toBeGreaterThan(100_000);
     expect(table).toContain("Application Insights connection string");
+    // Idle: the local system watched with no traffic uses some CPU, less than a whole core.
+    expect(report.idle!.seconds).toBeGreaterThanOrEqual(2);
+    expect(report.idle!.percentOfCore).toBeGreaterThan(0);
+    expect(report.idle!.percentOfCore).toBeLessThan(100);
+    expect(table).toContain("idle: npm start with no traffic");
     expect(table).toContain("cold start");
     // Scale: the feed takes a bounded number of writes; the micro-cache cuts Q6's Cosmos DB requests.
     const scale = report.scale!;
