@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { requestUnits } from "embedded-cosmos";
-import type { UserItem } from "../src/model/items";
+import { likeId, type LikeItem, type UserItem } from "../src/model/items";
+import { store } from "../src/store/client";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createPost, likePost, readPost } from "../src/store/posts";
 import { measureFeatures, meteredStore } from "./calibrate";
@@ -15,6 +16,8 @@ export interface CapacityFigures {
   newPostPipeline: number;
   /** Its work for a counter change of a post in the feed, the feed refresh deferred (the author's list copy only). */
   counterChangePipeline: number;
+  /** Its work for a comment's or like's own change: the writer's profile read, and where they wrote recorded (first on a post, or again). */
+  contributionPipeline: { first: number; again: number };
 }
 
 export const LIKE_BATCHES = [1, 5, 20];
@@ -44,6 +47,11 @@ export async function capacityFigures(options = { users: 40, seed: 7, iterations
     await likePost(newest, user(99));
     const liked = (await readPost(newest))!;
     const counterChangePipeline = requestUnits(await metered.measure(() => handlePostsChanges([{ ...liked, _lsn: FEED_SIZE + 2 }], deferredRefreshes)));
+    const { resource: like } = await store()
+      .posts.item(likeId(user(99).userId), newest)
+      .read<LikeItem>();
+    const likeChange = () => handlePostsChanges([{ ...like!, _lsn: FEED_SIZE + 3 }], deferredRefreshes);
+    const contributionPipeline = { first: requestUnits(await metered.measure(likeChange)), again: requestUnits(await metered.measure(likeChange)) };
     // A like alone, then 1 + B at once: the first goes alone, the other B wait and share the next call.
     let liker = 100;
     const likes = async (count: number) => {
@@ -56,7 +64,7 @@ export async function capacityFigures(options = { users: 40, seed: 7, iterations
       const together = requestUnits(await metered.measure(await likes(1 + batch)));
       likeInBatchOf[batch] = Math.round(((together - alone) / batch) * 100) / 100;
     }
-    return { requests, likeInBatchOf, newPostPipeline, counterChangePipeline };
+    return { requests, likeInBatchOf, newPostPipeline, counterChangePipeline, contributionPipeline };
   } finally {
     await metered.dispose();
   }
@@ -77,6 +85,9 @@ function printCapacityFigures(figures: CapacityFigures): void {
   );
   console.log(`  the posts change feed's work for a new post (feed full): ${figures.newPostPipeline.toFixed(2)}`);
   console.log(`  ... for a counter change, the feed refresh deferred: ${figures.counterChangePipeline.toFixed(2)}`);
+  console.log(
+    `  ... for a comment's or like's own change, where they wrote recorded: first on a post ${figures.contributionPipeline.first.toFixed(2)}, again ${figures.contributionPipeline.again.toFixed(2)}`,
+  );
 }
 
 if (require.main === module) void capacityFigures().then(printCapacityFigures);

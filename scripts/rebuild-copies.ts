@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { rebuildViews } from "../src/pipeline/rebuild";
+import { rebuildCopies } from "../src/pipeline/rebuild";
 import { store } from "../src/store/client";
 import { ProgressBar } from "./progress";
 
@@ -7,7 +7,7 @@ import { ProgressBar } from "./progress";
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { fresh: { type: "boolean", default: false } } });
   const bar = new ProgressBar("replaying posts", 0);
-  const result = await rebuildViews({ fresh: values.fresh ?? false, progress: { total: (n) => bar.setTotal(n), advance: (n) => bar.tick(n) } });
+  const result = await rebuildCopies({ fresh: values.fresh ?? false, progress: { total: (n) => bar.setTotal(n), advance: (n) => bar.tick(n) } });
   bar.finish(`rebuilt the copies from ${result.posts} posts${values.fresh ? ` (${result.cleared} old copies removed first)` : ""}`);
   store().dispose();
 }

@@ -69,10 +69,15 @@ const likeItemSchema = z
   .object({ id: z.string().min(1), type: z.literal("like"), postId: id, userId: id, userUsername: username, creationDate: isoDate, ...softDeleted })
   .passthrough();
 
+const contributionSchema = z
+  .object({ id: z.string().startsWith("contribution:"), type: z.literal("contribution"), userId: id, postId: id, since: isoDate })
+  .passthrough()
+  .refine((item) => item.id === `contribution:${item.postId}`, { message: "id differs from contribution:<postId>", path: ["id"] });
+
 /** The item schema for each `type` a container holds. */
 const CONTAINER_ITEMS = {
   posts: { post: postItemSchema, comment: commentItemSchema, like: likeItemSchema },
-  users: { user: userItemSchema, username: usernameClaimSchema, post: postCopySchema },
+  users: { user: userItemSchema, username: usernameClaimSchema, post: postCopySchema, contribution: contributionSchema },
   feed: { post: postCopySchema },
 } as const satisfies Record<string, Record<string, z.ZodTypeAny>>;
 

@@ -66,6 +66,23 @@ export interface LikeItem {
 
 export type PostsContainerItem = PostItem | CommentItem | LikeItem;
 
+/**
+ * Where a user wrote: one per post they commented on or liked, in their own partition of
+ * `users`, kept by the posts change feed. Export and erasure find a user's comments and likes
+ * through these, one post partition at a time, instead of querying every partition of `posts`.
+ * It says only where, never what (no content, no username), and is never removed by an unlike
+ * or a deleted comment: a post listed with nothing of theirs left costs one empty query.
+ */
+export interface ContributionItem {
+  id: string;
+  type: "contribution";
+  /** The writer: the partition key. */
+  userId: string;
+  postId: string;
+  /** When the first comment or like of theirs on it was written. */
+  since: string;
+}
+
 /** System properties Cosmos DB adds, and our own bookkeeping (the writing request's trace context too); never part of an API response. */
 const SYSTEM_FIELDS = [
   "_rid",
@@ -107,6 +124,9 @@ export const requestFingerprint = (body: object) => createHash("sha256").update(
 
 /** The claim key of a username: usernames are unique regardless of case. */
 export const usernameClaimId = (username: string) => `username:${username.toLowerCase()}`;
+
+/** A contribution's id: one per post in the writer's partition. */
+export const contributionId = (postId: string) => `contribution:${postId}`;
 
 /** A like's id is derived from its user, which makes "one like per user per post" structural. */
 export const likeId = (userId: string) => `like:${userId}`;

@@ -3,6 +3,7 @@ import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
+import { recordContributions } from "../store/contributions";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
 import { FeedWindow } from "./feed-window";
@@ -65,15 +66,19 @@ async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>
 }
 
 /**
- * The `posts` change feed: keep usernames right, finish any deletion left undone, then bring
- * the short-form copies up to date: the author's list (Q3) follows every change, the feed (Q6)
- * only its window, and counter-only changes there at most once per FEED_REFRESH_SECONDS per
- * post (a durable refresh picks up the rest). Idempotent, so at-least-once delivery is safe.
+ * The `posts` change feed: keep usernames right, record where each comment's and like's writer
+ * wrote, finish any deletion left undone, then bring the short-form copies up to date: the
+ * author's list (Q3) follows every change, the feed (Q6) only its window, and counter-only
+ * changes there at most once per FEED_REFRESH_SECONDS per post (a durable refresh picks up the
+ * rest). Idempotent, so at-least-once delivery is safe.
  * A throw makes the host retry the batch.
  */
 export async function handlePostsChanges(documents: unknown[], services: Partial<PipelineServices> = {}): Promise<void> {
   const changes = documents.filter(isPostsItem);
   await repairStaleUsernames(changes);
+  // Where each writer wrote, in their own partition: what export and erasure read. A soft-deleted
+  // comment or like counts too: until its TTL runs out it still carries the writer's id and name.
+  await recordContributions(changes.filter((change) => change.type !== "post"));
   const posts = changes.filter((change): change is PostChange => change.type === "post");
   for (const post of posts) {
     if (post.deleted) await finishDeletion(post.postId);

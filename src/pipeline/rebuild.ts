@@ -12,7 +12,7 @@ export interface RebuildProgress {
  * the same handler the live pipeline uses, rebuilding Q3 and Q6 copies. Idempotent; with
  * `fresh`, existing copies are deleted first.
  */
-export async function rebuildViews(options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
+export async function rebuildCopies(options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
   const cleared = options.fresh ? await clearCopies() : 0;
   options.progress?.total(await countPosts());
   let replayed = 0;

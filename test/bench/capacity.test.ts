@@ -30,5 +30,7 @@ describe("docs/capacity.md", () => {
     for (const batch of LIKE_BATCHES) close(cell("RU per like (model)", String(batch)), figures.likeInBatchOf[batch]);
     close(cell("RU (model)", "new post"), figures.newPostPipeline);
     close(cell("RU (model)", "counter change"), figures.counterChangePipeline);
+    close(cell("RU (model)", "comment or like, the first of its writer on the post"), figures.contributionPipeline.first);
+    close(cell("RU (model)", "comment or like, its writer's again"), figures.contributionPipeline.again);
   }, 120_000);
 });

@@ -86,17 +86,17 @@ describe("deleted means gone", () => {
     const postId = await postWithComments(0);
     const v1 = await changesOf(postId);
     await handlePostsChanges(v1);
-    const inViews = async () => ({
+    const inCopies = async () => ({
       feed: (await api.request("GET", "/api/feed?limit=100")).body.items.some((p: { id: string }) => p.id === postId),
       list: (await api.request("GET", "/api/users/author/posts?limit=100")).body.items.some((p: { id: string }) => p.id === postId),
     });
-    expect(await inViews()).toEqual({ feed: true, list: true });
+    expect(await inCopies()).toEqual({ feed: true, list: true });
     expect((await api.request("DELETE", `/api/posts/${postId}`, { as: "author" })).status).toBe(204);
     await handlePostsChanges(await changesOf(postId));
-    expect(await inViews()).toEqual({ feed: false, list: false });
+    expect(await inCopies()).toEqual({ feed: false, list: false });
     // The old owner of a lease that moved, or rebuild-copies beside the live consumer, replays v1.
     await handlePostsChanges(v1);
-    expect(await inViews()).toEqual({ feed: false, list: false });
+    expect(await inCopies()).toEqual({ feed: false, list: false });
     expect((await api.request("GET", `/api/posts/${postId}`)).status).toBe(404);
   });
 });

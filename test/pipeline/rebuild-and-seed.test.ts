@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_DEV_SECRET } from "../../local/dev-auth";
-import { rebuildViews } from "../../src/pipeline/rebuild";
+import { rebuildCopies } from "../../src/pipeline/rebuild";
 import { random } from "../../local/random";
 import { seed } from "../../scripts/seed";
 import { localSystem, within, type Client } from "../support/system";
@@ -53,13 +53,13 @@ describe("npm run rebuild-copies", () => {
     expect(before.inFeed).toBe(Math.min(100, before.inUsers));
     const ticks: number[] = [];
     let total = 0;
-    const result = await rebuildViews({ fresh: true, progress: { total: (n) => (total = n), advance: (n) => ticks.push(n) } });
+    const result = await rebuildCopies({ fresh: true, progress: { total: (n) => (total = n), advance: (n) => ticks.push(n) } });
     expect(result.cleared).toBe(before.inUsers + before.inFeed);
     expect(result.posts).toBe(total);
     expect(ticks.reduce((a, b) => a + b, 0)).toBe(total);
     // Rebuilt copies match what the live pipeline had (the pumps may redo some concurrently: idempotent).
     await within(10_000, async () => JSON.stringify(await countCopies()) === JSON.stringify(before));
-    await rebuildViews({ fresh: false });
+    await rebuildCopies({ fresh: false });
     expect(await countCopies()).toEqual(before);
     const feed = (await app.call("GET", "/feed?limit=100")).body.items as { creationDate: string }[];
     expect(feed.map((p) => p.creationDate)).toEqual([...feed.map((p) => p.creationDate)].sort().reverse());
