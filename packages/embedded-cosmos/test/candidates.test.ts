@@ -112,6 +112,9 @@ describe("indexes on a large container (through the SDK)", () => {
     // A COUNT whose WHERE an index cannot answer alone (note is not indexed) loads what it counts.
     const filtered = await retrieved(c, { query: "SELECT VALUE COUNT(1) FROM c WHERE c.user = 'u7' AND c.note = 'n1'" });
     expect(filtered.count).toBe(50);
+    // Nor one with an unindexed path inside an OR.
+    const either = await retrieved(c, { query: "SELECT VALUE COUNT(1) FROM c WHERE (c.user = 'u7' AND c.note = 'n1') OR c.user = 'u8'" });
+    expect(either.count).toBe(100);
   });
 
   it("scans what the policy does not index, with the same results", async () => {

@@ -189,6 +189,12 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
   }
 }
 
+/** Whether the policy indexes every path `predicate` names (an OR: every condition of every side). */
+function answers<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): boolean {
+  if (predicate.kind === "any") return predicate.alternatives.every((conjunction) => conjunction.every((p) => answers(indexes, p)));
+  return indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path) !== undefined;
+}
+
 /** The items in every set (smallest first); undefined when there is no set at all. */
 function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
   if (sets.length === 0) return undefined;
@@ -333,7 +339,7 @@ function engineQuery<T extends Queryable>(
     nested.length > 0
       ? engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length, indexHits: 0 }))
       : execute(parsed, spec, docs, maxItemCount, continuation);
-  const served = indexes !== undefined && where.complete && sets.every((set) => set !== undefined);
+  const served = indexes !== undefined && where.complete && where.predicates.every((predicate) => answers(indexes, predicate));
   return restoreRids(served ? servedByIndex(page, parsed.ast, candidates.length) : { ...page, indexHits: indexed ? page.retrieved : 0 }, items);
 }
 
