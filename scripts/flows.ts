@@ -45,7 +45,13 @@ function traceCalls(fn: AnyFunction, file: string): AnyFunction {
     const caller = flow?.path[flow.path.length - 1];
     moveTo(file, "call");
     const back = () => caller !== undefined && moveTo(caller, "return");
-    const result = fn.apply(this, args);
+    let result: unknown;
+    try {
+      result = fn.apply(this, args);
+    } catch (error) {
+      back(); // a throw returns to the caller too
+      throw error;
+    }
     if (result instanceof Promise) return result.finally(back);
     back();
     return result;
