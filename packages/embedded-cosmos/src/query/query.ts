@@ -27,6 +27,9 @@ export interface QueryPage {
   indexHits: number;
 }
 
+/** A page as the engine evaluated it, before what the indexes did is known (engineQuery adds it). */
+type Evaluated = Omit<QueryPage, "indexHits">;
+
 type Parsed = ReturnType<typeof query>;
 const parsedQueries = new Map<string, Parsed>();
 
@@ -156,13 +159,26 @@ export interface Queryable extends Indexed {
   rid(): string;
 }
 
+/** The index a single-path predicate reads (an array's elements for ARRAY_CONTAINS); undefined when the policy does not index it. */
+const indexOf = <T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Exclude<Predicate, { kind: "any" }>) =>
+  indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
+
 /** The items an index selects for one predicate; undefined when the policy does not index its path. */
 function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): Set<T> | undefined {
+  if (predicate.kind === "any") {
+    const union = new Set<T>();
+    for (const conjunction of predicate.alternatives) {
+      const selected = intersect(conjunction.map((p) => select(indexes, p)).filter((set): set is Set<T> => set !== undefined));
+      if (!selected) return undefined;
+      for (const item of selected) union.add(item);
+    }
+    return union;
+  }
+  const index = indexOf(indexes, predicate);
   switch (predicate.kind) {
     case "equal":
-      return indexes.at(predicate.path)?.equal(predicate.value);
+      return index?.equal(predicate.value);
     case "in": {
-      const index = indexes.at(predicate.path);
       if (!index) return undefined;
       const result = new Set<T>();
       for (const value of predicate.values) for (const item of index.equal(value)) result.add(item);
@@ -171,28 +187,19 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
     case "range": {
       const key = indexKey(predicate.value)!;
       const bound = { key, inclusive: predicate.operator.endsWith("=") };
-      return predicate.operator.startsWith(">") ? indexes.at(predicate.path)?.range(bound, undefined) : indexes.at(predicate.path)?.range(undefined, bound);
+      return predicate.operator.startsWith(">") ? index?.range(bound, undefined) : index?.range(undefined, bound);
     }
     case "contains":
-      return indexes.at([...predicate.path, "[]"])?.equal(predicate.value);
+      return index?.equal(predicate.value);
     case "defined":
-      return indexes.at(predicate.path)?.defined();
-    case "any": {
-      const union = new Set<T>();
-      for (const conjunction of predicate.alternatives) {
-        const selected = intersect(conjunction.map((p) => select(indexes, p)).filter((set): set is Set<T> => set !== undefined));
-        if (!selected) return undefined;
-        for (const item of selected) union.add(item);
-      }
-      return union;
-    }
+      return index?.defined();
   }
 }
 
 /** Whether the policy indexes every path `predicate` names (an OR: every condition of every side). */
 function answers<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): boolean {
   if (predicate.kind === "any") return predicate.alternatives.every((conjunction) => conjunction.every((p) => answers(indexes, p)));
-  return indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path) !== undefined;
+  return indexOf(indexes, predicate) !== undefined;
 }
 
 /** The items in every set (smallest first); undefined when there is no set at all. */
@@ -329,18 +336,18 @@ function engineQuery<T extends Queryable>(
   const candidates = indexed ? [...selected].filter((item) => scope.contains(item)) : scope.items();
   // Whatever can be paged is evaluated slice by slice (the engine's time grows faster than its
   // input); an unindexed scan also ends its page at the budget of items read.
-  if (nested.length === 0 && pageable(parsed.ast)) {
-    const page = scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems);
-    return { ...page, indexHits: indexed ? page.retrieved : 0 };
-  }
+  // What it loaded came through the indexes when they selected the candidates.
+  const withHits = (page: Evaluated): QueryPage => ({ ...page, indexHits: indexed ? page.retrieved : 0 });
+  if (nested.length === 0 && pageable(parsed.ast))
+    return withHits(scanPage(candidates, parsed, spec, continuation, maxItemCount, indexed ? Number.POSITIVE_INFINITY : scanPageItems));
   candidates.sort((a, b) => a.seq - b.seq);
   const { docs, items } = engineDocs(candidates, spec.query);
-  const page =
+  const page: Evaluated =
     nested.length > 0
-      ? engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length, indexHits: 0 }))
+      ? engineErrors(() => ({ items: [aggregateEvaluator(parsed, false)(docs, [], spec.parameters) as Json], retrieved: docs.length }))
       : execute(parsed, spec, docs, maxItemCount, continuation);
   const served = indexes !== undefined && where.complete && where.predicates.every((predicate) => answers(indexes, predicate));
-  return restoreRids(served ? servedByIndex(page, parsed.ast, candidates.length) : { ...page, indexHits: indexed ? page.retrieved : 0 }, items);
+  return restoreRids(served ? servedByIndex(page, parsed.ast, candidates.length) : withHits(page), items);
 }
 
 /**
@@ -348,7 +355,7 @@ function engineQuery<T extends Queryable>(
  * a `COUNT` of a constant counts index entries and loads no document; a `TOP n` walks the index
  * in order and loads only the items it returns. The engine evaluated every candidate either way.
  */
-function servedByIndex(page: QueryPage, ast: unknown, matches: number): QueryPage {
+function servedByIndex(page: Evaluated, ast: unknown, matches: number): QueryPage {
   const body = (ast as Node).body as Node;
   if (countsOnly(body.select as Node)) return { ...page, retrieved: 0, indexHits: matches };
   if (body.top && !aggregates(body.select)) return { ...page, retrieved: page.items.length, indexHits: matches };
@@ -391,7 +398,7 @@ function engineDocs(items: Queryable[], query: string): { docs: JsonObject[]; it
 }
 
 /** The results with every stand-in `_rid` (wherever a projection put it) replaced by the real one, in place (they are this query's own). */
-function restoreRids(page: QueryPage, items: Queryable[] | undefined): QueryPage {
+function restoreRids<P extends Evaluated>(page: P, items: Queryable[] | undefined): P {
   if (!items) return page;
   const real = (standIn: string): string => {
     const seq = parseInt(standIn.slice(STAND_IN.length), 36);
@@ -415,19 +422,19 @@ function restoreRids(page: QueryPage, items: Queryable[] | undefined): QueryPage
 }
 
 /** One page of the query engine over `docs`, resuming from its own token. */
-function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCount: number, token: string | undefined): QueryPage {
+function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCount: number, token: string | undefined): Evaluated {
   return engineErrors(() => {
     const { result, continuation } = parsed.exec(docs, {
       parameters: spec.parameters ?? [],
       maxItemCount: maxItemCount > 0 ? maxItemCount : 100,
       continuation: token ? { token } : undefined,
     });
-    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length, indexHits: 0 };
+    return { items: result as Json[], continuation: continuation?.token, retrieved: docs.length };
   });
 }
 
 /** The engine's failures are the query's fault: 400 with its message. */
-function engineErrors(work: () => QueryPage): QueryPage {
+function engineErrors<P extends Evaluated>(work: () => P): P {
   try {
     return work();
   } catch (error) {
@@ -469,7 +476,7 @@ function scanPage<T extends Queryable>(
   continuation: string | undefined,
   maxItemCount: number,
   pageItems: number,
-): QueryPage {
+): Evaluated {
   const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
   if (continuation && !match) throw invalidContinuation();
   const after = match ? Number(match[1]) : 0; // ordinals start at 1
@@ -493,11 +500,10 @@ function scanPage<T extends Queryable>(
     retrieved += slice.length;
     inner = undefined;
     // The slice holds more results than the page has room for: the next page resumes inside it.
-    if (page.continuation)
-      return { items: found, retrieved, indexHits: 0, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
+    if (page.continuation) return { items: found, retrieved, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
     position += slice.length;
   }
-  return { items: found, retrieved, indexHits: 0, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
+  return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
 }
 
 /** A query over a few resources held as plain objects (offers), not a container's items: no indexes, no paging. */
