@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { bundle } from "../scripts/bundle";
+import { AZURE_MONITOR_BUNDLE, bundle } from "../scripts/bundle";
 import { percentile } from "./measure";
 
 export interface ColdStartFigures {
@@ -52,7 +52,7 @@ export function measureColdStart(root: string, samples: number): ColdStartFigure
   return {
     samples,
     bundled: { ...figures(bundledMs), bytes: statSync(file).size },
-    withTelemetry: { ...figures(telemetryMs), bytes: statSync(join(dirname(file), "azure-monitor.js")).size },
+    withTelemetry: { ...figures(telemetryMs), bytes: statSync(join(dirname(file), AZURE_MONITOR_BUNDLE)).size },
     unbundled: figures(unbundledMs),
   };
 }

@@ -6,6 +6,9 @@ import { replaceFolder } from "./output-folder";
 
 /** The module functions/telemetry.ts loads only with a connection string: Azure Monitor's distro, bundled apart. */
 const AZURE_MONITOR = "./azure-monitor";
+/** The bundles a deployable folder holds: the app's registrations, and the distro beside them. */
+export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
+export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE] as const;
 
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
@@ -28,7 +31,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     define: { "import.meta.url": "__importMetaUrl" },
   } as const;
   buildSync({ ...common, entryPoints: [join(root, "functions/index.ts")], outfile: file, external: ["@azure/functions-core", AZURE_MONITOR] });
-  buildSync({ ...common, entryPoints: [join(root, "functions/azure-monitor.ts")], outfile: join(dirname(file), "azure-monitor.js") });
+  buildSync({ ...common, entryPoints: [join(root, "functions/azure-monitor.ts")], outfile: join(dirname(file), AZURE_MONITOR_BUNDLE) });
   return { file, bytes: statSync(file).size };
 }
 
@@ -45,7 +48,7 @@ export const sourceMapFolder = (folder: string) => `${folder}-sourcemaps`;
  * leads nowhere and nothing is read.
  */
 function moveSourceMaps(folder: string, maps: string, finalFolder: string): void {
-  for (const bundled of ["index.js", "azure-monitor.js"]) {
+  for (const bundled of BUNDLES) {
     renameSync(join(folder, `${bundled}.map`), join(maps, `${bundled}.map`));
     const link = relative(finalFolder, join(sourceMapFolder(finalFolder), `${bundled}.map`)).replaceAll("\\", "/");
     appendFileSync(join(folder, bundled), `//# sourceMappingURL=${link}\n`);

@@ -2,11 +2,8 @@ import { readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DEPLOY_FOLDER, sourceMapFolder } from "./bundle";
+import { BUNDLES, DEPLOY_FOLDER, sourceMapFolder } from "./bundle";
 import { projectRoot } from "../src/store/script-files";
-
-/** The deployable bundles whose frames can be mapped. */
-const BUNDLES = ["index.js", "azure-monitor.js"];
 
 /**
  * A stack trace from the deployed app with each frame in a bundle (`index.js:line:column`) given
