@@ -39,7 +39,7 @@ const SPAN_NAMING: InstanceSpanNaming = {
   outcome: ATTRIBUTES.outcome,
 };
 
-/** Binding settings npm start sets apart from Azure's: the change feed estimator runs every 10 s, so the operations page's lag follows a run. */
+/** Binding settings npm start sets apart from Azure's: the backlog timer runs every 10 s, so the operations page's lag follows a run. */
 const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { BACKLOG_SCHEDULE: "*/10 * * * * *" };
 
 /** Dev sign-in with the app's rule for user ids. */

@@ -14,7 +14,7 @@ export const SETTING_DEFAULTS = {
   maxRetryWaitSeconds: 10,
   /** Likes and unlikes of one post per stored procedure call at most (1 sends each alone): the group commit. */
   likeBatchMax: 50,
-  /** When the change feed estimator runs (NCRONTAB, UTC): each minute, the lag alert's grain. */
+  /** When the backlog timer runs (NCRONTAB, UTC): each minute, the lag alert's grain. */
   backlogSchedule: "0 */1 * * * *",
 } as const;
 
@@ -125,7 +125,7 @@ const schema = z
     COSMOS__accountEndpoint: optional,
     COSMOS_KEY: optional,
     COSMOS_DATABASE: optional,
-    /** Read by the host (the estimator's timer binding), never by the app's code. */
+    /** Read by the host (the backlog timer's binding), never by the app's code. */
     BACKLOG_SCHEDULE: optional,
     AUTH_DEV_SECRET: optional,
     AUTH_ISSUER: optional,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contributionId } from "./items";
 import { LIMITS } from "./limits";
 
 /**
@@ -72,7 +73,7 @@ const likeItemSchema = z
 const contributionSchema = z
   .object({ id: z.string().startsWith("contribution:"), type: z.literal("contribution"), userId: id, postId: id, since: isoDate })
   .passthrough()
-  .refine((item) => item.id === `contribution:${item.postId}`, { message: "id differs from contribution:<postId>", path: ["id"] });
+  .refine((item) => item.id === contributionId(item.postId), { message: "id differs from contribution:<postId>", path: ["id"] });
 
 /** The item schema for each `type` a container holds. */
 const CONTAINER_ITEMS = {
