@@ -6,15 +6,20 @@ import { replaceFolder } from "./output-folder";
 
 /** The module functions/telemetry.ts loads only with a connection string: Azure Monitor's distro, bundled apart. */
 const AZURE_MONITOR = "./azure-monitor";
-/** The bundles a deployable folder holds: the app's registrations, and the distro beside them. */
+/** The bundles a deployable folder holds: the app's registrations, the distro and Entra ID's credential beside them. */
 export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
-export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE] as const;
+export const IDENTITY_BUNDLE = "azure-identity.js";
+export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, IDENTITY_BUNDLE] as const;
+
+/** `@azure/identity`, wherever the app or the distro imports it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
+const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, external: ["./azure-identity"] };
 
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
  * file: no node_modules to install or load, and one file to read on a cold start. Azure
  * Monitor's distro, which only an app with a connection string loads, is a second file beside
- * it (`azure-monitor.js`), so a cold start without one never reads it.
+ * it (`azure-monitor.js`), so a cold start without one never reads it; Entra ID's credential,
+ * which only keyless access and the distro need, a third (`azure-identity.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -30,8 +35,15 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     define: { "import.meta.url": "__importMetaUrl" },
   } as const;
-  buildSync({ ...common, entryPoints: [join(root, "functions/index.ts")], outfile: file, external: ["@azure/functions-core", AZURE_MONITOR] });
-  buildSync({ ...common, entryPoints: [join(root, "functions/azure-monitor.ts")], outfile: join(dirname(file), AZURE_MONITOR_BUNDLE) });
+  buildSync({
+    ...common,
+    entryPoints: [join(root, "functions/index.ts")],
+    outfile: file,
+    alias: IDENTITY_APART.alias,
+    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external],
+  });
+  buildSync({ ...common, entryPoints: [join(root, "functions/azure-monitor.ts")], outfile: join(dirname(file), AZURE_MONITOR_BUNDLE), ...IDENTITY_APART });
+  buildSync({ ...common, entryPoints: [join(root, "functions/azure-identity.ts")], outfile: join(dirname(file), IDENTITY_BUNDLE) });
   return { file, bytes: statSync(file).size };
 }
 
@@ -80,6 +92,6 @@ export function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): { 
 if (require.main === module) {
   const { folder, bytes } = packageApp(projectRoot());
   console.log(
-    `packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, azure-monitor.js, host.json, package.json; source maps in ${basename(sourceMapFolder(folder))})`,
+    `packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, azure-monitor.js, azure-identity.js, host.json, package.json; source maps in ${basename(sourceMapFolder(folder))})`,
   );
 }

@@ -58,8 +58,8 @@ describe("the deployable function app", () => {
     expect(second.code, second.output).toBe(0);
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
     // The source maps stay beside the package, out of what azd zips.
-    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["azure-monitor.js", "host.json", "index.js", "package.json"]);
-    expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual(["azure-monitor.js.map", "index.js.map"]);
+    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["azure-identity.js", "azure-monitor.js", "host.json", "index.js", "package.json"]);
+    expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual(["azure-identity.js.map", "azure-monitor.js.map", "index.js.map"]);
     expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
   }, 120_000);
@@ -159,6 +159,17 @@ describe("the deployable function app", () => {
         Object.values(byName.get(name)!).map((b) => b.type),
         name,
       ).toContain("activityTrigger");
+
+    // Entra ID's credential is a file of its own: index.js holds no MSAL and reaches it by the name the bundle gives it.
+    const bundled = readFileSync(join(site, main), "utf8");
+    expect(bundled).not.toMatch(/^\/\/ node_modules\/@azure\/(msal-node|identity)\//m);
+    expect(bundled).toContain('require("./azure-identity")');
+    const credential = spawnSync(process.execPath, ["-e", `console.log(typeof new (require("./azure-identity").DefaultAzureCredential)().getToken)`], {
+      cwd: site,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH },
+    });
+    expect(credential.stdout.trim(), credential.stderr).toBe("function");
 
     // With a connection string, as in Azure, Azure Monitor's distro (a file of its own) loads and starts beside the registrations.
     const withTelemetry = spawnSync(
