@@ -52,6 +52,22 @@ describe("SQL on the embedded server, as docs/sql.md says", () => {
   });
 });
 
+describe("parameters named like a keyword", () => {
+  it("are parameters, not the construct they are named after (@like, @top, @iif)", async () => {
+    const { resources } = await container.items
+      .query({
+        query: "SELECT TOP @top c.id FROM c WHERE (c.kind = @like OR c.kind = @iif) ORDER BY c.id",
+        parameters: [
+          { name: "@top", value: 3 },
+          { name: "@like", value: "a" },
+          { name: "@iif", value: "c" },
+        ],
+      })
+      .fetchAll();
+    expect(resources).toEqual([{ id: "d0" }, { id: "d2" }, { id: "d3" }]);
+  });
+});
+
 describe("DISTINCT and OFFSET ... LIMIT", () => {
   it("give Azure's results in one partition and across partitions, paged by the SDK", async () => {
     expect((await run("SELECT DISTINCT VALUE c.kind FROM c", "p")).resources.sort()).toEqual(["a", "b"]);

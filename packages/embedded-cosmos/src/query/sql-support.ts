@@ -16,8 +16,14 @@ interface QuerySpec {
  * Azure but not here is a 400 that says so: never a wrong result.
  */
 
-/** The text with string literals blanked (same length, so positions hold), so that a keyword inside a string is no construct. */
-const withoutStrings = (sql: string) => sql.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (literal) => `"${" ".repeat(literal.length - 2)}"`);
+/**
+ * The text with string literals and parameter names blanked (same length, so positions hold), so
+ * that a keyword inside a string, or a parameter named like one (`@like`), is no construct.
+ */
+const withoutStrings = (sql: string) =>
+  sql
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (literal) => `"${" ".repeat(literal.length - 2)}"`)
+    .replace(/@\w+/g, (parameter) => `@${"_".repeat(parameter.length - 1)}`);
 
 /** Valid Cosmos DB SQL the engine cannot parse or evaluate. */
 export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegExp }[] = [
