@@ -76,6 +76,9 @@ param authScope string = 'access_as_user'
 @description('App roles, comma-separated, any of which in an application\'s token (client credentials, no user) admits it instead of the delegated scope; empty: applications are refused.')
 param authAppRoles string = ''
 
+@description('App roles, comma-separated, any of which in a token lets its caller erase any account (DELETE /api/users/{userId}); empty: only the account\'s owner may.')
+param authAdminRoles string = ''
+
 @description('Origins a browser front end may call the API from, comma-separated (e.g. https://blog.example.com), or empty for none.')
 param corsAllowedOrigins string = ''
 
@@ -181,13 +184,14 @@ module api 'app/api.bicep' = {
       COSMOS__credential: 'managedidentity'
       COSMOS__clientId: identity.outputs.clientId
       COSMOS_DATABASE: definitions.databaseName
-      // The change feed estimator's timer (functions/changeFeeds.ts): each minute, the lag alert's grain.
+      // The change feed estimator's timer (functions/backlog.ts): each minute, the lag alert's grain.
       BACKLOG_SCHEDULE: '0 */1 * * * *'
       AZURE_CLIENT_ID: identity.outputs.clientId
       AUTH_ISSUER: authIssuer
       AUTH_AUDIENCE: authAudience
       AUTH_SCOPE: authScope
       AUTH_APP_ROLES: authAppRoles
+      AUTH_ADMIN_ROLES: authAdminRoles
       SOFT_DELETE_TTL_SECONDS: string(softDeleteTtlSeconds)
     }
   }

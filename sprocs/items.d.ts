@@ -5,7 +5,10 @@ interface BlogItem {
   _self: string;
   _etag: string;
   userId: string;
-  userUsername: string;
+  /** Absent only on a comment or like an account erasure removed (eraseWriter drops the name with the text). */
+  userUsername?: string;
+  /** A comment's text (a post's too, which no script changes). */
+  content?: string;
   commentCount?: number;
   likeCount?: number;
   creationDate?: string;

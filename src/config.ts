@@ -105,6 +105,8 @@ export interface AuthSettings {
   scope?: string;
   /** App roles, any of which in `roles` admits an application's token instead (AUTH_APP_ROLES, comma-separated). */
   appRoles?: string[];
+  /** App roles, any of which in `roles` lets a caller erase any account (AUTH_ADMIN_ROLES, comma-separated; none by default). */
+  adminRoles?: string[];
 }
 
 const optional = z.string().trim().min(1).optional().catch(undefined);
@@ -133,6 +135,7 @@ const schema = z
     AUTH_JWKS_URI: optional,
     AUTH_SCOPE: optional,
     AUTH_APP_ROLES: optional,
+    AUTH_ADMIN_ROLES: optional,
     SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(SETTING_DEFAULTS.softDeleteTtlSeconds),
   })
   .merge(tuningSchema);
@@ -192,19 +195,25 @@ export const APP_SETTINGS: readonly { name: string; optional: boolean }[] = Obje
   optional: setting.isOptional(),
 }));
 
-const authSchema = schema.pick({ AUTH_ISSUER: true, AUTH_AUDIENCE: true, AUTH_JWKS_URI: true, AUTH_SCOPE: true, AUTH_APP_ROLES: true });
+const authSchema = schema.pick({ AUTH_ISSUER: true, AUTH_AUDIENCE: true, AUTH_JWKS_URI: true, AUTH_SCOPE: true, AUTH_APP_ROLES: true, AUTH_ADMIN_ROLES: true });
+
+const roleList = (value: string | undefined) =>
+  value
+    ?.split(",")
+    .map((role) => role.trim())
+    .filter(Boolean);
 
 /** The issuer settings, without the dev secret. */
 function issuerOf(values: z.infer<typeof authSchema>): Omit<AuthSettings, "devSecret"> {
-  const appRoles = values.AUTH_APP_ROLES?.split(",")
-    .map((role) => role.trim())
-    .filter(Boolean);
+  const appRoles = roleList(values.AUTH_APP_ROLES);
+  const adminRoles = roleList(values.AUTH_ADMIN_ROLES);
   return {
     issuer: values.AUTH_ISSUER,
     audience: values.AUTH_AUDIENCE,
     jwksUri: values.AUTH_JWKS_URI,
     scope: values.AUTH_SCOPE,
     ...(appRoles?.length ? { appRoles } : {}),
+    ...(adminRoles?.length ? { adminRoles } : {}),
   };
 }
 

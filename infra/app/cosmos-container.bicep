@@ -11,6 +11,7 @@ var scriptBodies = {
   changeLikes: loadTextContent('../../sprocs/changeLikes.js')
   updateUsernames: loadTextContent('../../sprocs/updateUsernames.js')
   deletePost: loadTextContent('../../sprocs/deletePost.js')
+  eraseWriter: loadTextContent('../../sprocs/eraseWriter.js')
   truncateFeed: loadTextContent('../../sprocs/truncateFeed.js')
 }
 

@@ -117,8 +117,8 @@ function checkPermission(payload: JWTPayload, auth: AuthSettings): void {
   throw unauthorized(`The token grants neither the scope '${auth.scope ?? "(none)"}' nor an app role this API accepts.`);
 }
 
-/** The caller's user id: the `sub` of a valid bearer token. */
-export async function authenticate(authorization: string | null, auth: AuthSettings): Promise<string> {
+/** Who calls: the `sub` of a valid bearer token, and whether its `roles` hold one of the admin roles (AUTH_ADMIN_ROLES). */
+export async function authenticate(authorization: string | null, auth: AuthSettings): Promise<{ userId: string; admin: boolean }> {
   if (authorization === null || authorization.trim() === "") throw unauthenticated("Send 'Authorization: Bearer <token>'.");
   const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
   if (!match) throw unauthorized("Send 'Authorization: Bearer <token>'.");
@@ -126,5 +126,6 @@ export async function authenticate(authorization: string | null, auth: AuthSetti
   if (typeof payload.sub !== "string" || !LIMITS.idPattern.test(payload.sub)) {
     throw unauthorized("The token's subject is not a usable user id.");
   }
-  return payload.sub;
+  const roles = Array.isArray(payload.roles) ? (payload.roles as unknown[]) : [];
+  return { userId: payload.sub, admin: auth.adminRoles?.some((role) => roles.includes(role)) ?? false };
 }

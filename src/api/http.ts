@@ -113,9 +113,14 @@ export class ApiCall {
 
   /** The authenticated caller's user id (401 without a valid token). */
   async caller(): Promise<string> {
-    const userId = await authenticate(this.request.headers.get("authorization"), settings().auth);
-    trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(userId));
-    return userId;
+    return (await this.callerWithRoles()).userId;
+  }
+
+  /** The authenticated caller, and whether their token carries an admin role (AUTH_ADMIN_ROLES). */
+  async callerWithRoles(): Promise<{ userId: string; admin: boolean }> {
+    const caller = await authenticate(this.request.headers.get("authorization"), settings().auth);
+    trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(caller.userId));
+    return caller;
   }
 
   header(name: string): string | undefined {
@@ -152,7 +157,7 @@ function serverTiming(usage: CosmosUsage, totalMs: number): string {
  * function app exposes none, so the functions name them on every response (the front end reads
  * Retry-After, ETag and Location).
  */
-const EXPOSED_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed, Server-Timing";
+const EXPOSED_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed, Content-Disposition, Server-Timing";
 
 /** What each request's Cosmos DB calls cost, measured once by `instrumented`; a host reads it for its own log line. */
 const usageByRequest = new WeakMap<HttpRequest, CosmosUsage>();

@@ -29,6 +29,7 @@ const RESPONSE_HEADERS = {
   "Cache-Control": header("How long a CDN or browser may reuse the response"),
   "Idempotent-Replayed": header("`true` when this repeats the result of an earlier request with the same Idempotency-Key"),
   "Retry-After": header("Seconds to wait before trying again", { type: "integer" }),
+  "Content-Disposition": header("`attachment`, with the file name to save the download under"),
 };
 
 const REQUEST_HEADERS = {

@@ -40,12 +40,12 @@ export function problemAnswer(
   status: number,
   title: string,
   detail: string,
-  extra: { headers?: Record<string, string>; errors?: unknown[] } = {},
+  extra: { headers?: Record<string, string>; errors?: unknown[]; type?: string } = {},
 ): HttpResponseInit & { status: number; headers: Record<string, string> } {
   return {
     status,
     headers: { "content-type": "application/problem+json", ...extra.headers },
-    jsonBody: { type: `https://httpstatuses.io/${status}`, title, status, detail, ...(extra.errors ? { errors: extra.errors } : {}) },
+    jsonBody: { type: extra.type ?? `https://httpstatuses.io/${status}`, title, status, detail, ...(extra.errors ? { errors: extra.errors } : {}) },
   };
 }
 
@@ -54,7 +54,7 @@ export function problemResponse(error: unknown, log: (message: string, error: un
   if (error instanceof DomainError) {
     const { status, title } = STATUS[error.kind];
     const headers: Record<string, string> = { ...CHALLENGES[error.kind] };
-    return problemAnswer(status, title, error.detail, { headers, errors: error.errors });
+    return problemAnswer(status, title, error.detail, { headers, errors: error.errors, type: error.problemType });
   }
   if (isThrottled(error)) {
     // Cosmos DB is out of request units for this partition even after the SDK's retries: the

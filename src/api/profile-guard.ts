@@ -1,9 +1,13 @@
-import { forbidden } from "../model/errors";
-import { readUser, type StoredUser } from "../store/users";
+import { accountErased, forbidden } from "../model/errors";
+import { readAccount, type StoredUser } from "../store/users";
 
-/** Writing posts, comments and likes needs a profile: its username is copied into the item. */
+/**
+ * Writing posts, comments and likes needs a profile: its username is copied into the item. An
+ * erased account's token is refused with its own problem type, from the moment the erasure was asked for.
+ */
 export async function requireProfile(userId: string): Promise<StoredUser> {
-  const user = await readUser(userId);
-  if (!user) throw forbidden("Create your profile first (POST /api/users).");
-  return user;
+  const account = await readAccount(userId);
+  if (account === "erased") throw accountErased(userId);
+  if (!account) throw forbidden("Create your profile first (POST /api/users).");
+  return account;
 }

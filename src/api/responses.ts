@@ -71,3 +71,42 @@ export const problemDetails = z
   })
   .strict()
   .openapi("Problem");
+
+/** Where an account's erasure stands (GET /api/users/{userId}/erasure); the counts are what it has removed so far. */
+export const erasureResponse = z
+  .object({
+    userId: z.string(),
+    status: z.enum(["running", "completed"]),
+    requestedDate: date,
+    completedDate: date.optional(),
+    progress: z.object({ posts: count, comments: count, likes: count, documents: count }).strict(),
+  })
+  .strict()
+  .openapi("Erasure");
+
+/**
+ * One page of a user's data export (GET /api/users/{userId}/export): the profile on the first
+ * page, then their posts (newest first), then what they wrote on posts (their own and others'),
+ * a post at a time. Fetch pages with `continuationToken` until it is null; together they are
+ * the whole export.
+ */
+export const exportPageResponse = z
+  .object({
+    format: z.literal("blog-export/1"),
+    userId: z.string(),
+    exportedAt: date,
+    profile: z.object({ id: z.string(), username: z.string(), creationDate: date }).strict().optional(),
+    posts: z.array(postResponse),
+    writing: z.array(
+      z
+        .object({
+          postId: z.string(),
+          comments: z.array(z.object({ id: z.string(), content: z.string(), creationDate: date }).strict()),
+          likedDate: date.nullable(),
+        })
+        .strict(),
+    ),
+    continuationToken: z.string().nullable(),
+  })
+  .strict()
+  .openapi("ExportPage");

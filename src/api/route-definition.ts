@@ -8,6 +8,8 @@ export interface OperationDoc {
   request?: string;
   /** Needs `Authorization: Bearer <JWT>`. */
   auth: boolean;
+  /** Why this GET is not one request to one partition (every read is, but a download of a whole account). */
+  readsSeveralPartitions?: string;
   query?: ZodTypeAny;
   body?: ZodTypeAny;
   /** Success answers: status, what it means, and the body schema (none for 204/304). */
@@ -17,7 +19,7 @@ export interface OperationDoc {
   /** Request headers it honours beyond Authorization. */
   headers?: ("If-Match" | "If-None-Match" | "Idempotency-Key")[];
   /** Response headers beyond ETag and Server-Timing. */
-  responseHeaders?: ("ETag" | "Location" | "Cache-Control" | "Idempotent-Replayed")[];
+  responseHeaders?: ("ETag" | "Location" | "Cache-Control" | "Idempotent-Replayed" | "Retry-After" | "Content-Disposition")[];
 }
 
 export interface Route {

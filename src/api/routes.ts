@@ -1,14 +1,24 @@
 import { z, type ZodTypeAny } from "zod";
 import { instrumented } from "./http";
 import type { OperationDoc, Route } from "./route-definition";
-import { commentResponse, feedResponse, likeResponse, pageOf, postResponse, shortPostResponse, userResponse } from "./responses";
+import {
+  commentResponse,
+  erasureResponse,
+  exportPageResponse,
+  feedResponse,
+  likeResponse,
+  pageOf,
+  postResponse,
+  shortPostResponse,
+  userResponse,
+} from "./responses";
 import { commentBody, feedQuery, listQuery, postBody, userBody } from "./schemas";
 import { createComment, listComments } from "./handlers/comments";
 import { getFeed } from "./handlers/feed";
 import { openApiEndpoint } from "./handlers/openapi";
 import { likePost, listLikes, unlikePost } from "./handlers/likes";
 import { createPost, deletePost, getPost, updatePost } from "./handlers/posts";
-import { createUser, getUser, listUserPosts, updateUser } from "./handlers/users";
+import { createUser, deleteUser, exportUser, getErasure, getUser, listUserPosts, updateUser } from "./handlers/users";
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
 const STORE = [429, 500, 503];
@@ -93,6 +103,50 @@ export const routes: readonly Route[] = (
       route: "users/{userId}/posts",
       handler: listUserPosts,
       doc: list("A user's posts in short form, newest first", "Q3", shortPostResponse),
+    },
+    {
+      name: "deleteUser",
+      method: "DELETE",
+      route: "users/{userId}",
+      handler: deleteUser,
+      doc: {
+        summary: "Erase your account (or, with an admin role, anyone's): the profile goes at once, the rest in the background",
+        auth: true,
+        success: [{ status: 202, description: "Erasure under way (or asked for before); its status at Location", schema: erasureResponse }],
+        errors: [400, 401, 403, 404, 413, 415, ...STORE],
+        responseHeaders: ["Location", "Retry-After"],
+      },
+    },
+    {
+      name: "getErasure",
+      method: "GET",
+      route: "users/{userId}/erasure",
+      handler: getErasure,
+      doc: {
+        summary: "Where an account's erasure stands (the owner, or an admin)",
+        auth: true,
+        success: [
+          { status: 200, description: "The erasure", schema: erasureResponse },
+          { status: 304, description: "Not modified" },
+        ],
+        errors: [400, 401, 403, 404, 412, ...STORE],
+        headers: CONDITIONS,
+      },
+    },
+    {
+      name: "exportUser",
+      method: "GET",
+      route: "users/{userId}/export",
+      handler: exportUser,
+      doc: {
+        summary: "Download your data, a page at a time: profile, posts, and the comments and likes you wrote",
+        auth: true,
+        readsSeveralPartitions: "a page reads each of its posts, and the partitions of the posts the user wrote on (no query over every partition)",
+        query: listQuery,
+        success: [{ status: 200, description: "One page of the export; follow continuationToken until it is null", schema: exportPageResponse }],
+        errors: [400, 401, 403, 404, ...STORE],
+        responseHeaders: ["Content-Disposition", "Cache-Control"],
+      },
     },
     {
       name: "createPost",

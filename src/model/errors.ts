@@ -22,14 +22,26 @@ export class DomainError extends Error {
     readonly kind: ProblemKind,
     readonly detail: string,
     readonly errors?: FieldError[],
+    /** A problem type of the API's own (RFC 9457 `type`), where the status alone does not say what happened. */
+    readonly problemType?: string,
   ) {
     super(detail);
   }
 }
 
+/** The problem type of every write by an erased account: a client can tell it from other 403s and sign the user out. */
+export const ACCOUNT_ERASED = "tag:blog-cosmos-functions,2026:account-erased";
+
 export const notFound = (detail: string) => new DomainError("notFound", detail);
 export const conflict = (detail: string) => new DomainError("conflict", detail);
 export const forbidden = (detail: string) => new DomainError("forbidden", detail);
+export const accountErased = (userId: string) =>
+  new DomainError(
+    "forbidden",
+    `The account '${userId}' was erased: it can no longer write, and its profile cannot be created again.`,
+    undefined,
+    ACCOUNT_ERASED,
+  );
 export const preconditionFailed = (detail = "The resource has changed since it was read (If-Match does not match).") =>
   new DomainError("preconditionFailed", detail);
 /** A 400 always names what was wrong, so a client can show it next to the field. */

@@ -53,22 +53,48 @@ const postCopySchema = z.union([
     .passthrough(),
 ]);
 
-const commentItemSchema = z
-  .object({
-    id: z.string().min(1),
-    type: z.literal("comment"),
-    postId: id,
-    userId: id,
-    userUsername: username,
-    content: z.string(),
-    creationDate: isoDate,
-    ...softDeleted,
-  })
-  .passthrough();
+/** A comment or like an account erasure removed: soft-deleted, its text and its writer's name dropped at once. */
+const erasedWriting = (type: "comment" | "like") =>
+  z
+    .object({ id: z.string().min(1), type: z.literal(type), postId: id, userId: id, creationDate: isoDate, ...softDeleted, deleted: z.literal(true) })
+    .passthrough();
 
-const likeItemSchema = z
-  .object({ id: z.string().min(1), type: z.literal("like"), postId: id, userId: id, userUsername: username, creationDate: isoDate, ...softDeleted })
-  .passthrough();
+const commentItemSchema = z.union([
+  z
+    .object({
+      id: z.string().min(1),
+      type: z.literal("comment"),
+      postId: id,
+      userId: id,
+      userUsername: username,
+      content: z.string(),
+      creationDate: isoDate,
+      ...softDeleted,
+    })
+    .passthrough(),
+  erasedWriting("comment"),
+]);
+
+const likeItemSchema = z.union([
+  z
+    .object({ id: z.string().min(1), type: z.literal("like"), postId: id, userId: id, userUsername: username, creationDate: isoDate, ...softDeleted })
+    .passthrough(),
+  erasedWriting("like"),
+]);
+
+const progress = z.object({ posts: count, comments: count, likes: count, documents: count });
+const erasureSchema = z
+  .object({
+    id,
+    type: z.literal("erasure"),
+    userId: id,
+    requestedDate: isoDate,
+    requestedBy: z.enum(["self", "admin"]),
+    progress,
+    completedDate: isoDate.optional(),
+  })
+  .passthrough()
+  .refine((erasure) => erasure.id === erasure.userId, { message: "id differs from userId", path: ["id"] });
 
 const contributionSchema = z
   .object({ id: z.string().startsWith("contribution:"), type: z.literal("contribution"), userId: id, postId: id, since: isoDate })
@@ -78,7 +104,7 @@ const contributionSchema = z
 /** The item schema for each `type` a container holds. */
 const CONTAINER_ITEMS = {
   posts: { post: postItemSchema, comment: commentItemSchema, like: likeItemSchema },
-  users: { user: userItemSchema, username: usernameClaimSchema, post: postCopySchema, contribution: contributionSchema },
+  users: { user: userItemSchema, username: usernameClaimSchema, post: postCopySchema, contribution: contributionSchema, erasure: erasureSchema },
   feed: { post: postCopySchema },
 } as const satisfies Record<string, Record<string, z.ZodTypeAny>>;
 

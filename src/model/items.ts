@@ -83,6 +83,35 @@ export interface ContributionItem {
   since: string;
 }
 
+/**
+ * What an account erasure (DELETE /api/users/{userId}) leaves in place of the profile: the same
+ * id in the same partition, so the profile is gone from every read the moment it is written, and
+ * the user's token is refused from then on (403, problem type ACCOUNT_ERASED). It holds no name
+ * and no text: the user id, when, who asked, and what the erasure has removed so far. The users
+ * change feed starts the erasure orchestration from it.
+ */
+export interface ErasureItem {
+  id: string;
+  type: "erasure";
+  userId: string;
+  requestedDate: string;
+  /** The user themself, or a caller with an admin app role (AUTH_ADMIN_ROLES). */
+  requestedBy: "self" | "admin";
+  progress: ErasureProgress;
+  /** Set when the orchestration has removed everything (what stays: docs/api.md, Leaving). */
+  completedDate?: string;
+}
+
+export interface ErasureProgress {
+  /** Their own posts, deleted with their comments and likes. */
+  posts: number;
+  /** Their comments and likes on posts, removed with the counts moved. */
+  comments: number;
+  likes: number;
+  /** Other documents of theirs removed from their partition of users (copies, records). */
+  documents: number;
+}
+
 /** System properties Cosmos DB adds, and our own bookkeeping (the writing request's trace context too); never part of an API response. */
 const SYSTEM_FIELDS = [
   "_rid",

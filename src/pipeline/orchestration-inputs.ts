@@ -47,6 +47,13 @@ export const propagationInput = z.object({
     .optional(),
 });
 
+export const erasureInput = z.object({
+  userId: id,
+  policy: policyOverrides.optional(),
+  step: z.enum(["ownPosts", "writing", "leftovers", "complete"]).optional(),
+  failures: failures.optional(),
+});
+
 export const claimsSweepInput = z.object({ userId: id, policy: policyOverrides.optional(), failures: failures.optional() });
 
 export const feedRefreshInput = z.object({

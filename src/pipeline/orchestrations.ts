@@ -1,5 +1,6 @@
 import type { EntityHandler, OrchestrationHandler } from "durable-functions";
 import { observedActivity, observedOrchestrator } from "./observed";
+import { completeErasureActivity, eraseAccount, eraseLeftovers, eraseOwnPosts, eraseWriting, ERASURE, ERASURE_ACTIVITIES } from "./erasure";
 import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
 import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
 import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
@@ -9,6 +10,7 @@ export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
   [PROPAGATION]: observedOrchestrator(PROPAGATION, propagateUsername),
   [CLAIMS_SWEEP]: observedOrchestrator(CLAIMS_SWEEP, releaseOrphanedUsernames),
   [FEED_REFRESH]: observedOrchestrator(FEED_REFRESH, refreshFeedCopy),
+  [ERASURE]: observedOrchestrator(ERASURE, eraseAccount),
 };
 
 /** THE activities they call (df.app.activity), each taking its input as JSON delivers it. */
@@ -17,6 +19,10 @@ export const activities: Readonly<Record<string, (input: never) => Promise<unkno
   [PROPAGATION_ACTIVITIES.renameInPartition]: observedActivity(PROPAGATION_ACTIVITIES.renameInPartition, renameInPartition),
   [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: observedActivity(CLAIMS_ACTIVITIES.releaseOrphanedClaims, releaseOrphanedClaimsActivity),
   [FEED_REFRESH_ACTIVITIES.copyPostToFeed]: observedActivity(FEED_REFRESH_ACTIVITIES.copyPostToFeed, copyPostToFeed),
+  [ERASURE_ACTIVITIES.eraseOwnPosts]: observedActivity(ERASURE_ACTIVITIES.eraseOwnPosts, eraseOwnPosts),
+  [ERASURE_ACTIVITIES.eraseWriting]: observedActivity(ERASURE_ACTIVITIES.eraseWriting, eraseWriting),
+  [ERASURE_ACTIVITIES.eraseLeftovers]: observedActivity(ERASURE_ACTIVITIES.eraseLeftovers, eraseLeftovers),
+  [ERASURE_ACTIVITIES.completeErasure]: observedActivity(ERASURE_ACTIVITIES.completeErasure, completeErasureActivity),
 };
 
 /** THE durable entities (df.app.entity): none yet; both hosts run whatever is added here. */

@@ -3,7 +3,9 @@ import { store } from "../store/client";
 import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
-import { recordContributions } from "../store/contributions";
+import { recordContributions, type Contribution } from "../store/contributions";
+import { eraseOwnPost, eraseWritingOnPost } from "../store/erasure";
+import { readAccountDocument } from "../store/profile-documents";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
 import { FeedWindow } from "./feed-window";
@@ -29,6 +31,20 @@ async function repairStaleUsernames(changes: Change[]): Promise<void> {
     if (!user) continue;
     const stalePosts = new Set(live.filter((c) => c.userId === userId && c.userUsername !== user.username).map((c) => c.postId));
     for (const postId of stalePosts) await rewriteUsernamesInPartition(postId, userId, user.username);
+  }
+}
+
+/**
+ * Writes of this batch into the partition of an account erased meanwhile (its post's copy in the
+ * author's list, a new record of where someone wrote) are erased again, with the items they are
+ * about, as the erasure would have. The accounts are read after the writes, not before: an
+ * erasure asked for after this read runs its sweep after these writes, and finds them.
+ */
+async function eraseForErasedAccounts(posts: readonly PostChange[], recorded: readonly Contribution[]): Promise<void> {
+  for (const userId of new Set([...posts.map((post) => post.userId), ...recorded.map((contribution) => contribution.userId)])) {
+    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
+    for (const post of posts) if (post.userId === userId) await eraseOwnPost(userId, post.postId);
+    for (const contribution of recorded) if (contribution.userId === userId) await eraseWritingOnPost(userId, contribution.postId);
   }
 }
 
@@ -70,7 +86,8 @@ async function syncFeed(posts: PostChange[], services: Partial<PipelineServices>
  * wrote, finish any deletion left undone, then bring the short-form copies up to date: the
  * author's list (Q3) follows every change, the feed (Q6) only its window, and counter-only
  * changes there at most once per FEED_REFRESH_SECONDS per post (a durable refresh picks up the
- * rest). Idempotent, so at-least-once delivery is safe.
+ * rest); last, what it wrote for an account erased meanwhile is erased again. Idempotent, so
+ * at-least-once delivery is safe.
  * A throw makes the host retry the batch.
  */
 export async function handlePostsChanges(documents: unknown[], services: Partial<PipelineServices> = {}): Promise<void> {
@@ -78,7 +95,7 @@ export async function handlePostsChanges(documents: unknown[], services: Partial
   await repairStaleUsernames(changes);
   // Where each writer wrote, in their own partition: what export and erasure read. A soft-deleted
   // comment or like counts too: until its TTL runs out it still carries the writer's id and name.
-  await recordContributions(changes.filter((change) => change.type !== "post"));
+  const recorded = await recordContributions(changes.filter((change) => change.type !== "post"));
   const posts = changes.filter((change): change is PostChange => change.type === "post");
   for (const post of posts) {
     if (post.deleted) await finishDeletion(post.postId);
@@ -86,4 +103,5 @@ export async function handlePostsChanges(documents: unknown[], services: Partial
     await writeIfNewer(userPosts(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
   }
   if (posts.length > 0) await syncFeed(posts, services);
+  await eraseForErasedAccounts(posts, recorded);
 }

@@ -1,4 +1,5 @@
-import type { UserItem, UsernameClaim } from "../model/items";
+import type { ErasureItem, UserItem, UsernameClaim } from "../model/items";
+import { ERASURE, type ErasureInput } from "./erasure";
 import type { PipelinePolicy } from "./policy";
 import { instanceIdOf } from "./orchestration-inputs";
 import type { OrchestrationStarter } from "./services";
@@ -12,6 +13,11 @@ const isRenamedUser = (doc: unknown): doc is Versioned<UserItem> => {
   return item?.type === "user" && typeof item.usernameChangedDate === "string";
 };
 
+const isErasure = (doc: unknown): doc is Versioned<ErasureItem> => {
+  const item = doc as Partial<ErasureItem> | null;
+  return item?.type === "erasure" && typeof item.userId === "string" && typeof item.requestedDate === "string";
+};
+
 const isClaim = (doc: unknown): doc is Versioned<UsernameClaim> => (doc as Partial<UsernameClaim> | null)?.type === "username";
 
 /** An instance id part from an item version: the same change always maps to the same instance. */
@@ -21,13 +27,23 @@ const versionOf = (doc: { _etag?: string; _ts?: number }) => (doc._etag ?? Strin
  * The `users` change feed. A profile whose username changed starts one propagation (instance id
  * from the change, so a redelivery starts nothing new but restarts a stopped one), and any
  * change to a username claim or a renamed profile starts the orphaned-claim sweep for its
- * user. The post copies that also live in `users` are ignored.
+ * user. An erasure record starts the account's erasure (instance id from the request, so the
+ * record's progress updates start nothing new) and the sweep that frees its username: the
+ * profile that used it is gone. The post copies that also live in `users` are ignored.
  */
 export async function handleUsersChanges(documents: unknown[], starter: OrchestrationStarter, policy?: Partial<PipelinePolicy>): Promise<void> {
   for (const doc of documents) {
     if (isRenamedUser(doc)) {
       const propagation: PropagationInput = { userId: doc.userId, policy };
       await starter.ensureStarted(PROPAGATION, instanceIdOf("username", doc.userId, Date.parse(doc.usernameChangedDate!)), propagation);
+    }
+    if (isErasure(doc)) {
+      const requested = Date.parse(doc.requestedDate);
+      const erasure: ErasureInput = { userId: doc.userId, policy };
+      await starter.ensureStarted(ERASURE, instanceIdOf("erasure", doc.userId, requested), erasure);
+      const sweep: ClaimsSweepInput = { userId: doc.userId, policy };
+      await starter.ensureStarted(CLAIMS_SWEEP, instanceIdOf("claims", doc.userId, `erased${requested}`), sweep);
+      continue;
     }
     const owner = isClaim(doc) ? doc.ownerId : isRenamedUser(doc) ? doc.userId : undefined;
     if (owner !== undefined) {

@@ -26,6 +26,7 @@ export const SPROCS = {
   changeLikes: "changeLikes",
   updateUsernames: "updateUsernames",
   deletePost: "deletePost",
+  eraseWriter: "eraseWriter",
 } as const;
 
 export const POST_TRIGGERS = { truncateFeed: "truncateFeed" } as const;

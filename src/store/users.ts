@@ -1,11 +1,11 @@
-import { conflict, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
+import { accountErased, conflict, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type UserItem } from "../model/items";
 import { store } from "./client";
 import { cosmosStatus } from "./failures";
 import { withTraceOrigin } from "../telemetry";
 import { ATTEMPTS, backOff, conditionally } from "./optimistic";
-import { readProfileDocument, usernameOf, type ProfileDocument } from "./profile-documents";
+import { readAccountDocument, readProfileDocument, usernameOf, type ProfileDocument } from "./profile-documents";
 import { acquireClaim, readClaim, releaseAfterRename, releaseIfUnused } from "./username-claims";
 
 export type StoredUser = UserItem & { _etag: string };
@@ -35,11 +35,18 @@ function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<
 
 /** Q1: one point read. A malformed profile throws: it is never served, or copied, as it is. */
 export async function readUser(userId: string): Promise<StoredUser | undefined> {
-  const profile = await readProfileDocument(userId);
-  if (!profile) return undefined;
-  const problem = itemProblem("users", profile);
+  const account = await readAccount(userId);
+  return account === "erased" ? undefined : account;
+}
+
+/** The profile a write is made under (one point read), "erased" once the account's erasure was asked for, or undefined. */
+export async function readAccount(userId: string): Promise<StoredUser | "erased" | undefined> {
+  const account = await readAccountDocument(userId);
+  if (!account) return undefined;
+  if (account.type === "erasure") return "erased";
+  const problem = itemProblem("users", account);
   if (problem) throw new MalformedItemError("users", userId, problem);
-  return profile as unknown as StoredUser;
+  return account as unknown as StoredUser;
 }
 
 /** The profile when it exists and is well-formed: what the pipeline may copy names from (a malformed one has been set aside). */
@@ -54,7 +61,9 @@ export async function readWellFormedUser(userId: string): Promise<StoredUser | u
 
 /** C1 (create): claim the username first, so two racing creates of one name cannot both win. */
 export async function createUser(userId: string, username: string): Promise<StoredUser> {
-  if (await readProfileDocument(userId)) throw conflict("A profile already exists for this user.");
+  const existing = await readAccountDocument(userId);
+  if (existing?.type === "erasure") throw accountErased(userId);
+  if (existing) throw conflict("A profile already exists for this user.");
   const { created } = await acquireClaim(userId, username);
   const user: UserItem = { id: userId, type: "user", userId, username, creationDate: nowIso() };
   let stored: StoredUser;
@@ -63,7 +72,10 @@ export async function createUser(userId: string, username: string): Promise<Stor
   } catch (error) {
     // Only a claim this call created may be freed, and only if the existing profile uses another name.
     if (created) await releaseIfUnused(usernameClaimId(username)).catch(() => false);
-    if (cosmosStatus(error) === 409) throw conflict("A profile already exists for this user.");
+    if (cosmosStatus(error) === 409) {
+      if ((await readAccountDocument(userId))?.type === "erasure") throw accountErased(userId);
+      throw conflict("A profile already exists for this user.");
+    }
     throw error;
   }
   // The claim was taken over only if this call stalled beyond the grace period: undo the profile.
@@ -115,7 +127,8 @@ async function renameOnce(
 ): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
-    const current = await readProfileDocument(userId);
+    const current = await readAccountDocument(userId);
+    if (current?.type === "erasure") throw accountErased(userId);
     if (!current) throw notFound(`User '${userId}' does not exist.`);
     const clientCondition = preconditions(current._etag);
     if (clientCondition === false) throw preconditionFailed();

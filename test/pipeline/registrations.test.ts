@@ -50,8 +50,17 @@ describe("functions/ registrations of the pipeline", () => {
     await import("../../functions/orchestrations");
     const table = await import("../../src/pipeline/orchestrations");
     expect(recorded.orchestrations).toEqual(Object.entries(table.orchestrations).map(([name, handler]) => ({ name, handler })));
-    expect(recorded.orchestrations.map((o) => o.name).sort()).toEqual(["propagateUsername", "refreshFeedCopy", "releaseOrphanedUsernames"]);
-    expect(recorded.activities.map((a) => a.name).sort()).toEqual(["copyPostToFeed", "findStalePartitions", "releaseOrphanedClaims", "renameInPartition"]);
+    expect(recorded.orchestrations.map((o) => o.name).sort()).toEqual(["eraseAccount", "propagateUsername", "refreshFeedCopy", "releaseOrphanedUsernames"]);
+    expect(recorded.activities.map((a) => a.name).sort()).toEqual([
+      "completeErasure",
+      "copyPostToFeed",
+      "eraseLeftovers",
+      "eraseOwnPosts",
+      "eraseWriting",
+      "findStalePartitions",
+      "releaseOrphanedClaims",
+      "renameInPartition",
+    ]);
     for (const activity of recorded.activities) expect(typeof activity.options.handler).toBe("function");
   });
 });

@@ -22,6 +22,7 @@ export const unlikePost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   if (call.hasPreconditions()) call.requirePreconditions(await posts.readLikeVersion(postId, userId));
+  await requireProfile(userId);
   await posts.unlikePost(postId, userId);
   return { status: 204 };
 });

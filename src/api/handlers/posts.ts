@@ -29,6 +29,7 @@ export const updatePost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
   const fields = await call.body(postBody);
+  await requireProfile(userId);
   const post = await posts.updatePost(postId, userId, fields, call.writePreconditions());
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
@@ -48,6 +49,7 @@ export const getPost = endpoint(async (call) => {
 export const deletePost = endpoint(async (call) => {
   const userId = await call.caller();
   const postId = call.param("postId");
+  await requireProfile(userId);
   await posts.deletePost(postId, userId, call.writePreconditions());
   return { status: 204 };
 });

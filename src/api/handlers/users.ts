@@ -1,10 +1,14 @@
-import { forbidden, notFound } from "../../model/errors";
+import { z } from "zod";
+import { accountErased, forbidden, invalid, notFound } from "../../model/errors";
+import * as accountExport from "../../store/account-export";
+import * as erasure from "../../store/erasure";
 import * as lists from "../../store/lists";
 import * as users from "../../store/users";
 import type { StoredUser } from "../../store/users";
-import { endpoint } from "../http";
+import type { StoredErasure } from "../../store/profile-documents";
+import { endpoint, type ApiCall } from "../http";
 import { pagedList } from "../pagination";
-import { userBody } from "../schemas";
+import { emptyBody, listQuery, userBody } from "../schemas";
 
 const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.username });
 
@@ -39,4 +43,96 @@ export const getUser = endpoint(async (call) => {
 export const listUserPosts = endpoint(async (call) => {
   const userId = call.param("userId");
   return pagedList(call, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => lists.listUserPosts(userId, limit, after));
+});
+
+/** The account `userId` names, for its owner (or, where `admins` allows, an admin): 403 for anyone else. */
+async function ownAccount(call: ApiCall, admins: "admins too" | "owner only"): Promise<{ userId: string; admin: boolean }> {
+  const caller = await call.callerWithRoles();
+  const userId = call.param("userId");
+  const admin = admins === "admins too" && caller.admin && caller.userId !== userId;
+  if (caller.userId !== userId && !admin) throw forbidden("Only the account's owner may do this.");
+  return { userId, admin };
+}
+
+const erasureUrl = (userId: string) => `/api/users/${encodeURIComponent(userId)}/erasure`;
+
+const erasureBody = (record: StoredErasure) => ({
+  userId: record.userId,
+  status: record.completedDate ? ("completed" as const) : ("running" as const),
+  requestedDate: record.requestedDate,
+  ...(record.completedDate ? { completedDate: record.completedDate } : {}),
+  progress: record.progress,
+});
+
+/**
+ * DELETE /users/{userId} — the owner, or a caller with an admin role: the profile is replaced by
+ * the erasure record at once (gone from every read, the token refused for writes), and the
+ * erasure runs in the background. 202 with the status URL; a repeat answers the same.
+ */
+export const deleteUser = endpoint(async (call) => {
+  const { userId, admin } = await ownAccount(call, "admins too");
+  await call.body(emptyBody);
+  const { erasure: record } = await erasure.requestErasure(userId, admin ? "admin" : "self");
+  return { status: 202, body: erasureBody(record), location: erasureUrl(userId), headers: { "retry-after": "2" } };
+});
+
+/** GET /users/{userId}/erasure — where the erasure stands; the owner or an admin. 404 when none was asked for. */
+export const getErasure = endpoint(async (call) => {
+  const { userId } = await ownAccount(call, "admins too");
+  const record = await erasure.readErasure(userId);
+  if (!record) throw notFound(`No erasure was asked for the account '${userId}'.`);
+  return { status: 200, body: erasureBody(record), etag: record._etag };
+});
+
+/** Export pages: posts first (keyset on the list's sort key), then the records of where the user wrote (by id). */
+const exportPosition = z.union([
+  z.object({ s: z.literal("posts"), d: z.string().max(64), i: z.string().min(1).max(300) }).strict(),
+  z.object({ s: z.literal("writing"), i: z.string().max(400) }).strict(),
+]);
+type ExportPosition = z.infer<typeof exportPosition>;
+
+const encodeExport = (position: ExportPosition | undefined) => (position ? Buffer.from(JSON.stringify(position), "utf8").toString("base64url") : null);
+
+function decodeExport(token: string | undefined): ExportPosition | undefined {
+  if (token === undefined) return undefined;
+  try {
+    const parsed = exportPosition.safeParse(JSON.parse(Buffer.from(token, "base64url").toString("utf8")));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // not JSON: the same answer as any other foreign token
+  }
+  throw invalid("continuationToken is not valid for this export.", [{ path: "continuationToken", message: "is not valid for this export" }]);
+}
+
+/** The download's file name: the user id with what no file system takes replaced. */
+const exportFileName = (userId: string) => `blog-export-${userId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
+
+/**
+ * GET /users/{userId}/export — the owner's data, a bounded page at a time (`limit` posts or
+ * posts written on per page), as a download. Each page is one request's worth of reads, so a
+ * large account never times out or loads everything at once; the pages together are the export.
+ */
+export const exportUser = endpoint(async (call) => {
+  const { userId } = await ownAccount(call, "owner only");
+  const { limit, continuationToken } = call.query(listQuery);
+  const position = decodeExport(continuationToken);
+  const account = await users.readAccount(userId);
+  if (account === "erased") throw accountErased(userId);
+  if (!account) throw notFound(`User '${userId}' does not exist.`);
+  const page = { format: "blog-export/1" as const, userId, exportedAt: new Date().toISOString() };
+  const profile = position ? {} : { profile: { id: userId, username: account.username, creationDate: account.creationDate } };
+  let body;
+  if (position?.s !== "writing") {
+    const { posts, next } = await accountExport.exportedPostsPage(userId, limit, position && { date: position.d, id: position.i });
+    const following: ExportPosition = next ? { s: "posts", d: next.date, i: next.id } : { s: "writing", i: "" };
+    body = { ...page, ...profile, posts, writing: [], continuationToken: encodeExport(following) };
+  } else {
+    const { writing, next } = await accountExport.exportedWritingPage(userId, limit, position.i);
+    body = { ...page, posts: [], writing, continuationToken: encodeExport(next ? { s: "writing", i: next } : undefined) };
+  }
+  return {
+    status: 200,
+    body,
+    headers: { "content-disposition": `attachment; filename="${exportFileName(userId)}"`, "cache-control": "private, no-store" },
+  };
 });

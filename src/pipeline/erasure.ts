@@ -1,0 +1,77 @@
+import type { OrchestrationContext, Task } from "durable-functions";
+import { completeErasure, eraseLeftoversPage, eraseOwnPostsPage, eraseWritingPage } from "../store/erasure";
+import { erasureInput, orchestrationInput } from "./orchestration-inputs";
+import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
+
+export const ERASURE = "eraseAccount";
+export const ERASURE_ACTIVITIES = {
+  eraseOwnPosts: "eraseOwnPosts",
+  eraseWriting: "eraseWriting",
+  eraseLeftovers: "eraseLeftovers",
+  completeErasure: "completeErasure",
+} as const;
+
+/** The steps, in order: their posts; their comments and likes elsewhere; what is left in their partition; the record says done. */
+const STEPS = ["ownPosts", "writing", "leftovers", "complete"] as const;
+export type ErasureStep = (typeof STEPS)[number];
+
+export interface ErasureInput {
+  userId: string;
+  policy?: Partial<PipelinePolicy>;
+  /** Carried across continue-as-new: the step under way, and failed rounds in a row. */
+  step?: ErasureStep;
+  failures?: number;
+}
+
+interface PageInput {
+  userId: string;
+  pageSize: number;
+}
+
+/** Activities: one bounded page of a step each (the store's functions, src/store/erasure.ts). */
+export const eraseOwnPosts = (input: PageInput) => eraseOwnPostsPage(input.userId, input.pageSize);
+export const eraseWriting = (input: PageInput) => eraseWritingPage(input.userId, input.pageSize);
+export const eraseLeftovers = (input: PageInput) => eraseLeftoversPage(input.userId, input.pageSize);
+export const completeErasureActivity = (input: { userId: string }) => completeErasure(input.userId).then(() => ({ more: false }));
+
+const ACTIVITY_OF: Record<ErasureStep, string> = {
+  ownPosts: ERASURE_ACTIVITIES.eraseOwnPosts,
+  writing: ERASURE_ACTIVITIES.eraseWriting,
+  leftovers: ERASURE_ACTIVITIES.eraseLeftovers,
+  complete: ERASURE_ACTIVITIES.completeErasure,
+};
+
+/**
+ * Orchestration: erases one account after its profile was replaced by the erasure record (the
+ * users change feed starts it from that record). Each execution runs one bounded page of one
+ * step and continues as new, so the history stays small however much the user wrote; a step
+ * ends when a page comes back short. Every page is idempotent, so a crash or a redelivery at
+ * any point only repeats a page. A round whose activity ran out of attempts waits (a durable
+ * timer, backing off) and tries again: an erasure is never given up. Progress is in the record
+ * (GET /api/users/{userId}/erasure), the step in the custom status.
+ */
+export function* eraseAccount(context: OrchestrationContext): Generator<Task, { erased: true } | undefined, unknown> {
+  const input: ErasureInput = orchestrationInput(ERASURE, erasureInput, context.df.getInput());
+  const policy = withDefaults(input.policy);
+  const step = input.step ?? STEPS[0];
+  context.df.setCustomStatus({ step, failures: input.failures ?? 0 });
+  try {
+    const page = (yield context.df.callActivityWithRetry(ACTIVITY_OF[step], activityRetry(policy), {
+      userId: input.userId,
+      pageSize: policy.pageSize,
+    })) as { more: boolean };
+    if (page.more) {
+      context.df.continueAsNew({ ...input, step, failures: 0 });
+      return undefined;
+    }
+    const next = STEPS[STEPS.indexOf(step) + 1];
+    if (next === undefined) return { erased: true };
+    context.df.continueAsNew({ ...input, step: next, failures: 0 });
+    return undefined;
+  } catch {
+    const failures = (input.failures ?? 0) + 1;
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + failureBackoff(policy, failures)));
+    context.df.continueAsNew({ ...input, step, failures });
+    return undefined;
+  }
+}

@@ -1,0 +1,152 @@
+import type { PatchOperation } from "@azure/cosmos";
+import { notFound } from "../model/errors";
+import { contributionId, nowIso, type ErasureItem, type ErasureProgress } from "../model/items";
+import { store } from "./client";
+import { SPROCS } from "./definitions";
+import { cosmosStatus } from "./failures";
+import { ATTEMPTS, backOff } from "./optimistic";
+import { finishDeletion } from "./posts";
+import { executeUntilDone } from "./procedures";
+import { readAccountDocument, type StoredErasure } from "./profile-documents";
+
+/**
+ * Account erasure, the store's part: the record that replaces the profile, and the bounded steps
+ * the erasure orchestration (src/pipeline/erasure.ts) runs until nothing of the user is left.
+ * Every step is idempotent: a step repeated after a crash finds less to do, never more.
+ */
+
+const NO_PROGRESS: ErasureProgress = { posts: 0, comments: 0, likes: 0, documents: 0 };
+
+/**
+ * Replaces the profile with the erasure record, conditionally on the profile read: a rename
+ * racing it either lands first (and is erased with the rest) or fails and sees the record.
+ * A repeat finds the record and changes nothing (`created: false`).
+ */
+export async function requestErasure(userId: string, requestedBy: ErasureItem["requestedBy"]): Promise<{ erasure: StoredErasure; created: boolean }> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await backOff(attempt);
+    const account = await readAccountDocument(userId);
+    if (!account) throw notFound(`User '${userId}' does not exist.`);
+    if (account.type === "erasure") return { erasure: account, created: false };
+    const record: ErasureItem = { id: userId, type: "erasure", userId, requestedDate: nowIso(), requestedBy, progress: { ...NO_PROGRESS } };
+    try {
+      const { resource } = await store()
+        .users.item(userId, userId)
+        .replace(record, { accessCondition: { type: "IfMatch", condition: account._etag } });
+      return { erasure: resource as StoredErasure, created: true };
+    } catch (error) {
+      if (cosmosStatus(error) !== 412 && cosmosStatus(error) !== 404) throw error;
+    }
+  }
+  throw new Error(`the profile of '${userId}' kept changing while its erasure was asked for; try again`);
+}
+
+export async function readErasure(userId: string): Promise<StoredErasure | undefined> {
+  const account = await readAccountDocument(userId);
+  return account?.type === "erasure" ? account : undefined;
+}
+
+/** Adds to the record's counts (a patch, so concurrent steps never lose each other's counts). */
+async function recordProgress(userId: string, done: Partial<ErasureProgress>): Promise<void> {
+  const operations: PatchOperation[] = Object.entries(done)
+    .filter(([, value]) => value > 0)
+    .map(([field, value]) => ({ op: "incr", path: `/progress/${field}`, value }));
+  if (operations.length > 0) await store().users.item(userId, userId).patch(operations);
+}
+
+/** The documents of one type in the user's partition, a page at a time (what is handled is deleted, so each page starts over). */
+async function pageOf<T>(userId: string, type: string, pageSize: number): Promise<T[]> {
+  const { resources } = await store()
+    .users.items.query<T>(
+      {
+        query: "SELECT TOP @n * FROM c WHERE c.type = @type",
+        parameters: [
+          { name: "@n", value: pageSize },
+          { name: "@type", value: type },
+        ],
+      },
+      { partitionKey: userId },
+    )
+    .fetchNext();
+  return resources;
+}
+
+/** Deletes a document of the user's partition; one already gone is fine. */
+async function deleteOwn(userId: string, id: string): Promise<void> {
+  try {
+    await store().users.item(id, userId).delete();
+  } catch (error) {
+    if (cosmosStatus(error) !== 404) throw error;
+  }
+}
+
+/** Soft-deletes one of the user's posts with its comments and likes, as DELETE /posts does, and drops its copy from their list. */
+export async function eraseOwnPost(userId: string, postId: string): Promise<void> {
+  await finishDeletion(postId);
+  await deleteOwn(userId, postId);
+}
+
+/** Removes the user's comments and like from one post, moving its counts, and drops the record of having written there. */
+export async function eraseWritingOnPost(userId: string, postId: string): Promise<{ comments: number; likes: number }> {
+  let comments = 0;
+  let likes = 0;
+  await executeUntilDone<{ comments: number; likes: number; continuation?: string | null }>(
+    store().posts,
+    SPROCS.eraseWriter,
+    postId,
+    () => [postId, userId, store().settings.softDeleteTtlSeconds],
+    (result) => {
+      comments += result.comments;
+      likes += result.likes;
+    },
+  );
+  await deleteOwn(userId, contributionId(postId));
+  return { comments, likes };
+}
+
+/** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3). */
+export async function eraseOwnPostsPage(userId: string, pageSize: number): Promise<{ posts: number; more: boolean }> {
+  const copies = await pageOf<{ postId: string }>(userId, "post", pageSize);
+  for (const { postId } of copies) await eraseOwnPost(userId, postId);
+  await recordProgress(userId, { posts: copies.length });
+  return { posts: copies.length, more: copies.length === pageSize };
+}
+
+/** Step 2, a page: the posts they commented on or liked, found by the records the posts change feed keeps in their partition. */
+export async function eraseWritingPage(userId: string, pageSize: number): Promise<{ comments: number; likes: number; more: boolean }> {
+  const written = await pageOf<{ postId: string }>(userId, "contribution", pageSize);
+  const done = { comments: 0, likes: 0 };
+  for (const { postId } of written) {
+    const erased = await eraseWritingOnPost(userId, postId);
+    done.comments += erased.comments;
+    done.likes += erased.likes;
+  }
+  await recordProgress(userId, done);
+  return { ...done, more: written.length === pageSize };
+}
+
+/** Step 3, a page: whatever else their partition holds (records written meanwhile, anything of a later version), all but the erasure record. */
+export async function eraseLeftoversPage(userId: string, pageSize: number): Promise<{ documents: number; more: boolean }> {
+  const { resources } = await store()
+    .users.items.query<{ id: string }>(
+      {
+        query: "SELECT TOP @n c.id FROM c WHERE c.id != @userId",
+        parameters: [
+          { name: "@n", value: pageSize },
+          { name: "@userId", value: userId },
+        ],
+      },
+      { partitionKey: userId },
+    )
+    .fetchNext();
+  for (const { id } of resources) await deleteOwn(userId, id);
+  await recordProgress(userId, { documents: resources.length });
+  return { documents: resources.length, more: resources.length === pageSize };
+}
+
+/** The last step: the record says the erasure is complete (GET /users/{userId}/erasure). */
+export async function completeErasure(userId: string): Promise<void> {
+  await store()
+    .users.item(userId, userId)
+    .patch([{ op: "set", path: "/completedDate", value: nowIso() }]);
+}

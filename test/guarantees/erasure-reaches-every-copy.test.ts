@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { BlogStore } from "../../src/store/client";
+import { ACCOUNT_ERASED } from "../../src/model/errors";
+import { localSystem, within, type Client } from "../support/system";
+
+/**
+ * Guarantee: an erased account leaves nothing of itself behind. From the DELETE on, the profile
+ * is gone and the token cannot write; once the erasure has run and the soft-deleted items'
+ * TTL has passed, no document in any container carries the user's id or username except the
+ * erasure record (id, dates, counts), every counter still equals its items, and the username
+ * can be claimed by someone else.
+ */
+let app: Client | undefined;
+afterEach(async () => {
+  await app?.stop();
+  app = undefined;
+});
+
+/** Quick retries, a short claim grace and a short TTL, so the whole erasure happens within a test. */
+const options = {
+  softDeleteTtlSeconds: 2,
+  policy: {
+    activityRetryFirstMs: 10,
+    activityAttempts: 3,
+    failureBackoffMs: 100,
+    failureBackoffMaxMs: 400,
+    settleMs: 50,
+    pageSize: 2,
+    unbornClaimGraceSeconds: 1,
+    claimRecheckMs: 200,
+  },
+};
+
+/** Every document of every container that mentions the user's id or name anywhere in it. */
+async function mentions(store: BlogStore, userId: string, username: string): Promise<{ container: string; doc: Record<string, unknown> }[]> {
+  const found = [];
+  for (const container of [store.users, store.posts, store.feed, store.deadLetters]) {
+    const { resources } = await container.items.query<Record<string, unknown>>("SELECT * FROM c").fetchAll();
+    for (const doc of resources) {
+      const text = JSON.stringify(doc);
+      if (text.includes(`"${userId}"`) || text.includes(`:${userId}`) || text.toLowerCase().includes(username.toLowerCase()))
+        found.push({ container: container.id, doc });
+    }
+  }
+  return found;
+}
+
+async function countsMatch(store: BlogStore, postId: string): Promise<boolean> {
+  const { resource: post } = await store.posts.item(postId, postId).read<{ commentCount: number; likeCount: number }>();
+  const live = async (type: string) =>
+    (
+      await store.posts.items
+        .query<number>(
+          { query: "SELECT VALUE COUNT(1) FROM c WHERE c.type = @type AND NOT IS_DEFINED(c.deleted)", parameters: [{ name: "@type", value: type }] },
+          { partitionKey: postId },
+        )
+        .fetchAll()
+    ).resources[0];
+  return post!.commentCount === (await live("comment")) && post!.likeCount === (await live("like"));
+}
+
+describe("an erasure reaches every copy", () => {
+  it("removes the profile at once, refuses the token, then everything of the user, with every count exact and the name free again", async () => {
+    app = await localSystem(options);
+    const call = app.call;
+    for (const [id, name] of [
+      ["eve", "Eve_Writes"],
+      ["ann", "ann"],
+      ["bob", "bob"],
+    ])
+      expect((await call("POST", "/users", { as: id, body: { username: name } })).status).toBe(201);
+    const evesPosts: string[] = [];
+    for (let i = 0; i < 3; i++) evesPosts.push((await call("POST", "/posts", { as: "eve", body: { title: `eve ${i}`, content: "mine" } })).body.id);
+    const annsPost = (await call("POST", "/posts", { as: "ann", body: { title: "ann's", content: "hers" } })).body.id as string;
+    for (const postId of evesPosts) {
+      await call("POST", `/posts/${postId}/comments`, { as: "ann", body: { content: "nice" } });
+      await call("POST", `/posts/${postId}/likes`, { as: "ann" });
+    }
+    await call("POST", `/posts/${annsPost}/comments`, { as: "eve", body: { content: "first" } });
+    await call("POST", `/posts/${annsPost}/comments`, { as: "eve", body: { content: "second" } });
+    await call("POST", `/posts/${annsPost}/comments`, { as: "bob", body: { content: "bob's" } });
+    await call("POST", `/posts/${annsPost}/likes`, { as: "eve" });
+    await call("POST", `/posts/${annsPost}/likes`, { as: "bob" });
+    // The pipeline has copied eve's posts into her list and recorded where she wrote.
+    await within(20_000, async () => (await call("GET", "/users/eve/posts")).body?.items?.length === 3);
+
+    const erased = await call("DELETE", "/users/eve", { as: "eve" });
+    expect(erased.status).toBe(202);
+    expect(erased.headers.get("location")).toBe("/api/users/eve/erasure");
+    expect((await call("DELETE", "/users/eve", { as: "eve" })).status).toBe(202);
+
+    // At once: the profile is gone from every read, and the token writes nothing.
+    expect((await call("GET", "/users/eve")).status).toBe(404);
+    expect((await call("GET", "/users/eve/posts")).status).toBe(404);
+    for (const [method, path, body] of [
+      ["POST", "/posts", { title: "t", content: "c" }],
+      ["POST", "/users", { username: "Eve_Again" }],
+      ["PUT", "/users/eve", { username: "Eve_Again" }],
+      ["POST", `/posts/${annsPost}/comments`, { content: "c" }],
+      ["POST", `/posts/${annsPost}/likes`, undefined],
+    ] as const) {
+      const refused = await call(method, path, { as: "eve", body });
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect(refused.body.type).toBe(ACCOUNT_ERASED);
+    }
+    // Others may not ask for someone else's erasure or look at it.
+    expect((await call("DELETE", "/users/ann", { as: "bob" })).status).toBe(403);
+    expect((await call("GET", "/users/eve/erasure", { as: "bob" })).status).toBe(403);
+
+    const done = await within(30_000, async () => {
+      const status = await call("GET", "/users/eve/erasure", { as: "eve" });
+      return status.body.status === "completed" && status.body;
+    });
+    expect(done.value.progress).toMatchObject({ posts: 3, comments: 2, likes: 1 });
+    for (const postId of evesPosts) expect((await call("GET", `/posts/${postId}`)).status).toBe(404);
+    const comments = (await call("GET", `/posts/${annsPost}/comments`)).body.items as { userId: string }[];
+    expect(comments.map((comment) => comment.userId)).toEqual(["bob"]);
+    const post = (await call("GET", `/posts/${annsPost}`)).body;
+    expect([post.commentCount, post.likeCount]).toEqual([1, 1]);
+    expect(await countsMatch(app.system.store, annsPost)).toBe(true);
+
+    // Once the soft-deleted items' TTL has run out, nothing but the erasure record mentions her.
+    const left = await within(30_000, async () => {
+      const found = await mentions(app!.system.store, "eve", "Eve_Writes");
+      return found.every(({ doc }) => doc.type === "erasure") && found;
+    });
+    expect(
+      left.value.map(({ doc }) =>
+        Object.keys(doc)
+          .filter((key) => !key.startsWith("_"))
+          .sort(),
+      ),
+    ).toEqual([["id", "progress", "requestedBy", "requestedDate", "type", "userId", "completedDate"].sort()]);
+
+    // The name is free again for someone else, after the claim's grace period.
+    await within(20_000, async () => (await call("POST", "/users", { as: "zed", body: { username: "eve_writes" } })).status === 201);
+  }, 120_000);
+});
