@@ -4,20 +4,21 @@
  * the counts stay equal to the items at every moment. Removed means soft-deleted, as every
  * delete in the posts container (flag + ttl: reads stop serving them at once, Cosmos DB removes
  * them when the ttl runs out); the text and the name are dropped at once.
- * Idempotent: items already marked are not selected again. Bounded: one page of the writer's
- * items per call; {continuation: ""} asks for another call. A write that is not accepted
- * throws, which rolls back the whole call (the items and the counts together).
+ * Idempotent: items already marked are not selected again. Bounded: one page (`pageSize`) of
+ * the writer's items per call; {continuation: ""} asks for another call. A write that is not
+ * accepted throws, which rolls back the whole call (the items and the counts together): the
+ * caller calls again with a smaller page.
  * Response body: {status: "erased", comments, likes, continuation}.
  *
  * @param {string} postId
  * @param {string} userId
  * @param {number} ttlSeconds
+ * @param {number} pageSize
  */
-function eraseWriter(postId, userId, ttlSeconds) {
+function eraseWriter(postId, userId, ttlSeconds, pageSize) {
   var collection = getContext().getCollection();
   var response = getContext().getResponse();
-  var NOT_ACCEPTED = "eraseWriter was not accepted; retry the call.";
-  var pageSize = 50;
+  var NOT_ACCEPTED = "eraseWriter was not accepted; call again with a smaller page.";
   var query = {
     query:
       "SELECT TOP @pageSize * FROM c WHERE c.postId = @postId AND c.userId = @userId AND (c.type = @comment OR c.type = @like) AND NOT IS_DEFINED(c.deleted)",

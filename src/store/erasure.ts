@@ -6,7 +6,7 @@ import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
 import { ATTEMPTS, backOff } from "./optimistic";
 import { finishDeletion } from "./posts";
-import { executeUntilDone } from "./procedures";
+import { executeProcedure } from "./procedures";
 import { readAccountDocument, type StoredErasure } from "./profile-documents";
 
 /**
@@ -86,22 +86,31 @@ export async function eraseOwnPost(userId: string, postId: string): Promise<void
   await deleteOwn(userId, postId);
 }
 
+/** Items per eraseWriter call, halved while the service does not accept a call whole (it bounds a script's work). */
+const ERASE_PAGE = 50;
+const notAccepted = (error: unknown): boolean => cosmosStatus(error) === 400 && String((error as Error).message).includes("eraseWriter was not accepted");
+
 /** Removes the user's comments and like from one post, moving its counts, and drops the record of having written there. */
 export async function eraseWritingOnPost(userId: string, postId: string): Promise<{ comments: number; likes: number }> {
-  let comments = 0;
-  let likes = 0;
-  await executeUntilDone<{ comments: number; likes: number; continuation?: string | null }>(
-    store().posts,
-    SPROCS.eraseWriter,
-    postId,
-    () => [postId, userId, store().settings.softDeleteTtlSeconds],
-    (result) => {
-      comments += result.comments;
-      likes += result.likes;
-    },
-  );
+  const erased = { comments: 0, likes: 0 };
+  for (let pageSize = ERASE_PAGE; ; ) {
+    try {
+      const result = await executeProcedure<{ comments: number; likes: number; continuation: string | null }>(store().posts, SPROCS.eraseWriter, postId, [
+        postId,
+        userId,
+        store().settings.softDeleteTtlSeconds,
+        pageSize,
+      ]);
+      erased.comments += result.comments;
+      erased.likes += result.likes;
+      if (result.continuation === null) break;
+    } catch (error) {
+      if (!notAccepted(error) || pageSize === 1) throw error;
+      pageSize = Math.ceil(pageSize / 2);
+    }
+  }
   await deleteOwn(userId, contributionId(postId));
-  return { comments, likes };
+  return erased;
 }
 
 /** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3). */

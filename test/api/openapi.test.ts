@@ -149,9 +149,17 @@ describe("the OpenAPI document", () => {
     await send("DELETE", `/posts/${post.postId}`, { as: "bob" }); // 403
     await send("DELETE", `/posts/${post.postId}`, { as: "alice" });
     await send("GET", `/posts/${post.postId}`); // 404
+    await send("GET", "/users/bob/export?limit=1");
+    await send("GET", "/users/bob/export", { as: "bob" });
+    await send("GET", "/users/bob/export", { as: "alice" }); // 403
+    await send("GET", "/users/bob/erasure", { as: "bob" }); // 404
+    await send("DELETE", "/users/bob", { as: "bob" }); // 202
+    await send("GET", "/users/bob/erasure", { as: "bob" });
+    await send("POST", "/posts", { as: "bob", body: { title: "t", content: "c" } }); // 403: erased
 
     const statuses = new Set(seen.map((s) => s.status));
-    for (const status of [200, 201, 204, 304, 400, 401, 403, 404, 409, 412, 413, 415]) expect(statuses.has(status), `status ${status} exercised`).toBe(true);
+    for (const status of [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 412, 413, 415])
+      expect(statuses.has(status), `status ${status} exercised`).toBe(true);
     expect(seen.flatMap((s) => violations(document, s))).toEqual([]);
   });
 

@@ -107,6 +107,42 @@ describe("bounded stored procedures resume from their continuation", () => {
     expect((await posts.item("liked", "liked").read()).resource.likeCount).toBe(3);
   });
 
+  it("eraseWriter removes one writer's comments and like page by page, moving the counts with them, and treats the id as data", async () => {
+    await seedPartition("erased", 12); // c1-c4, c6-c9, c11: u1's 9 comments; c0, c5, c10 someone else's
+    await posts.items.create({ id: "like:u1", type: "like", postId: "erased", userId: "u1", userUsername: "old", creationDate: "2026-01-01T00:00:00.000Z" });
+    const post = (await posts.item("erased", "erased").read()).resource;
+    await posts.item("erased", "erased").replace({ ...post, commentCount: 12, likeCount: 1 });
+    const erase = (userId: string, pageSize: number) =>
+      posts.scripts
+        .storedProcedure("eraseWriter")
+        .execute<{ comments: number; likes: number; continuation: string | null }>("erased", ["erased", userId, 60, pageSize]);
+
+    expect((await erase("x' OR 1=1 --", 50)).resource).toEqual({ status: "erased", comments: 0, likes: 0, continuation: null });
+    // A query, 20 writes and the count do not fit in 10 operations: rolled back whole, nothing marked.
+    await expect(erase("u1", 20)).rejects.toMatchObject({ code: 400, message: expect.stringContaining("eraseWriter was not accepted") });
+    expect((await posts.item("erased", "erased").read()).resource).toMatchObject({ commentCount: 12, likeCount: 1 });
+    let totals = { comments: 0, likes: 0 };
+    let calls = 0;
+    for (let continuation: string | null = ""; continuation !== null; calls++) {
+      const { resource } = await erase("u1", 4);
+      totals = { comments: totals.comments + resource!.comments, likes: totals.likes + resource!.likes };
+      continuation = resource!.continuation;
+      // At every step the counts equal the live items.
+      const live = (await posts.items.query("SELECT c.type FROM c WHERE NOT IS_DEFINED(c.deleted)", { partitionKey: "erased" }).fetchAll()).resources;
+      const { commentCount, likeCount } = (await posts.item("erased", "erased").read()).resource;
+      expect([commentCount, likeCount]).toEqual([live.filter((r) => r.type === "comment").length, live.filter((r) => r.type === "like").length]);
+    }
+    expect(totals).toEqual({ comments: 9, likes: 1 });
+    expect(calls).toBeGreaterThan(2);
+    const { resources } = await posts.items.query("SELECT * FROM c WHERE c.type != 'post'", { partitionKey: "erased" }).fetchAll();
+    for (const item of resources.filter((r) => r.userId === "u1")) {
+      expect(item).toMatchObject({ deleted: true, ttl: 60 });
+      expect(item.content).toBeUndefined();
+      expect(item.userUsername).toBeUndefined();
+    }
+    expect(resources.filter((r) => r.userId === "someone-else").every((r) => !r.deleted && r.content === "x")).toBe(true);
+  });
+
   it("truncateFeed keeps the feed at 100 through the trigger", async () => {
     const feed = clientFor(cosmos).database("blog").container("feed");
     for (let i = 0; i < 104; i++) {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiFixture, type ApiFixture } from "../support/api";
+import { SignJWT } from "jose";
+import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
+import { apiFixture, TEST_SECRET, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
 beforeAll(async () => (api = await apiFixture()));
@@ -98,5 +100,68 @@ describe("users (C1, Q1)", () => {
     expect(none.headers["www-authenticate"]).toContain("Bearer");
     expect((await api.request("POST", "/api/users", { authorization: "Bearer not-a-jwt", body: { username: "anon" } })).status).toBe(401);
     expect((await api.request("POST", "/api/users", { authorization: "Basic dXNlcjpwYXNz", body: { username: "anon" } })).status).toBe(401);
+  });
+});
+
+describe("leaving: export and erasure (routes)", () => {
+  let admin: ApiFixture;
+  beforeAll(async () => {
+    admin = await apiFixture({ settings: { auth: { devSecret: TEST_SECRET, adminRoles: ["Blog.Admin"] } } });
+    await admin.user("writer", "writer");
+    await admin.user("other", "other");
+  });
+  afterAll(() => admin.stop());
+
+  /** A dev token with app roles, as Entra ID issues one to a caller holding them. */
+  const withRoles = async (userId: string, roles: string[]) =>
+    `Bearer ${await new SignJWT({ roles }).setProtectedHeader({ alg: "HS256" }).setSubject(userId).setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(TEST_SECRET))}`;
+
+  it("pages the owner's export as a download, profile first, then posts, then what they wrote", async () => {
+    const posts: string[] = [];
+    for (let i = 0; i < 3; i++)
+      posts.push((await admin.request("POST", "/api/posts", { as: "writer", body: { title: `t${i}`, content: `c${i}` } })).body.postId);
+    const othersPost = (await admin.request("POST", "/api/posts", { as: "other", body: { title: "theirs", content: "x" } })).body.postId;
+    await admin.request("POST", `/api/posts/${othersPost}/comments`, { as: "writer", body: { content: "said" } });
+    await admin.request("POST", `/api/posts/${othersPost}/likes`, { as: "writer" });
+    // What the posts change feed would have done by now: copies in the writer's list, and the record of where they wrote.
+    const changes = (await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey: undefined }).fetchAll()).resources.map((item, index) => ({
+      ...item,
+      _lsn: item._lsn ?? index + 1,
+    }));
+    await handlePostsChanges(changes);
+
+    const pages = [];
+    let token: string | null | undefined;
+    do {
+      const response = await admin.request("GET", `/api/users/writer/export?limit=2${token ? `&continuationToken=${token}` : ""}`, { as: "writer" });
+      expect(response.status).toBe(200);
+      expect(response.headers["content-disposition"]).toBe('attachment; filename="blog-export-writer.json"');
+      pages.push(response.body);
+      token = response.body.continuationToken;
+    } while (token);
+    expect(pages[0].profile).toMatchObject({ id: "writer", username: "writer" });
+    expect(pages.slice(1).every((page) => page.profile === undefined)).toBe(true);
+    expect(pages.flatMap((page) => page.posts.map((post: { postId: string }) => post.postId)).sort()).toEqual([...posts].sort());
+    expect(pages.every((page) => page.posts.length <= 2 && page.writing.length <= 2)).toBe(true);
+    expect(pages.flatMap((page) => page.writing)).toEqual([
+      { postId: othersPost, comments: [expect.objectContaining({ content: "said" })], likedDate: expect.any(String) },
+    ]);
+
+    expect((await admin.request("GET", "/api/users/writer/export", { as: "other" })).status).toBe(403);
+    expect((await admin.request("GET", "/api/users/writer/export", { authorization: await withRoles("other", ["Blog.Admin"]) })).status).toBe(403);
+    expect((await admin.request("GET", "/api/users/writer/export?continuationToken=garbage", { as: "writer" })).status).toBe(400);
+  });
+
+  it("lets an admin role erase someone else's account, and nobody else", async () => {
+    expect((await admin.request("DELETE", "/api/users/other", { as: "writer" })).status).toBe(403);
+    expect((await admin.request("DELETE", "/api/users/other", { authorization: await withRoles("writer", ["Blog.Reader"]) })).status).toBe(403);
+    const erased = await admin.request("DELETE", "/api/users/other", { authorization: await withRoles("writer", ["Blog.Admin"]) });
+    expect(erased.status).toBe(202);
+    expect(erased.body).toMatchObject({ userId: "other", status: "running", progress: { posts: 0, comments: 0, likes: 0, documents: 0 } });
+    expect((await admin.request("GET", "/api/users/other/erasure", { authorization: await withRoles("writer", ["Blog.Admin"]) })).status).toBe(200);
+    expect((await admin.request("GET", "/api/users/other")).status).toBe(404);
+    expect((await admin.request("DELETE", "/api/users/nobody", { as: "nobody" })).status).toBe(404);
+    // The writer's account is untouched.
+    expect((await admin.request("GET", "/api/users/writer")).status).toBe(200);
   });
 });
