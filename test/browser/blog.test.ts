@@ -139,6 +139,36 @@ describe("the blog in a browser", () => {
     await page.locator("#notice", { hasText: "Not Found" }).waitFor();
   });
 
+  it("downloads my data as one file, and erases my account after a confirmation naming what goes", async () => {
+    await page.goto(site);
+    await signInAs("carol");
+    await saveProfile("carol_leaves");
+    await page.getByRole("heading", { name: "@carol_leaves" }).waitFor();
+    await publish("Before I go", "A last post.");
+    // Her list (Q3) follows the change feed; the confirmation counts what it holds.
+    await page.goto(`${site}#/users/carol`);
+    await eventually(async () => (await page.getByRole("link", { name: "Before I go" }).count()) === 1);
+
+    await page.goto(`${site}#/profile`);
+    const downloading = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Download my data" }).click();
+    const download = await downloading;
+    expect(download.suggestedFilename()).toBe("blog-export-carol.json");
+    const exported = JSON.parse(await (await download.createReadStream()).toArray().then((chunks) => Buffer.concat(chunks).toString("utf8")));
+    expect(exported).toMatchObject({ format: "blog-export/1", userId: "carol", profile: { username: "carol_leaves" } });
+    expect(exported.posts.map((post: { title: string }) => post.title)).toEqual(["Before I go"]);
+
+    await page.getByRole("button", { name: "Delete my account…" }).click();
+    const confirmation = page.getByRole("alertdialog", { name: "Erase your account?" });
+    await confirmation.getByText("the username @carol_leaves").waitFor();
+    await confirmation.getByText("your 1 post, with every comment and like on them").waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "leaving.png"), fullPage: true });
+    await page.getByRole("button", { name: "Erase my account" }).click();
+    await page.getByRole("heading", { name: "Your account was erased" }).waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Sign in as" }).waitFor();
+    expect((await fetch(`${site}api/users/carol`)).status).toBe(404);
+  });
+
   it("shows the operations page with live figures: requests per route and method over five minutes, the change feed's lag, orchestrations, readable on a phone", async () => {
     await page.goto(`${site}#/ops`);
     const routes = page.locator("table[data-test=routes]");

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { commentResponse, likeResponse, postResponse, userResponse } from "../../src/api/responses";
+import type { commentResponse, erasureResponse, exportPageResponse, likeResponse, postResponse, userResponse } from "../../src/api/responses";
 
 /** What the API answers on failure (RFC 9457 problem details). */
 export interface Problem {
@@ -24,6 +24,8 @@ export type User = z.infer<typeof userResponse>;
 export type Post = z.infer<typeof postResponse>;
 export type Comment = z.infer<typeof commentResponse>;
 export type Like = z.infer<typeof likeResponse>;
+export type ExportPage = z.infer<typeof exportPageResponse>;
+export type Erasure = z.infer<typeof erasureResponse>;
 
 export interface Page<T> {
   items: T[];
@@ -41,8 +43,13 @@ export class Api {
     return this.call<T>("GET", path);
   }
 
-  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const token = method === "GET" ? undefined : await this.token();
+  /** A read only its owner may make (their export, their erasure's status): sent with the token. */
+  getOwn<T>(path: string): Promise<T> {
+    return this.call<T>("GET", path, undefined, {}, true);
+  }
+
+  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, own = method !== "GET"): Promise<T> {
+    const token = own ? await this.token() : undefined;
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;

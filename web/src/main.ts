@@ -49,7 +49,7 @@ function renderSession(app: App, render: () => void): void {
   show(box, form);
 }
 
-/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile, #/ops. */
+/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile, #/erased, #/ops. */
 async function route(app: App): Promise<void> {
   const [, first, id, action] = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   if (first === "posts" && id && action === "edit") return editorView(app, id);
@@ -57,6 +57,7 @@ async function route(app: App): Promise<void> {
   if (first === "users" && id) return userView(app, id);
   if (first === "write") return editorView(app);
   if (first === "profile") return profileView(app);
+  if (first === "erased") return (await import("./leaving")).erasedView(app);
   // Loaded only when asked for: most visitors never open it.
   if (first === "ops") return (await import("./ops")).opsView(app);
   return feedView(app);

@@ -187,4 +187,9 @@ export async function profileView(app: App): Promise<void> {
     void busy(save, "Saving…", write).then(() => app.go(`#/users/${encodeURIComponent(me)}`), app.fail);
   });
   show(app.view, form);
+  if (!current) return;
+  // Loaded only here: leaving is rare. The confirmation names how many posts go.
+  const [{ leavingCard }, first] = await Promise.all([import("./leaving"), app.api.get<Page<Post>>(`/users/${encodeURIComponent(me)}/posts${pageQuery(100)}`)]);
+  const posts = `${plural(first.items.length, "post")}${first.continuationToken ? " or more" : ""}`;
+  app.view.append(leavingCard(app, me, current, posts));
 }
