@@ -3,7 +3,9 @@ import { requestUnits } from "embedded-cosmos";
 import { likeId, type LikeItem, type UserItem } from "../src/model/items";
 import { store } from "../src/store/client";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
-import { createPost, likePost, readPost } from "../src/store/posts";
+import { createComment, createPost, likePost, readPost } from "../src/store/posts";
+import { exportedPostsPage, exportedWritingPage } from "../src/store/account-export";
+import { eraseOwnPostsPage, eraseWritingPage, requestErasure } from "../src/store/erasure";
 import { measureFeatures, meteredStore } from "./calibrate";
 
 /** The cost model's figures that docs/capacity.md is written from (`npm run capacity` prints them). */
@@ -18,7 +20,12 @@ export interface CapacityFigures {
   counterChangePipeline: number;
   /** Its work for a comment's or like's own change: the writer's profile read, and where they wrote recorded (first on a post, or again). */
   contributionPipeline: { first: number; again: number };
+  /** Leaving: an export page of LEAVING_PAGE posts, and of LEAVING_PAGE posts written on; the erasure's page of as many own posts and posts written on (a comment and a like on each). */
+  leaving: { exportPosts: number; exportWriting: number; eraseOwnPosts: number; eraseWriting: number };
 }
+
+/** The page size the leaving figures are given for. */
+export const LEAVING_PAGE = 20;
 
 export const LIKE_BATCHES = [1, 5, 20];
 const FEED_SIZE = 100;
@@ -64,10 +71,34 @@ export async function capacityFigures(options = { users: 40, seed: 7, iterations
       const together = requestUnits(await metered.measure(await likes(1 + batch)));
       likeInBatchOf[batch] = Math.round(((together - alone) / batch) * 100) / 100;
     }
-    return { requests, likeInBatchOf, newPostPipeline, counterChangePipeline, contributionPipeline };
+    const leaving = await leavingFigures(metered);
+    return { requests, likeInBatchOf, newPostPipeline, counterChangePipeline, contributionPipeline, leaving };
   } finally {
     await metered.dispose();
   }
+}
+
+/** A user with LEAVING_PAGE posts of their own and a comment and a like on LEAVING_PAGE posts of others', exported a page at a time, then erased. */
+async function leavingFigures(metered: Awaited<ReturnType<typeof meteredStore>>): Promise<CapacityFigures["leaving"]> {
+  const leaver = user(200);
+  const others: string[] = [];
+  for (let n = 0; n < LEAVING_PAGE; n++) {
+    await publish(300 + n); // authors c0-c9: their posts, copies and the feed
+    const { post } = await createPost(randomUUID(), leaver, { title: `mine ${n}`, content: "x".repeat(400) });
+    await handlePostsChanges([{ ...post, _lsn: 1000 + n }], deferredRefreshes);
+    const { post: theirs } = await createPost(randomUUID(), user(n % 10), { title: `theirs ${n}`, content: "x".repeat(400) });
+    const { comment } = await createComment(theirs.postId, leaver, randomUUID(), "a comment of 40 characters, more or less");
+    await likePost(theirs.postId, leaver);
+    await handlePostsChanges([{ ...comment, type: "comment", postId: theirs.postId, _lsn: 2000 + n }], deferredRefreshes);
+    others.push(theirs.postId);
+  }
+  await store().users.items.create(leaver);
+  const exportPosts = requestUnits(await metered.measure(() => exportedPostsPage(leaver.userId, LEAVING_PAGE)));
+  const exportWriting = requestUnits(await metered.measure(() => exportedWritingPage(leaver.userId, LEAVING_PAGE)));
+  await requestErasure(leaver.userId, "self");
+  const eraseOwnPosts = requestUnits(await metered.measure(() => eraseOwnPostsPage(leaver.userId, LEAVING_PAGE)));
+  const eraseWriting = requestUnits(await metered.measure(() => eraseWritingPage(leaver.userId, LEAVING_PAGE)));
+  return { exportPosts, exportWriting, eraseOwnPosts, eraseWriting };
 }
 
 /** `npm run capacity`: the figures docs/capacity.md is written from (a test checks they still agree). */
@@ -87,6 +118,10 @@ function printCapacityFigures(figures: CapacityFigures): void {
   console.log(`  ... for a counter change, the feed refresh deferred: ${figures.counterChangePipeline.toFixed(2)}`);
   console.log(
     `  ... for a comment's or like's own change, where they wrote recorded: first on a post ${figures.contributionPipeline.first.toFixed(2)}, again ${figures.contributionPipeline.again.toFixed(2)}`,
+  );
+  const { exportPosts, exportWriting, eraseOwnPosts, eraseWriting } = figures.leaving;
+  console.log(
+    `  leaving, per page of ${LEAVING_PAGE}: export posts ${exportPosts.toFixed(2)}, export writing ${exportWriting.toFixed(2)}, erase own posts ${eraseOwnPosts.toFixed(2)}, erase writing ${eraseWriting.toFixed(2)}`,
   );
 }
 

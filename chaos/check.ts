@@ -18,6 +18,7 @@ interface Stored {
   likeCount?: number;
   creationDate?: string;
   deleted?: boolean;
+  completedDate?: string;
 }
 
 const all = async (container: Container): Promise<Stored[]> => (await container.items.query<Stored>("SELECT * FROM c").fetchAll()).resources;
@@ -118,7 +119,35 @@ export async function checkGuarantees(
       violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
   }
 
+  violations.push(...checkErasures([...allUsers, ...allPosts, ...feed, ...deadLetters], acknowledged));
   violations.push(...(await checkAcknowledged(partitions, profiles, api, acknowledged)));
+  return violations;
+}
+
+/** How long an erased account's username claim may outlive the erasure: the claim grace (60 s), the sweep's recheck (65 s) and a margin. */
+const CLAIM_RELEASE_MS = 140_000;
+
+/** The accounts whose erasure was acknowledged (202), with the name they had and when. */
+const erasedAccounts = (acknowledged: Acknowledged) =>
+  new Map([...acknowledged.users].flatMap(([userId, user]) => (user.erased ? [[userId, user.erased] as const] : [])));
+
+/**
+ * Every acknowledged erasure is complete, and nothing live in any container is the erased
+ * user's: no profile, no post, comment, like, copy or record of theirs, only the erasure record,
+ * soft-deleted items waiting for their TTL, and (for a while) the claim of their old name.
+ */
+function checkErasures(documents: Stored[], acknowledged: Acknowledged): string[] {
+  const violations: string[] = [];
+  for (const [userId, { atMs }] of erasedAccounts(acknowledged)) {
+    const record = documents.find((doc) => doc.id === userId && doc.userId === userId && (doc.type === "erasure" || doc.type === "user"));
+    if (record?.type !== "erasure" || !record.completedDate) violations.push(`erasure of ${userId} is not complete (${record?.type ?? "no document"})`);
+    for (const doc of documents) {
+      const theirs = doc.userId === userId || doc.ownerId === userId || doc.id === `like:${userId}`;
+      if (!theirs || doc.deleted || (doc.type === "erasure" && doc.id === userId)) continue;
+      if (doc.type === "username" && Date.now() - atMs < CLAIM_RELEASE_MS) continue;
+      violations.push(`erased account ${userId}: ${doc.type} ${doc.id} is still there`);
+    }
+  }
   return violations;
 }
 
@@ -143,15 +172,18 @@ async function checkAcknowledged(
   acknowledged: Acknowledged,
 ): Promise<string[]> {
   const violations: string[] = [];
+  const erased = erasedAccounts(acknowledged);
   for (const [userId, user] of acknowledged.users) {
-    if (!user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username)
+    if (!user.erased && !user.uncertain && user.username !== undefined && profiles.get(userId)?.username !== user.username)
       violations.push(`user ${userId}: acknowledged username '${user.username}', stored '${profiles.get(userId)?.username}'`);
   }
   const item = (postId: string, id: string) => partitions.get(postId)?.find((p) => p.id === id);
+  // An erased author's posts are gone as deleted ones are, with what others left on them.
+  const gone = (post: { deleted: boolean; authorId: string }) => post.deleted || erased.has(post.authorId);
   for (const [postId, post] of acknowledged.posts) {
     if (post.uncertain) continue;
     const stored = item(postId, postId);
-    if (post.deleted) {
+    if (gone(post)) {
       for (const path of [`/posts/${postId}`, `/posts/${postId}/comments`, `/posts/${postId}/likes`]) {
         const reply = await api.definite("GET", path);
         if (reply?.status !== 404) violations.push(`deleted post ${postId}: GET ${path} answered ${reply?.status ?? "nothing"}`);
@@ -159,14 +191,15 @@ async function checkAcknowledged(
     } else if (!stored || stored.deleted) violations.push(`acknowledged post ${postId} is missing`);
     else if (stored.title !== post.title) violations.push(`post ${postId}: acknowledged title '${post.title}', stored '${stored.title}'`);
   }
-  for (const [commentId, postId] of acknowledged.comments) {
+  for (const [commentId, { postId, userId }] of acknowledged.comments) {
     const post = acknowledged.posts.get(postId);
-    if (post && !post.deleted && !post.uncertain && !item(postId, commentId)) violations.push(`acknowledged comment ${commentId} on ${postId} is missing`);
+    if (post && !gone(post) && !post.uncertain && !erased.has(userId) && !item(postId, commentId))
+      violations.push(`acknowledged comment ${commentId} on ${postId} is missing`);
   }
   for (const [key, liked] of acknowledged.likes) {
     const [postId, userId] = key.split("|");
     const post = acknowledged.posts.get(postId);
-    if (liked === "uncertain" || !post || post.deleted || post.uncertain) continue;
+    if (liked === "uncertain" || !post || gone(post) || post.uncertain || erased.has(userId)) continue;
     const like = partitions.get(postId)?.find((p) => p.type === "like" && p.userId === userId && live(p));
     if (liked !== Boolean(like))
       violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);

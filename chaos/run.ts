@@ -53,7 +53,7 @@ export interface ChaosResult {
   seconds: number;
   settleSeconds: number;
   /** What the clients were told, and so what the checker demanded. */
-  acknowledged: { users: number; posts: number; deletedPosts: number; comments: number; likes: number };
+  acknowledged: { users: number; posts: number; deletedPosts: number; comments: number; likes: number; erasedAccounts: number };
 }
 
 /** The running host's operations figures in a few words (those of its current incarnation), or nothing if it cannot say now. */
@@ -96,7 +96,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let cluster = await clusterOf(faultsFor);
   const api = new ChaosClient(() => cluster.url(), 20_000, devSecret);
   const violations: string[] = [];
-  const workload = new Workload(api, rng, emptyAcknowledged(), (violation) => violations.push(violation), (options.users ?? 8) * 3);
+  // A quarter of the accounts may be erased along the way (at least one): the rest keep writing.
+  const maxErasures = Math.max(1, Math.floor((options.users ?? 8) / 4));
+  const workload = new Workload(api, rng, emptyAcknowledged(), (violation) => violations.push(violation), (options.users ?? 8) * 3, maxErasures);
   const started = Date.now();
   const deadline = started + options.seconds * 1000;
   let restarts = 0;
@@ -174,6 +176,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     deletedPosts: [...state.posts.values()].filter((post) => post.deleted).length,
     comments: state.comments.size,
     likes: [...state.likes.values()].filter((liked) => liked === true).length,
+    erasedAccounts: [...state.users.values()].filter((user) => user.erased).length,
   };
   return {
     operations: workload.operations,
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
   if (values.out) writeFileSync(values.out, JSON.stringify({ ...result, faultSpec: values.faults ?? DEFAULT_FAULTS, seed: numbers.seed }, null, 2));
   const { acknowledged: a } = result;
   console.log(
-    `chaos: acknowledged ${a.users} users, ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`,
+    `chaos: acknowledged ${a.users} users (${a.erasedAccounts} erased), ${a.posts} posts (${a.deletedPosts} deleted), ${a.comments} comments, ${a.likes} likes; settled in ${result.settleSeconds} s`,
   );
   console.log(
     `chaos: ${result.operations} operations, ${result.faults} faults, ${result.restarts} restarts, ${result.sabotage} acts of sabotage, ${result.hostileRequests} hostile requests, ${result.violations.length} violations`,

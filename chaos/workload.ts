@@ -1,4 +1,5 @@
 import { between } from "../local/random";
+import { ACCOUNT_ERASED } from "../src/model/errors";
 import type { ChaosClient, Reply } from "./api";
 
 /**
@@ -7,11 +8,11 @@ import type { ChaosClient, Reply } from "./api";
  * checker accepts either outcome for it.
  */
 export interface Acknowledged {
-  /** userId -> the username last acknowledged (undefined while unknown). */
-  users: Map<string, { username?: string; uncertain: boolean }>;
+  /** userId -> the username last acknowledged (undefined while unknown); `erased` once its erasure was answered 202. */
+  users: Map<string, { username?: string; uncertain: boolean; erased?: { username?: string; atMs: number } }>;
   posts: Map<string, { authorId: string; title: string; deleted: boolean; uncertain: boolean }>;
-  /** commentId -> postId, for comments answered 201. */
-  comments: Map<string, string>;
+  /** commentId -> its post and writer, for comments answered 201. */
+  comments: Map<string, { postId: string; userId: string }>;
   /** `${postId}|${userId}` -> liked after the last acknowledged like/unlike; absent or uncertain: either. */
   likes: Map<string, boolean | "uncertain">;
 }
@@ -38,11 +39,14 @@ export class Workload {
     readonly state: Acknowledged,
     private readonly report: Report,
     private readonly usernamePool: number,
+    /** At most this many accounts are erased in a run: the others keep the workload going. */
+    private readonly maxErasures = 0,
   ) {}
 
   async step(user: string): Promise<void> {
     this.operations++;
     const profile = this.state.users.get(user);
+    if (profile?.erased) return this.writeAfterErasure(user);
     if (!profile || (!profile.username && !profile.uncertain)) return this.signUp(user);
     const actions: [number, Action][] = [
       [14, (u) => this.createPost(u)],
@@ -52,6 +56,7 @@ export class Workload {
       [5, (u) => this.unlike(u)],
       [3, (u) => this.deletePost(u)],
       [3, (u) => this.rename(u)],
+      [this.erasures() < this.maxErasures ? 1 : 0, (u) => this.erase(u)],
       [38, () => this.read()],
     ];
     let pick = this.rng() * actions.reduce((sum, [weight]) => sum + weight, 0);
@@ -94,6 +99,27 @@ export class Workload {
     else if (!reply) await this.learnUsername(user);
   }
 
+  private erasures(): number {
+    return [...this.state.users.values()].filter((profile) => profile.erased).length;
+  }
+
+  /** The account goes: from the 202 on, its token writes nothing, and the checker demands that nothing of it stays. */
+  private async erase(user: string): Promise<void> {
+    const username = this.state.users.get(user)?.username;
+    let reply = await this.api.definite("DELETE", `/users/${user}`, { as: user });
+    // Unknown outcome: the erasure's status says whether it was asked for.
+    if (!reply) reply = await this.api.definite("GET", `/users/${user}/erasure`, { as: user });
+    if (reply?.status === 202 || reply?.status === 200) this.state.users.set(user, { uncertain: false, erased: { username, atMs: Date.now() } });
+  }
+
+  /** An erased account's token: every write is refused with the erasure's own problem type. */
+  private async writeAfterErasure(user: string): Promise<void> {
+    const reply = await this.api.definite("POST", "/posts", { as: user, body: { title: "after", content: "erased" }, idempotencyKey: this.key() });
+    if (reply && (reply.status !== 403 || reply.body?.type !== ACCOUNT_ERASED))
+      this.report(`erased account ${user} wrote a post: answered ${reply.status} ${JSON.stringify(reply.body?.type ?? "")}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
   private async createPost(user: string): Promise<void> {
     const title = `post ${this.operations} by ${user}`;
     const reply = await this.api.definite("POST", "/posts", { as: user, body: { title, content: `content ${this.key()}` }, idempotencyKey: this.key() });
@@ -130,7 +156,7 @@ export class Workload {
       body: { content: `comment ${this.operations}` },
       idempotencyKey: this.key(),
     });
-    if (reply?.status === 201) this.state.comments.set(reply.body.id, postId);
+    if (reply?.status === 201) this.state.comments.set(reply.body.id, { postId, userId: user });
   }
 
   private async like(user: string): Promise<void> {

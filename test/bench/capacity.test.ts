@@ -23,7 +23,7 @@ function cell(column: string, label: string): number {
 }
 
 describe("docs/capacity.md", () => {
-  it("gives the cost model's figures for every request, a like in a batch and the pipeline's work per change", async () => {
+  it("gives the cost model's figures for every request, a like in a batch, the pipeline's work per change and leaving", async () => {
     const figures = await capacityFigures();
     const close = (documented: number, model: number) => expect(Math.abs(documented - model) / model).toBeLessThan(0.04);
     for (const [id, ru] of Object.entries(figures.requests)) close(cell("RU (model)", `${id} `), ru);
@@ -32,5 +32,9 @@ describe("docs/capacity.md", () => {
     close(cell("RU (model)", "counter change"), figures.counterChangePipeline);
     close(cell("RU (model)", "comment or like, the first of its writer on the post"), figures.contributionPipeline.first);
     close(cell("RU (model)", "comment or like, its writer's again"), figures.contributionPipeline.again);
+    close(cell("RU (model)", "export, posts"), figures.leaving.exportPosts);
+    close(cell("RU (model)", "export, writing"), figures.leaving.exportWriting);
+    close(cell("RU (model)", "erasure, own posts"), figures.leaving.eraseOwnPosts);
+    close(cell("RU (model)", "erasure, writing"), figures.leaving.eraseWriting);
   }, 120_000);
 });

@@ -23,6 +23,8 @@ describe("npm run chaos, short and deterministic", () => {
     expect(result.acknowledged.posts).toBeGreaterThan(10);
     expect(result.acknowledged.comments).toBeGreaterThan(10);
     expect(result.acknowledged.likes).toBeGreaterThan(5);
+    // An account was erased while the others wrote on: nothing of it stays, its token wrote nothing after.
+    expect(result.acknowledged.erasedAccounts).toBeGreaterThan(0);
     expect(lines.some((line) => /^chaos: \d+ s, \d+ operations/.test(line))).toBe(true);
   }, 180_000);
 

@@ -1,4 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CosmosClient } from "@azure/cosmos";
 import { afterEach, describe, expect, it } from "vitest";
+import { runAccount, runHost, START_SCRIPT, type HostProcess } from "../../chaos/host";
+import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import type { BlogStore } from "../../src/store/client";
 import { ACCOUNT_ERASED } from "../../src/model/errors";
 import { localSystem, within, type Client } from "../support/system";
@@ -135,4 +141,67 @@ describe("an erasure reaches every copy", () => {
     // The name is free again for someone else, after the claim's grace period.
     await within(20_000, async () => (await call("POST", "/users", { as: "zed", body: { username: "eve_writes" } })).status === 201);
   }, 120_000);
+});
+
+describe("an erasure cut short", () => {
+  /** JSON over HTTP to a host process, as `as` (a dev token). */
+  const caller = (url: string) => async (method: string, path: string, as?: string, body?: unknown) => {
+    const headers: Record<string, string> = as ? { authorization: `Bearer ${await devToken(as, LOCAL_DEV_SECRET)}` } : {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  };
+  const start = (dataDir: string, faults?: string) => runHost("node", [START_SCRIPT, "--data-dir", dataDir, ...(faults ? ["--faults", faults] : [])]);
+  const stop = async (host: HostProcess, signal: NodeJS.Signals) => {
+    host.child.kill(signal);
+    await host.exited;
+  };
+
+  it("by kill -9 halfway through finishes after the restart", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "erasure-kill-"));
+    // Every stored procedure call on posts takes 150 ms: deleting twelve posts takes long enough to be cut.
+    let host = start(dataDir, "latency=150:1@sproc/posts");
+    try {
+      let call = caller((await host.ready).url);
+      expect((await call("POST", "/users", "eve", { username: "eve_leaves" })).status).toBe(201);
+      const posts: string[] = [];
+      for (let i = 0; i < 12; i++) posts.push((await call("POST", "/posts", "eve", { title: `eve ${i}`, content: "c" })).body.id);
+      await within(30_000, async () => (await call("GET", "/users/eve/posts?limit=100")).body?.items?.length === 12);
+
+      expect((await call("DELETE", "/users/eve", "eve")).status).toBe(202);
+      // Some of her posts are gone, not all: the erasure is under way. Cut it there.
+      await within(30_000, async () => (await Promise.all(posts.map((id) => call("GET", `/posts/${id}`)))).some((reply) => reply.status === 404));
+      await stop(host, "SIGKILL");
+
+      // What the account holds at that moment: the erasure was cut partway.
+      const account = runAccount(join(dataDir, "cosmos"), undefined);
+      const { cosmosEndpoint, cosmosKey } = await account.ready;
+      const client = new CosmosClient({ endpoint: cosmosEndpoint, key: cosmosKey, connectionPolicy: { enableEndpointDiscovery: false } });
+      const { resources } = await client
+        .database("blog")
+        .container("posts")
+        .items.query<number>("SELECT VALUE COUNT(1) FROM c WHERE c.userId = 'eve' AND c.type = 'post' AND NOT IS_DEFINED(c.deleted)")
+        .fetchAll();
+      client.dispose();
+      await stop(account, "SIGINT");
+      expect(resources[0]).toBeGreaterThan(0);
+      expect(resources[0]).toBeLessThan(12);
+
+      host = start(dataDir);
+      call = caller((await host.ready).url);
+      const done = await within(60_000, async () => {
+        const status = await call("GET", "/users/eve/erasure", "eve");
+        return status.body?.status === "completed" && status.body;
+      });
+      // A page cut by the crash counts what its repeat removed: at most the twelve.
+      expect(done.value.progress.posts).toBeGreaterThan(0);
+      expect(done.value.progress.posts).toBeLessThanOrEqual(12);
+      for (const id of posts) expect((await call("GET", `/posts/${id}`)).status).toBe(404);
+    } finally {
+      await stop(host, "SIGINT");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
