@@ -35,16 +35,19 @@ async function repairStaleUsernames(changes: Change[]): Promise<void> {
 }
 
 /**
- * Writes of this batch into the partition of an account erased meanwhile (its post's copy in the
- * author's list, a new record of where someone wrote) are erased again, with the items they are
+ * What this batch wrote into the partition of an account erased meanwhile (its post's copy in
+ * the author's list, the record of where someone wrote) is erased again, with the items it is
  * about, as the erasure would have. The accounts are read after the writes, not before: an
- * erasure asked for after this read runs its sweep after these writes, and finds them.
+ * erasure asked for after this read runs its sweep after these writes, and finds them. Every
+ * writer of the batch is read, not only those this delivery wrote for: a delivery cut off
+ * between its writes and this read comes again, and then finds its writes already made.
  */
-async function eraseForErasedAccounts(posts: readonly PostChange[], recorded: readonly Contribution[]): Promise<void> {
-  for (const userId of new Set([...posts.map((post) => post.userId), ...recorded.map((contribution) => contribution.userId)])) {
+async function eraseForErasedAccounts(posts: readonly PostChange[], writing: readonly Contribution[]): Promise<void> {
+  for (const userId of new Set([...posts.map((post) => post.userId), ...writing.map((contribution) => contribution.userId)])) {
     if ((await readAccountDocument(userId))?.type !== "erasure") continue;
     for (const post of posts) if (post.userId === userId) await eraseOwnPost(userId, post.postId);
-    for (const contribution of recorded) if (contribution.userId === userId) await eraseWritingOnPost(userId, contribution.postId);
+    for (const postId of new Set(writing.filter((contribution) => contribution.userId === userId).map((contribution) => contribution.postId)))
+      await eraseWritingOnPost(userId, postId);
   }
 }
 
@@ -95,7 +98,8 @@ export async function handlePostsChanges(documents: unknown[], services: Partial
   await repairStaleUsernames(changes);
   // Where each writer wrote, in their own partition: what export and erasure read. A soft-deleted
   // comment or like counts too: until its TTL runs out it still carries the writer's id and name.
-  const recorded = await recordContributions(changes.filter((change) => change.type !== "post"));
+  const writing = changes.filter((change) => change.type !== "post");
+  await recordContributions(writing);
   const posts = changes.filter((change): change is PostChange => change.type === "post");
   for (const post of posts) {
     if (post.deleted) await finishDeletion(post.postId);
@@ -103,5 +107,5 @@ export async function handlePostsChanges(documents: unknown[], services: Partial
     await writeIfNewer(userPosts(post), post.deleted ? tombstoneOf(post, ttl) : copyOf(post));
   }
   if (posts.length > 0) await syncFeed(posts, services);
-  await eraseForErasedAccounts(posts, recorded);
+  await eraseForErasedAccounts(posts, writing);
 }

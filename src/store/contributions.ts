@@ -12,31 +12,26 @@ export interface Contribution {
 /**
  * Records, in each writer's own partition of `users`, the posts they wrote on: one create per
  * writer and post not yet recorded (a point read first, so a post they write on again costs a
- * read, not a failed write). Idempotent: a redelivered batch finds its records there. Returns
- * the ones it wrote.
+ * read, not a failed write). Idempotent: a redelivered batch finds its records there.
  */
-export async function recordContributions(contributions: readonly Contribution[]): Promise<Contribution[]> {
+export async function recordContributions(contributions: readonly Contribution[]): Promise<void> {
   const first = new Map<string, Contribution>();
   for (const contribution of contributions) {
     const key = `${contribution.userId}\n${contribution.postId}`;
     const known = first.get(key);
     if (!known || contribution.creationDate < known.creationDate) first.set(key, contribution);
   }
-  const written: Contribution[] = [];
-  for (const contribution of first.values()) {
-    const { userId, postId, creationDate } = contribution;
+  for (const { userId, postId, creationDate } of first.values()) {
     const item = store().users.item(contributionId(postId), userId);
     const { resource } = await item.read<ContributionItem>();
     if (resource) continue;
     const record: ContributionItem = { id: contributionId(postId), type: "contribution", userId, postId, since: creationDate };
     try {
       await store().users.items.create(record);
-      written.push(contribution);
     } catch (error) {
       if (cosmosStatus(error) !== 409) throw error; // recorded meanwhile by another batch
     }
   }
-  return written;
 }
 
 /** The posts a user wrote on (comments or likes), from their own partition: one single-partition query. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
+import { recordContributions } from "../../src/store/contributions";
 import { eraseLeftoversPage, eraseOwnPostsPage, eraseWritingOnPost, eraseWritingPage, requestErasure } from "../../src/store/erasure";
 import { apiFixture, type ApiFixture } from "../support/api";
 import { manualPump } from "../support/pump";
@@ -67,5 +68,19 @@ describe("an account's erasure, step by step", () => {
     await pump.drain(); // the deletion the consumer made, carried in turn
     const { resources } = await api.blog.users.items.query("SELECT c.id, c.type FROM c", { partitionKey: "late" }).fetchAll();
     expect(resources).toEqual([{ id: "late", type: "erasure" }]);
+  });
+
+  it("finds it too when the delivery that wrote the record was cut off before its check, and comes again", async () => {
+    await api.user("redo", "redo");
+    const postId = (await api.request("POST", "/api/posts", { as: "host", body: { title: "t", content: "c" } })).body.postId as string;
+    const comment = (await api.request("POST", `/api/posts/${postId}/comments`, { as: "redo", body: { content: "hi" } })).body;
+    await requestErasure("redo", "self");
+    for (const page of [eraseOwnPostsPage, eraseWritingPage, eraseLeftoversPage]) await page("redo", 10);
+    // The first delivery wrote the record after the sweep, then its host died before it read the account.
+    await recordContributions([{ userId: "redo", postId, creationDate: comment.creationDate }]);
+    await handlePostsChanges([{ ...comment, _lsn: 1 }]); // the same batch, again
+    expect(await liveOf(postId, "redo")).toBe(0);
+    const { resources } = await api.blog.users.items.query("SELECT c.id FROM c", { partitionKey: "redo" }).fetchAll();
+    expect(resources).toEqual([{ id: "redo" }]);
   });
 });
