@@ -93,7 +93,7 @@ const notAccepted = (error: unknown): boolean => cosmosStatus(error) === 400 && 
 /** Removes the user's comments and like from one post, moving its counts, and drops the record of having written there. */
 export async function eraseWritingOnPost(userId: string, postId: string): Promise<{ comments: number; likes: number }> {
   const erased = { comments: 0, likes: 0 };
-  for (let pageSize = ERASE_PAGE; ; ) {
+  for (let pageSize = ERASE_PAGE; ;) {
     try {
       const result = await executeProcedure<{ comments: number; likes: number; continuation: string | null }>(store().posts, SPROCS.eraseWriter, postId, [
         postId,

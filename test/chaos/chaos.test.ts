@@ -69,7 +69,7 @@ describe("the chaos checker", () => {
       const post = (await api.definite("POST", "/posts", { as: "ann", body: { title: "t", content: "c" } }))!.body;
       state.posts.set(post.postId, { authorId: "ann", title: "t", deleted: false, uncertain: false });
       const comment = (await api.definite("POST", `/posts/${post.postId}/comments`, { as: "ben", body: { content: "hi" } }))!.body;
-      state.comments.set(comment.id, post.postId);
+      state.comments.set(comment.id, { postId: post.postId, userId: "ben" });
       await api.definite("POST", `/posts/${post.postId}/likes`, { as: "ben" });
       state.likes.set(`${post.postId}|ben`, true);
       const other = (await api.definite("POST", "/posts", { as: "ben", body: { title: "still here", content: "c" } }))!.body;
@@ -87,7 +87,17 @@ describe("the chaos checker", () => {
       await app.system.store.users.items.upsert({ id: "cat", type: "user", userId: "cat", username: "ANN", creationDate: new Date().toISOString() });
       await app.system.store.feed.item(post.postId, "post").delete();
       state.likes.set(`${post.postId}|ann`, true);
-      state.comments.set("lost-comment", post.postId);
+      state.comments.set("lost-comment", { postId: post.postId, userId: "ben" });
+      // An erasure acknowledged long ago that left its profile and a record of where the user wrote.
+      await api.definite("POST", "/users", { as: "dan", body: { username: "dan" } });
+      await app.system.store.users.items.create({
+        id: `contribution:${post.postId}`,
+        type: "contribution",
+        userId: "dan",
+        postId: post.postId,
+        since: new Date().toISOString(),
+      });
+      state.users.set("dan", { uncertain: false, erased: { username: "dan", atMs: Date.now() - 200_000 } });
       state.posts.set(other.postId, { authorId: "ben", title: "still here", deleted: true, uncertain: false });
       const violations = (await check(state)).join("\n");
       expect(violations).toMatch(/likeCount 5, 1 likes/);
@@ -99,6 +109,9 @@ describe("the chaos checker", () => {
       expect(violations).toMatch(/like of ann on .*: acknowledged liked, stored not liked/);
       expect(violations).toMatch(/deleted post .*: GET \/posts\/\S+ answered 200/);
       expect(violations).toMatch(/acknowledged comment lost-comment on .* is missing/);
+      expect(violations).toMatch(/erasure of dan is not complete \(user\)/);
+      expect(violations).toMatch(/erased account dan: contribution contribution:\S+ is still there/);
+      expect(violations).toMatch(/erased account dan: username username:dan is still there/);
       expect((await checkGuarantees(client, containerDefinitions.databaseName, api, state, [{ source: "posts", id: "never-set-aside" }])).join("\n")).toMatch(
         /malformed posts document never-set-aside was not set aside/,
       );

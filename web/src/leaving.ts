@@ -1,6 +1,6 @@
 import type { Erasure, ExportPage, User } from "./api";
 import { busy, h, show } from "./dom";
-import type { App } from "./views";
+import type { App } from "./app";
 
 const own = (me: string) => `/users/${encodeURIComponent(me)}`;
 

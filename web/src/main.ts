@@ -1,7 +1,8 @@
 import { Api, ApiError } from "./api";
 import { anonymousSession, devSession, entraSession, type AuthConfig, type Session } from "./auth";
 import { h, loading, show } from "./dom";
-import { editorView, feedView, postView, profileView, userView, type App } from "./views";
+import type { App } from "./app";
+import { editorView, feedView, postView, profileView, userView } from "./views";
 
 /** Written next to the app: by the local host, or at deploy time from the azd environment. */
 interface Config {

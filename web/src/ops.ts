@@ -1,6 +1,6 @@
 import { h, show } from "./dom";
 import type { OpsFigures } from "../../src/telemetry/ops-figures";
-import type { App } from "./views";
+import type { App } from "./app";
 
 const REFRESH_MS = 2000;
 const n = (value: number, digits = 0) => value.toLocaleString("en", { maximumFractionDigits: digits, minimumFractionDigits: digits });

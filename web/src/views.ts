@@ -1,15 +1,6 @@
-import { ApiError, pageQuery, type Api, type Comment, type Like, type Page, type Post, type User } from "./api";
-import type { Session } from "./auth";
+import { ApiError, pageQuery, type Comment, type Like, type Page, type Post, type User } from "./api";
+import type { App } from "./app";
 import { busy, h, loading, show, when } from "./dom";
-
-export interface App {
-  api: Api;
-  session: Session;
-  view: HTMLElement;
-  go(hash: string): void;
-  /** Shows what went wrong (a problem from the API, or any error) above the page. */
-  fail(error: unknown): void;
-}
 
 const author = (post: { userId: string; userUsername: string }) => h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
