@@ -4,7 +4,7 @@ import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
 import { recordContributions, type Contribution } from "../store/contributions";
-import { eraseOwnPost, eraseWritingOnPost } from "../store/erasure";
+import { eraseLateWritingOnPost, eraseOwnPost } from "../store/erasure";
 import { readAccountDocument } from "../store/profile-documents";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
@@ -47,7 +47,7 @@ async function eraseForErasedAccounts(posts: readonly PostChange[], writing: rea
     if ((await readAccountDocument(userId))?.type !== "erasure") continue;
     for (const post of posts) if (post.userId === userId) await eraseOwnPost(userId, post.postId);
     for (const postId of new Set(writing.filter((contribution) => contribution.userId === userId).map((contribution) => contribution.postId)))
-      await eraseWritingOnPost(userId, postId);
+      await eraseLateWritingOnPost(userId, postId);
   }
 }
 

@@ -113,12 +113,22 @@ export async function eraseWritingOnPost(userId: string, postId: string): Promis
   return erased;
 }
 
-/** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3). */
+/**
+ * The same, for what the posts change feed finds of an erased account after the erasure's sweep
+ * (src/pipeline/posts-change-feed.ts), counted with the rest: the procedure counts only what it
+ * removed, so nothing is counted twice, whoever gets there first.
+ */
+export async function eraseLateWritingOnPost(userId: string, postId: string): Promise<void> {
+  await recordProgress(userId, await eraseWritingOnPost(userId, postId));
+}
+
+/** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3); a tombstone (a post deleted already) is dropped, not counted. */
 export async function eraseOwnPostsPage(userId: string, pageSize: number): Promise<{ posts: number; more: boolean }> {
-  const copies = await pageOf<{ postId: string }>(userId, "post", pageSize);
+  const copies = await pageOf<{ postId: string; deleted?: boolean }>(userId, "post", pageSize);
   for (const { postId } of copies) await eraseOwnPost(userId, postId);
-  await recordProgress(userId, { posts: copies.length });
-  return { posts: copies.length, more: copies.length === pageSize };
+  const posts = copies.filter((copy) => !copy.deleted).length;
+  await recordProgress(userId, { posts });
+  return { posts, more: copies.length === pageSize };
 }
 
 /** Step 2, a page: the posts they commented on or liked, found by the records the posts change feed keeps in their partition. */

@@ -87,8 +87,9 @@ describe("an erasure reaches every copy", () => {
     await call("POST", `/posts/${annsPost}/comments`, { as: "bob", body: { content: "bob's" } });
     await call("POST", `/posts/${annsPost}/likes`, { as: "eve" });
     await call("POST", `/posts/${annsPost}/likes`, { as: "bob" });
-    // The pipeline has copied eve's posts into her list and recorded where she wrote (the
-    // erasure's own steps then find it all; what they miss the posts change feed erases, uncounted).
+    // The pipeline has copied eve's posts into her list and recorded where she wrote: the
+    // erasure's steps find her posts there (what they miss of her comments and likes, the posts
+    // change feed erases, counted all the same).
     await within(20_000, async () => (await call("GET", "/users/eve/posts")).body?.items?.length === 3);
     await within(20_000, async () => (await app!.system.store.users.item(`contribution:${annsPost}`, "eve").read()).resource !== undefined);
 
