@@ -54,15 +54,18 @@ async function recordProgress(userId: string, done: Partial<ErasureProgress>): P
   if (operations.length > 0) await store().users.item(userId, userId).patch(operations);
 }
 
-/** The documents of one type in the user's partition, a page at a time (what is handled is deleted, so each page starts over). */
-async function pageOf<T>(userId: string, type: string, pageSize: number): Promise<T[]> {
+/**
+ * A page of the user's partition: the documents `where` selects (`@value` its one parameter).
+ * What a step handles it deletes, so each page starts over from the top.
+ */
+async function pageOf<T>(userId: string, where: string, value: string, pageSize: number): Promise<T[]> {
   const { resources } = await store()
     .users.items.query<T>(
       {
-        query: "SELECT TOP @n * FROM c WHERE c.type = @type",
+        query: `SELECT TOP @n * FROM c WHERE ${where}`,
         parameters: [
           { name: "@n", value: pageSize },
-          { name: "@type", value: type },
+          { name: "@value", value },
         ],
       },
       { partitionKey: userId },
@@ -124,7 +127,7 @@ export async function eraseLateWritingOnPost(userId: string, postId: string): Pr
 
 /** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3); a tombstone (a post deleted already) is dropped, not counted. */
 export async function eraseOwnPostsPage(userId: string, pageSize: number): Promise<{ posts: number; more: boolean }> {
-  const copies = await pageOf<{ postId: string; deleted?: boolean }>(userId, "post", pageSize);
+  const copies = await pageOf<{ postId: string; deleted?: boolean }>(userId, "c.type = @value", "post", pageSize);
   for (const { postId } of copies) await eraseOwnPost(userId, postId);
   const posts = copies.filter((copy) => !copy.deleted).length;
   await recordProgress(userId, { posts });
@@ -133,7 +136,7 @@ export async function eraseOwnPostsPage(userId: string, pageSize: number): Promi
 
 /** Step 2, a page: the posts they commented on or liked, found by the records the posts change feed keeps in their partition. */
 export async function eraseWritingPage(userId: string, pageSize: number): Promise<{ comments: number; likes: number; more: boolean }> {
-  const written = await pageOf<{ postId: string }>(userId, "contribution", pageSize);
+  const written = await pageOf<{ postId: string }>(userId, "c.type = @value", "contribution", pageSize);
   const done = { comments: 0, likes: 0 };
   for (const { postId } of written) {
     const erased = await eraseWritingOnPost(userId, postId);
@@ -146,18 +149,7 @@ export async function eraseWritingPage(userId: string, pageSize: number): Promis
 
 /** Step 3, a page: whatever else their partition holds (records written meanwhile, anything of a later version), all but the erasure record. */
 export async function eraseLeftoversPage(userId: string, pageSize: number): Promise<{ documents: number; more: boolean }> {
-  const { resources } = await store()
-    .users.items.query<{ id: string }>(
-      {
-        query: "SELECT TOP @n c.id FROM c WHERE c.id != @userId",
-        parameters: [
-          { name: "@n", value: pageSize },
-          { name: "@userId", value: userId },
-        ],
-      },
-      { partitionKey: userId },
-    )
-    .fetchNext();
+  const resources = await pageOf<{ id: string }>(userId, "c.id != @value", userId, pageSize);
   for (const { id } of resources) await deleteOwn(userId, id);
   await recordProgress(userId, { documents: resources.length });
   return { documents: resources.length, more: resources.length === pageSize };
