@@ -10,7 +10,7 @@ export interface ColdStartFigures {
   samples: number;
   /** Loading the deployment bundle (dist/deploy/index.js), median and p95 ms. */
   bundled: { p50: number; p95: number; bytes: number };
-  /** The same with an Application Insights connection string set, as in Azure: the Azure Monitor distro (azure-monitor.js) and Entra ID's credential (azure-identity.js) load too; bytes of the two. */
+  /** The same with an Application Insights connection string set, as in Azure: Azure Monitor's exporters (azure-monitor.js) and Entra ID's credential (azure-identity.js) load too; bytes of the two. */
   withTelemetry: { p50: number; p95: number; bytes: number };
   /** Loading the tsc output (dist/functions/index.js) and node_modules, as an unbundled package would. */
   unbundled: { p50: number; p95: number };
@@ -28,7 +28,7 @@ export function measureColdStart(root: string, samples: number): ColdStartFigure
   const { file } = bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
   const unbundledEntry = join(root, "dist/functions/index.js");
   const loadMs = (entry: string, env: NodeJS.ProcessEnv = {}): number => {
-    // The figure on a line of its own: the distro prints a line of its own as it starts.
+    // The figure on a line of its own: an SDK may print a line of its own as it starts.
     const script = `const t=performance.now();require(${JSON.stringify(entry)});process.stdout.write("\\n"+(performance.now()-t))`;
     const environment = { ...process.env, APPLICATIONINSIGHTS_CONNECTION_STRING: "", ...env };
     const output = execFileSync(process.execPath, ["-e", script], { cwd: root, env: environment, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });

@@ -18,14 +18,12 @@ const SEVERITY: Record<LogLevel, SeverityNumber> = {
 };
 
 if (connectionString) {
-  // Loaded only here, from a file of its own: the distro is most of the code, and an app without a connection string never reads it.
+  // Loaded only here, from a file of its own: an app without a connection string never reads the exporters.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { useAzureMonitor, DefaultAzureCredential } = require("./azure-monitor") as typeof import("./azure-monitor");
-  useAzureMonitor({
-    azureMonitorExporterOptions: { connectionString, credential: new DefaultAzureCredential() },
-    // Cosmos DB requests are spans of the app's own (src/store/metering.ts): the SDK's would repeat them.
-    instrumentationOptions: { azureSdk: { enabled: false } },
-  });
+  const { startAzureMonitor } = require("./azure-monitor") as typeof import("./azure-monitor");
+  const stopTelemetry = startAzureMonitor(connectionString);
+  // The batches still held go out before the worker stops (scale-in, a new deployment).
+  app.hook.appTerminate(() => stopTelemetry());
   // What @azure/functions-opentelemetry-instrumentation does, through the same public hooks: that
   // package patches @azure/functions as Node loads it, which a bundled app never does. The host
   // (host.json telemetryMode OpenTelemetry) leaves the worker's logs to it; each invocation runs

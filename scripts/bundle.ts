@@ -4,22 +4,22 @@ import { basename, dirname, join, relative } from "node:path";
 import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
-/** The module functions/telemetry.ts loads only with a connection string: Azure Monitor's distro, bundled apart. */
+/** The module functions/telemetry.ts loads only with a connection string: Azure Monitor's exporters and the OpenTelemetry SDK, bundled apart. */
 const AZURE_MONITOR = "./azure-monitor";
-/** The bundles a deployable folder holds: the app's registrations, the distro and Entra ID's credential beside them. */
+/** The bundles a deployable folder holds: the app's registrations, the telemetry exporters and Entra ID's credential beside them. */
 export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
 export const IDENTITY_BUNDLE = "azure-identity.js";
 export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, IDENTITY_BUNDLE] as const;
 
-/** `@azure/identity`, wherever the app or the distro imports it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
+/** `@azure/identity`, wherever the app or the exporters import it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
 const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, external: ["./azure-identity"] };
 
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
  * file: no node_modules to install or load, and one file to read on a cold start. Azure
- * Monitor's distro, which only an app with a connection string loads, is a second file beside
+ * Monitor's exporters, which only an app with a connection string loads, are a second file beside
  * it (`azure-monitor.js`), so a cold start without one never reads it; Entra ID's credential,
- * which only keyless access and the distro need, a third (`azure-identity.js`).
+ * which only keyless access and the exporters need, a third (`azure-identity.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -31,7 +31,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     format: "cjs",
     sourcemap: "external",
     logLevel: "warning",
-    // ES modules bundled as CommonJS lose import.meta.url (the distro reads its folder from it): each file's own URL.
+    // ES modules bundled as CommonJS lose import.meta.url (@azure/identity reads its folder from it): each file's own URL.
     banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     define: { "import.meta.url": "__importMetaUrl" },
   } as const;

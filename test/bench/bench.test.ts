@@ -139,7 +139,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(cold.bundled.p50).toBeLessThanOrEqual(cold.bundled.p95);
     expect(cold.unbundled.p50).toBeGreaterThan(0);
     expect(cold.bundled.bytes).toBeGreaterThan(100_000);
-    // With a connection string the Azure Monitor distro loads as well: never faster than without.
+    // With a connection string Azure Monitor's exporters load as well: never faster than without.
     expect(cold.withTelemetry.p50).toBeGreaterThan(0);
     expect(cold.withTelemetry.bytes).toBeGreaterThan(100_000);
     expect(table).toContain("Application Insights connection string");

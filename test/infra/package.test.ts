@@ -171,7 +171,7 @@ describe("the deployable function app", () => {
     });
     expect(credential.stdout.trim(), credential.stderr).toBe("function");
 
-    // With a connection string, as in Azure, Azure Monitor's distro (a file of its own) loads and starts beside the registrations.
+    // With a connection string, as in Azure, Azure Monitor's exporters (a file of their own) load and start beside the registrations.
     const withTelemetry = spawnSync(
       process.execPath,
       ["-r", recorder, "-e", `require(require("node:path").resolve(${JSON.stringify(main)})); console.log(globalThis.__functionsCore.registered.length)`],

@@ -1,0 +1,138 @@
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageApp } from "../../scripts/bundle";
+import { certificate } from "../support/certificate";
+
+/**
+ * The deployable bundle's telemetry as it runs in Azure: loaded by the worker (the recorder of
+ * `@azure/functions-core`) with the app settings the Bicep gives, it takes an Entra ID token
+ * from the managed identity endpoint the Functions platform serves (IDENTITY_ENDPOINT and
+ * IDENTITY_HEADER, here on loopback), and sends Azure Monitor's envelopes to the connection
+ * string's ingestion endpoint (HTTPS, here with a throwaway certificate the process is told to
+ * trust). Nothing of ours between the app and the wire: the exporter, the credential and the
+ * SDK are the bundle's own.
+ */
+interface Envelope {
+  name: string;
+  tags: Record<string, string>;
+  data: { baseType: string; baseData: { name?: string; metrics?: { name: string }[] } };
+}
+
+const root = join(__dirname, "../..");
+const recorder = join(__dirname, "../support/functions-core-recorder.cjs");
+const TOKEN = "token-from-the-managed-identity-endpoint";
+const IDENTITY_HEADER = "identity-header-of-this-instance";
+const envelopes: Envelope[] = [];
+const ingestionAuthorizations = new Set<string>();
+const tokenRequests: string[] = [];
+let ingestion: Server;
+let identity: Server;
+let site: string;
+let certFile: string;
+
+const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+const bodyOf = (req: IncomingMessage) =>
+  new Promise<Buffer>((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+
+beforeAll(async () => {
+  const tls = certificate();
+  certFile = tls.certFile;
+  ingestion = createHttpsServer(tls, async (req, res) => {
+    const body = await bodyOf(req);
+    const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(body) : body).toString("utf8").trim();
+    const items = (text.startsWith("[") ? JSON.parse(text) : text.split("\n").map((line) => JSON.parse(line))) as Envelope[];
+    envelopes.push(...items);
+    ingestionAuthorizations.add(String(req.headers.authorization));
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ itemsReceived: items.length, itemsAccepted: items.length, errors: [] }));
+  });
+  // The App Service / Functions managed identity protocol (api-version 2019-08-01).
+  identity = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    tokenRequests.push(url.searchParams.get("resource") ?? "");
+    if (req.headers["x-identity-header"] !== IDENTITY_HEADER) return void res.writeHead(401).end();
+    res.writeHead(200, { "content-type": "application/json" });
+    const expiresOn = Math.floor(Date.now() / 1000) + 3600;
+    res.end(JSON.stringify({ access_token: TOKEN, expires_on: String(expiresOn), resource: url.searchParams.get("resource"), token_type: "Bearer" }));
+  });
+  await Promise.all([listen(ingestion), listen(identity)]);
+  const built = mkdtempSync(join(tmpdir(), "deploy-telemetry-"));
+  packageApp(root, join(built, "deploy"));
+  site = mkdtempSync(join(tmpdir(), "site-telemetry-"));
+  cpSync(join(built, "deploy"), site, { recursive: true });
+  rmSync(built, { recursive: true, force: true });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([ingestion, identity].map((server) => new Promise((resolve) => server.close(resolve))));
+  rmSync(site, { recursive: true, force: true });
+});
+
+/** Loads the bundle as the worker does, invokes one HTTP function in the host's trace, then stops the worker as the host does. */
+function runInstance(traceId: string): Promise<{ code: number | null; output: string }> {
+  const script = `
+    require(require("node:path").resolve("index.js"));
+    setImmediate(async () => {
+      const core = globalThis.__functionsCore;
+      const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json", "00-${traceId}-00f067aa0ba902b7-01");
+      if (response.statusCode !== 200 && response.statusCode !== "200") throw new Error("openapi answered " + response.statusCode);
+      await core.terminate();
+    });`;
+  const port = (server: Server) => (server.address() as AddressInfo).port;
+  const env = {
+    PATH: process.env.PATH,
+    NODE_EXTRA_CA_CERTS: certFile,
+    // What infra/app/api.bicep and the platform set.
+    APPLICATIONINSIGHTS_CONNECTION_STRING: `InstrumentationKey=00000000-0000-0000-0000-000000000002;IngestionEndpoint=https://127.0.0.1:${port(ingestion)}/`,
+    APPLICATIONINSIGHTS_STATSBEAT_DISABLED: "true",
+    IDENTITY_ENDPOINT: `http://127.0.0.1:${port(identity)}/msi/token`,
+    IDENTITY_HEADER,
+    WEBSITE_SITE_NAME: "func-blog-telemetry",
+    FUNCTIONS_WORKER_RUNTIME: "node",
+    FUNCTIONS_EXTENSION_VERSION: "~4",
+    WEBSITE_SKU: "FlexConsumption",
+  };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["-r", recorder, "-e", script], { cwd: site, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => resolve({ code, output }));
+  });
+}
+
+describe("the deployed bundle's telemetry", () => {
+  it("reaches Application Insights with the managed identity's token: the invocation's request in the host's trace, under the app's name, and its metrics", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const run = await runInstance(traceId);
+    expect(run.code, run.output).toBe(0);
+
+    // Sent when the worker stopped (app-terminate), not left in a batch.
+    const requests = envelopes.filter((envelope) => envelope.data.baseType === "RequestData");
+    const openApi = requests.find((envelope) => envelope.tags["ai.operation.id"] === traceId);
+    expect(openApi, JSON.stringify(requests.map((r) => r.data.baseData.name))).toBeDefined();
+    expect(openApi!.data.baseData.name).toBe("GET /api/openapi.json");
+    // The Functions resource detector names the app as the portal does.
+    expect(openApi!.tags["ai.cloud.role"]).toBe("func-blog-telemetry");
+    const metricNames = envelopes
+      .filter((envelope) => envelope.data.baseType === "MetricData")
+      .flatMap((envelope) => envelope.data.baseData.metrics!.map((m) => m.name));
+    expect(metricNames).toContain("http.server.request.duration");
+
+    // Keyless: every batch carried the token the managed identity endpoint gave, for Azure Monitor's audience.
+    expect([...ingestionAuthorizations]).toEqual([`Bearer ${TOKEN}`]);
+    expect(tokenRequests.length).toBeGreaterThan(0);
+    for (const resource of tokenRequests) expect(resource).toMatch(/^https:\/\/monitor\.azure\.com\/?$/);
+  }, 60_000);
+});
