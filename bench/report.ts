@@ -7,6 +7,7 @@ import type { ScaleFigures } from "./scale";
 import { ARTICLE_RU } from "./article";
 import type { ServerFigures } from "./server";
 import type { InstanceFigures } from "./instances";
+import type { BaselineFigures } from "./baseline";
 
 export interface Row {
   id: string;
@@ -60,6 +61,8 @@ export interface Report {
   scale?: ScaleFigures;
   /** The app on 1..N instances sharing one account. */
   instances?: InstanceFigures[];
+  /** Every route under load beside a baseline's build, in one run (--baseline). */
+  baseline?: BaselineFigures;
   /** Unindexable queries over growing item counts, read to the end through the SDK. */
   scans?: ScanFigures[];
 }
@@ -206,5 +209,17 @@ export function formatTable(report: Report): string {
       "|---|---|---|",
       `| ${f(report.idle.seconds, 0)} s after it settled | ${f(report.idle.percentOfCore, 2)} % of a core | under 1 % (not met) |`,
     );
+  const b = report.baseline;
+  if (b) {
+    lines.push(
+      "",
+      `| ${b.connections} connections, ${b.rounds} x ${b.seconds} s each | req/s | p99 ms | ${b.ref} (${b.commit.slice(0, 7)}): req/s | p99 ms | ratio (target >= 1.0) |`,
+      "|---|---|---|---|---|---|",
+    );
+    for (const r of b.routes)
+      lines.push(
+        `| ${r.request} | ${f(r.current.requestsPerSecond, 0)} | ${f(r.current.p99Ms, 0)} | ${f(r.baseline.requestsPerSecond, 0)} | ${f(r.baseline.p99Ms, 0)} | ${f(r.ratio, 2)} |`,
+      );
+  }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }

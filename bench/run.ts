@@ -23,6 +23,7 @@ import { measureIdle } from "./idle";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measureInstances } from "./instances";
+import { compareWithBaseline } from "./baseline";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
@@ -55,6 +56,8 @@ export interface BenchOptions {
   scanItems: number;
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
+  /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
+  baseline?: { ref: string; seconds: number; rounds: number };
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -221,6 +224,12 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
   if (!options.endpoint && options.idleSeconds > 0) report.idle = await measureIdle(projectRoot(), options.idleSeconds);
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
+  if (!options.endpoint && options.baseline)
+    report.baseline = await compareWithBaseline(projectRoot(), {
+      ...options.baseline,
+      connections: 32,
+      log: (line) => options.progress && console.error(line),
+    });
   return report;
 }
 
@@ -246,6 +255,9 @@ async function main(): Promise<void> {
       instances: { type: "string", default: "0" },
       "instance-seconds": { type: "string", default: "10" },
       rebalance: { type: "boolean", default: false },
+      baseline: { type: "string" },
+      "baseline-seconds": { type: "string", default: "5" },
+      "baseline-rounds": { type: "string", default: "2" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -278,6 +290,13 @@ async function main(): Promise<void> {
       seconds: number("instance-seconds", values["instance-seconds"], 1, 600),
       rebalance: values.rebalance === true,
     },
+    baseline: values.baseline
+      ? {
+          ref: values.baseline,
+          seconds: number("baseline-seconds", values["baseline-seconds"], 1, 600),
+          rounds: number("baseline-rounds", values["baseline-rounds"], 1, 20),
+        }
+      : undefined,
   });
   console.log(formatTable(report));
   console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);

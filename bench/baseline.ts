@@ -1,0 +1,253 @@
+import autocannon from "autocannon";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { devToken } from "../local/dev-auth";
+
+/** One request of the article under a concurrent load, on today's code and on the baseline's, in one run. */
+export interface RouteComparison {
+  request: string;
+  current: { requestsPerSecond: number; p99Ms: number };
+  baseline: { requestsPerSecond: number; p99Ms: number };
+  /** Today's requests per second over the baseline's: 1.0 or more is as fast or faster. */
+  ratio: number;
+}
+
+export interface BaselineFigures {
+  /** What was named (`--baseline`), and the commit it is. */
+  ref: string;
+  commit: string;
+  connections: number;
+  /** Seconds of load per route, per system and round. */
+  seconds: number;
+  rounds: number;
+  routes: RouteComparison[];
+}
+
+export interface BaselineOptions {
+  /** A git ref of this repository; checked out (git archive) and installed (npm ci) under dist/baseline/<commit>, once. */
+  ref: string;
+  /** An already installed checkout to use instead of the ref's (a test runs today's code against itself). */
+  directory?: string;
+  seconds: number;
+  rounds: number;
+  connections: number;
+  /** Only these requests (ids as in ROUTES); all when absent. */
+  only?: string[];
+  log?: (line: string) => void;
+}
+
+/** What each system holds before the load: the same users, posts, comments and likes in both. */
+const USERS = 8;
+const POSTS_PER_USER = 3;
+
+interface Seeded {
+  users: string[];
+  posts: string[];
+}
+
+interface LoadRequest {
+  method: "GET" | "POST" | "PUT";
+  path: (seeded: Seeded, n: number) => string;
+  /** The caller (an index into the seeded users), for writes. */
+  as?: (n: number) => number;
+  body?: (n: number) => unknown;
+}
+
+/** The article's ten requests as HTTP requests both systems answer (the API has not changed shape since round 1). */
+export const ROUTES: Record<string, LoadRequest> = {
+  "Q1 get user": { method: "GET", path: (s, n) => `/users/${s.users[n % s.users.length]}` },
+  "Q2 get post": { method: "GET", path: (s, n) => `/posts/${s.posts[n % s.posts.length]}` },
+  "Q3 user's posts": { method: "GET", path: (s, n) => `/users/${s.users[n % s.users.length]}/posts` },
+  "Q4 comments": { method: "GET", path: (s, n) => `/posts/${s.posts[n % s.posts.length]}/comments` },
+  "Q5 likes": { method: "GET", path: (s, n) => `/posts/${s.posts[n % s.posts.length]}/likes` },
+  "Q6 feed": { method: "GET", path: () => `/feed?limit=20` },
+  "C1 edit user": {
+    method: "PUT",
+    path: (s, n) => `/users/${s.users[n % s.users.length]}`,
+    as: (n) => n,
+    body: (n) => ({ username: `bench_user_${n % USERS}` }),
+  },
+  "C2 create post": { method: "POST", path: () => `/posts`, as: (n) => n, body: (n) => ({ title: `load ${n}`, content: "A post written under load." }) },
+  "C3 comment": {
+    method: "POST",
+    path: (s, n) => `/posts/${s.posts[n % s.posts.length]}/comments`,
+    as: (n) => n,
+    body: () => ({ content: "A comment under load." }),
+  },
+  "C4 like": { method: "POST", path: (s, n) => `/posts/${s.posts[n % s.posts.length]}/likes`, as: (n) => n },
+};
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** The baseline's checkout, installed: dist/baseline/<commit>, made once and kept for later runs. */
+export function prepareBaseline(root: string, ref: string, log: (line: string) => void): { directory: string; commit: string } {
+  const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
+  const directory = join(root, "dist/baseline", commit);
+  if (!existsSync(join(directory, "node_modules"))) {
+    log(`baseline: checking out ${ref} (${commit.slice(0, 7)}) into ${directory} and installing it (npm ci)`);
+    mkdirSync(directory, { recursive: true });
+    execFileSync("sh", ["-c", `git archive --format=tar ${commit} | tar -x -C "${directory}"`], { cwd: root, stdio: "inherit" });
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: directory, stdio: ["ignore", "ignore", "inherit"] });
+  }
+  return { directory, commit };
+}
+
+/** A whole local system (`npm start -- --in-memory`) of one checkout, as a process of its own. */
+interface RunningSystem {
+  api: string;
+  stop(): Promise<void>;
+}
+
+async function startSystem(directory: string, secret: string): Promise<RunningSystem> {
+  const [port, cosmosPort] = [await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    EMBEDDED_COSMOS_PORT: String(cosmosPort),
+    AUTH_DEV_SECRET: secret,
+    LOG_REQUESTS: "false",
+  };
+  for (const name of Object.keys(env)) if (name.startsWith("OTEL_EXPORTER_") || name === "COSMOS_ENDPOINT") delete env[name];
+  const child: ChildProcess = spawn("npm", ["start", "--silent", "--", "--in-memory"], {
+    cwd: directory,
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+  });
+  let errors = "";
+  child.stderr!.on("data", (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-2000)));
+  const api = `http://127.0.0.1:${port}/api`;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  for (const deadline = Date.now() + 120_000; ;) {
+    if (child.exitCode !== null) throw new Error(`npm start in ${directory} exited with ${child.exitCode}: ${errors}`);
+    const ready = await fetch(`${api}/feed`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`npm start in ${directory} did not answer within 120 s: ${errors}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    api,
+    async stop() {
+      // npm and the node it started: the whole process group, as Ctrl-C reaches them.
+      process.kill(-child.pid!, "SIGINT");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+    },
+  };
+}
+
+async function send(api: string, method: string, path: string, token: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${api}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** The same users, posts, comments and likes, through the API; resolves once the feed shows every post. */
+async function seed(api: string, tokens: string[], users: string[]): Promise<Seeded> {
+  const posts: string[] = [];
+  for (const [i, user] of users.entries()) {
+    await send(api, "POST", "/users", tokens[i], { username: `bench_user_${i}` });
+    for (let p = 0; p < POSTS_PER_USER; p++) {
+      const post = await send(api, "POST", "/posts", tokens[i], { title: `post ${p} of ${user}`, content: `Content of post ${p}.`.repeat(5) });
+      posts.push(String(post.postId));
+    }
+  }
+  for (const [n, post] of posts.entries()) {
+    await send(api, "POST", `/posts/${post}/comments`, tokens[n % tokens.length], { content: "A first comment." });
+    await send(api, "POST", `/posts/${post}/likes`, tokens[(n + 1) % tokens.length]);
+  }
+  for (const deadline = Date.now() + 60_000; ;) {
+    const feed = (await fetch(`${api}/feed?limit=100`).then((r) => r.json())) as { items: unknown[] };
+    if (feed.items.length >= posts.length) break;
+    if (Date.now() > deadline) throw new Error(`the feed at ${api} never showed the ${posts.length} posts`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { users, posts };
+}
+
+async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: string[], options: BaselineOptions) {
+  let n = 0;
+  const result = await autocannon({
+    url: api,
+    connections: options.connections,
+    duration: options.seconds,
+    requests: [
+      {
+        setupRequest: (request) => {
+          const i = n++;
+          const caller = route.as ? tokens[route.as(i) % tokens.length] : undefined;
+          return {
+            ...request,
+            method: route.method,
+            path: `/api${route.path(seeded, i)}`,
+            headers: { ...(caller ? { authorization: `Bearer ${caller}` } : {}), "content-type": "application/json" },
+            ...(route.body ? { body: JSON.stringify(route.body(i)) } : {}),
+          };
+        },
+      },
+    ],
+  });
+  // Answers that are not 2xx (a 429, a 5xx) are no throughput: counted apart, and a route with any is reported.
+  const failed = result.non2xx + result.errors;
+  if (failed > result.requests.total / 100)
+    throw new Error(`${route.method} ${route.path(seeded, 0)} at ${api}: ${failed} of ${result.requests.total} answers were not 2xx`);
+  return { requests: result.requests.total - failed, seconds: result.duration, p99Ms: result.latency.p99 };
+}
+
+/**
+ * Today's code and a baseline's, each as `npm start` runs it (a process with its embedded Cosmos
+ * DB server, telemetry as it is by default), loaded with the same requests in one run: per route,
+ * rounds that alternate which system goes first, so a busy moment of the machine hurts both.
+ */
+export async function compareWithBaseline(root: string, options: BaselineOptions): Promise<BaselineFigures> {
+  const log = options.log ?? (() => {});
+  const { directory, commit } = options.directory ? { directory: options.directory, commit: options.ref } : prepareBaseline(root, options.ref, log);
+  const secret = randomBytes(32).toString("base64url");
+  const users = Array.from({ length: USERS }, (_, i) => `bench-user-${i}`);
+  const tokens = await Promise.all(users.map((user) => devToken(user, secret)));
+  const systems = { current: await startSystem(root, secret), baseline: await startSystem(directory, secret) };
+  try {
+    const seeded = { current: await seed(systems.current.api, tokens, users), baseline: await seed(systems.baseline.api, tokens, users) };
+    const routes: RouteComparison[] = [];
+    for (const [request, route] of Object.entries(ROUTES)) {
+      if (options.only && !options.only.includes(request.split(" ")[0])) continue;
+      const totals = { current: { requests: 0, seconds: 0, p99Ms: 0 }, baseline: { requests: 0, seconds: 0, p99Ms: 0 } };
+      for (let round = 0; round < options.rounds; round++) {
+        const order = round % 2 === 0 ? (["current", "baseline"] as const) : (["baseline", "current"] as const);
+        for (const which of order) {
+          const figure = await load(systems[which].api, route, seeded[which], tokens, options);
+          totals[which].requests += figure.requests;
+          totals[which].seconds += figure.seconds;
+          totals[which].p99Ms = Math.max(totals[which].p99Ms, figure.p99Ms);
+        }
+      }
+      const rate = (t: { requests: number; seconds: number }) => t.requests / t.seconds;
+      const figure = (t: typeof totals.current) => ({ requestsPerSecond: rate(t), p99Ms: t.p99Ms });
+      routes.push({ request, current: figure(totals.current), baseline: figure(totals.baseline), ratio: rate(totals.current) / rate(totals.baseline) });
+      log(
+        `baseline: ${request}: ${rate(totals.current).toFixed(0)} req/s against ${rate(totals.baseline).toFixed(0)} (x${(rate(totals.current) / rate(totals.baseline)).toFixed(2)})`,
+      );
+    }
+    return { ref: options.ref, commit, connections: options.connections, seconds: options.seconds, rounds: options.rounds, routes };
+  } finally {
+    await Promise.all([systems.current.stop(), systems.baseline.stop()]);
+  }
+}
