@@ -8,7 +8,9 @@
  * accepting operations it returns a continuation ("" = call again).
  * With `ifMatch` (the client's If-Match, resolved to the ETag it names), the post is marked only
  * if it is still that version, in the same transaction as the check.
- * Response body: {status: "deleted", continuation}, {status: "postNotFound"} or {status: "preconditionFailed"}.
+ * Response body: {status: "deleted", continuation, marked}, {status: "postNotFound"} or {status: "preconditionFailed"};
+ * `marked` says this call marked the post (committed with the marking: a call that fails marks
+ * nothing), so a caller can count a post it deleted, once, whoever else tries at the same time.
  *
  * @param {string} postId
  * @param {number} ttlSeconds
@@ -21,9 +23,10 @@ function deletePost(postId, ttlSeconds, continuation, ifMatch) {
   var pageSize = 100;
   var query = { query: "SELECT * FROM p WHERE p.postId = @postId AND NOT IS_DEFINED(p.deleted)", parameters: [{ name: "@postId", value: postId }] };
   var deletedAt = new Date().toISOString();
+  var marked = false;
 
   function finish(/** @type {string | null} */ next) {
-    response.setBody({ status: "deleted", continuation: next });
+    response.setBody({ status: "deleted", continuation: next, marked: marked });
   }
 
   /** @param {BlogItem} doc */
@@ -54,7 +57,10 @@ function deletePost(postId, ttlSeconds, continuation, ifMatch) {
     if (err) throw err;
     if (post.type !== "post") return response.setBody({ status: "postNotFound" });
     if (ifMatch !== null && ifMatch !== undefined && (post.deleted || post._etag !== ifMatch)) return response.setBody({ status: "preconditionFailed" });
-    if (!post.deleted && !markDeleted(post)) throw new Error("deletePost was not accepted; retry the request.");
+    if (!post.deleted) {
+      if (!markDeleted(post)) throw new Error("deletePost was not accepted; retry the request.");
+      marked = true;
+    }
     drain();
   });
   if (!accepted) throw new Error("deletePost was not accepted; retry the request.");

@@ -4,7 +4,7 @@ import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
 import { readWellFormedUser } from "../store/users";
 import { recordContributions, type Contribution } from "../store/contributions";
-import { eraseLateWritingOnPost, eraseOwnPost } from "../store/erasure";
+import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
 import { readAccountDocument } from "../store/profile-documents";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
@@ -45,7 +45,7 @@ async function repairStaleUsernames(changes: Change[]): Promise<void> {
 async function eraseForErasedAccounts(posts: readonly PostChange[], writing: readonly Contribution[]): Promise<void> {
   for (const userId of new Set([...posts.map((post) => post.userId), ...writing.map((contribution) => contribution.userId)])) {
     if ((await readAccountDocument(userId))?.type !== "erasure") continue;
-    for (const post of posts) if (post.userId === userId) await eraseOwnPost(userId, post.postId);
+    for (const post of posts) if (post.userId === userId) await eraseLateOwnPost(userId, post.postId);
     for (const postId of new Set(writing.filter((contribution) => contribution.userId === userId).map((contribution) => contribution.postId)))
       await eraseLateWritingOnPost(userId, postId);
   }

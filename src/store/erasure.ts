@@ -83,10 +83,20 @@ async function deleteOwn(userId: string, id: string): Promise<void> {
   }
 }
 
-/** Soft-deletes one of the user's posts with its comments and likes, as DELETE /posts does, and drops its copy from their list. */
-export async function eraseOwnPost(userId: string, postId: string): Promise<void> {
-  await finishDeletion(postId);
+/**
+ * Soft-deletes one of the user's posts with its comments and likes, as DELETE /posts does, and
+ * drops its copy from their list; 1 when this call deleted the post (the procedure says whether
+ * it marked it), 0 when someone else had (a step, the posts change feed, the user before).
+ */
+async function eraseOwnPost(userId: string, postId: string): Promise<number> {
+  const { marked } = await finishDeletion(postId);
   await deleteOwn(userId, postId);
+  return marked ? 1 : 0;
+}
+
+/** The same, for a post of an erased account the posts change feed finds after the sweep, counted with the rest. */
+export async function eraseLateOwnPost(userId: string, postId: string): Promise<void> {
+  await recordProgress(userId, { posts: await eraseOwnPost(userId, postId) });
 }
 
 /** Items per eraseWriter call, halved while the service does not accept a call whole (it bounds a script's work). */
@@ -125,11 +135,11 @@ export async function eraseLateWritingOnPost(userId: string, postId: string): Pr
   await recordProgress(userId, await eraseWritingOnPost(userId, postId));
 }
 
-/** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3); a tombstone (a post deleted already) is dropped, not counted. */
+/** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3); each counted by whoever deleted it. */
 export async function eraseOwnPostsPage(userId: string, pageSize: number): Promise<{ posts: number; more: boolean }> {
-  const copies = await pageOf<{ postId: string; deleted?: boolean }>(userId, "c.type = @value", "post", pageSize);
-  for (const { postId } of copies) await eraseOwnPost(userId, postId);
-  const posts = copies.filter((copy) => !copy.deleted).length;
+  const copies = await pageOf<{ postId: string }>(userId, "c.type = @value", "post", pageSize);
+  let posts = 0;
+  for (const { postId } of copies) posts += await eraseOwnPost(userId, postId);
   await recordProgress(userId, { posts });
   return { posts, more: copies.length === pageSize };
 }

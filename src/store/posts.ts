@@ -118,11 +118,16 @@ export async function updatePost(
 /**
  * Soft-deletes the post, then its comments and likes (flag + TTL), one bounded stored
  * procedure call at a time. Idempotent: a repeat, or the posts change feed seeing the deleted
- * post, finishes whatever an earlier call left undone. False when there is no such post (any more).
+ * post, finishes whatever an earlier call left undone. `marked`: this call is the one that
+ * marked the post deleted (of several at once, exactly one is).
  */
-export async function finishDeletion(postId: string, ifMatch?: string): Promise<"deleted" | "postNotFound" | "preconditionFailed"> {
+export async function finishDeletion(
+  postId: string,
+  ifMatch?: string,
+): Promise<{ outcome: "deleted" | "postNotFound" | "preconditionFailed"; marked: boolean }> {
   let outcome: "deleted" | "postNotFound" | "preconditionFailed" = "deleted";
-  await executeUntilDone<{ status: string; continuation?: string | null }>(
+  let marked = false;
+  await executeUntilDone<{ status: string; continuation?: string | null; marked?: boolean }>(
     store().posts,
     SPROCS.deletePost,
     postId,
@@ -130,9 +135,10 @@ export async function finishDeletion(postId: string, ifMatch?: string): Promise<
     (continuation) => [postId, store().settings.softDeleteTtlSeconds, continuation, continuation === null ? (ifMatch ?? null) : null],
     (result) => {
       if (result.status === "postNotFound" || result.status === "preconditionFailed") outcome = result.status;
+      if (result.marked === true) marked = true;
     },
   );
-  return outcome;
+  return { outcome, marked };
 }
 
 /**
@@ -150,7 +156,7 @@ export async function deletePost(
   if (post.userId !== callerId) throw forbidden("Only the author may change this post.");
   const condition = preconditions(post.deleted ? undefined : post._etag);
   if (condition === false) throw preconditionFailed();
-  const outcome = await finishDeletion(postId, condition === true ? post._etag : undefined);
+  const { outcome } = await finishDeletion(postId, condition === true ? post._etag : undefined);
   if (outcome === "postNotFound") throw notFound(`Post '${postId}' does not exist.`);
   if (outcome === "preconditionFailed") throw preconditionFailed();
 }

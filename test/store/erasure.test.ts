@@ -68,6 +68,8 @@ describe("an account's erasure, step by step", () => {
     await pump.drain(); // the deletion the consumer made, carried in turn
     const { resources } = await api.blog.users.items.query("SELECT c.id, c.type FROM c", { partitionKey: "late" }).fetchAll();
     expect(resources).toEqual([{ id: "late", type: "erasure" }]);
+    // What the consumer erased is counted as the steps' work is: the post and the comment, once each.
+    expect((await api.blog.users.item("late", "late").read()).resource.progress).toMatchObject({ posts: 1, comments: 1 });
   });
 
   it("finds it too when the delivery that wrote the record was cut off before its check, and comes again", async () => {
