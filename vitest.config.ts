@@ -11,6 +11,10 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     // The browser tests need Chromium and run on their own: npm run test:browser.
     exclude: ["test/browser/**", "**/node_modules/**"],
+    // Vitest's default is one worker fewer than the machine's cores: one on a 2-core machine, where
+    // the suite then used about one core, waiting on child processes, change feeds and timers more than
+    // it computes. Three files at a time keep both cores busy.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report is what .ci/run counts; the default reporter is for people.

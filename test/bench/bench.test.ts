@@ -169,7 +169,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(storm(1, 0).likesPerCall).toBe(1);
     expect(storm(50, 0).likesPerCall).toBeGreaterThan(1);
     expect(table).toContain("LIKE_BATCH_MAX=1, SDK retries 0 s");
-  }, 120_000);
+  }, 300_000);
 
   it("summarizes means per call", () => {
     const s = summarize([
