@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
@@ -9,6 +8,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
+import { runToExit } from "../support/process";
 
 /**
  * The deployable bundle's telemetry as it runs in Azure: loaded by the worker (the recorder of
@@ -103,13 +103,7 @@ function runInstance(traceId: string): Promise<{ code: number | null; output: st
     FUNCTIONS_EXTENSION_VERSION: "~4",
     WEBSITE_SKU: "FlexConsumption",
   };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["-r", recorder, "-e", script], { cwd: site, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => resolve({ code, output }));
-  });
+  return runToExit(process.execPath, ["-r", recorder, "-e", script], { cwd: site, env });
 }
 
 describe("the deployed bundle's telemetry", () => {

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
+import { runToExit } from "../support/process";
 
 const root = join(__dirname, "../..");
 const recorder = join(__dirname, "../support/functions-core-recorder.cjs");
@@ -22,15 +23,7 @@ interface Recorded {
 }
 
 /** Runs `npm run build` as azd does (the script `build` names), from the repository root. */
-function build(): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => resolve({ code, output }));
-  });
-}
+const build = () => runToExit(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root });
 
 /** What azd zips for the api service: the `dist` folder, whole (azd leaves out only local.settings.json and .azure). */
 function azdZipContents(folder: string): string[] {

@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { portOpen } from "../../scripts/func";
+import { runToExit } from "../support/process";
 
 /**
  * `npm run func` (scripts/func.ts): everything of the local loop under the real Functions host
@@ -39,15 +39,7 @@ if (process.argv[2] === "--version") { console.log("4.0.7030"); process.exit(0);
   return dir;
 }
 
-function run(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [launcher, "--verbose"], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => resolve({ code, output }));
-  });
-}
+const run = (env: Record<string, string>) => runToExit(process.execPath, [launcher, "--verbose"], { cwd: root, env: { ...process.env, ...env } });
 
 describe("npm run func", () => {
   it("starts Azurite and the embedded server, provisions, writes the host's settings and runs func start in the app's folder", async () => {
