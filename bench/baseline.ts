@@ -1,7 +1,7 @@
 import autocannon from "autocannon";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { devToken } from "../local/dev-auth";
@@ -90,15 +90,21 @@ const freePort = () =>
     });
   });
 
-/** The baseline's checkout, installed: dist/baseline/<commit>, made once and kept for later runs. */
+/** The baseline's checkout, installed: dist/baseline/<commit>, made once (a marker says the install finished) and kept for later runs. */
 export function prepareBaseline(root: string, ref: string, log: (line: string) => void): { directory: string; commit: string } {
   const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
   const directory = join(root, "dist/baseline", commit);
-  if (!existsSync(join(directory, "node_modules"))) {
+  const installed = join(directory, ".installed");
+  if (!existsSync(installed)) {
     log(`baseline: checking out ${ref} (${commit.slice(0, 7)}) into ${directory} and installing it (npm ci)`);
+    rmSync(directory, { recursive: true, force: true });
     mkdirSync(directory, { recursive: true });
-    execFileSync("sh", ["-c", `git archive --format=tar ${commit} | tar -x -C "${directory}"`], { cwd: root, stdio: "inherit" });
+    const archive = `${directory}.tar`;
+    execFileSync("git", ["archive", "--format=tar", "-o", archive, commit], { cwd: root });
+    execFileSync("tar", ["-xf", archive, "-C", directory]);
+    rmSync(archive);
     execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: directory, stdio: ["ignore", "ignore", "inherit"] });
+    writeFileSync(installed, `${new Date().toISOString()}\n`);
   }
   return { directory, commit };
 }
