@@ -2,13 +2,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
 import { AzureMonitorMetricExporter, AzureMonitorTraceExporter } from "@azure/monitor-opentelemetry-exporter";
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localTelemetry } from "local-host";
+import { ingestionEndpoint, type Envelope } from "../support/ingestion";
 import { localSystem, within, type Client } from "../support/system";
 
 /**
@@ -17,12 +17,6 @@ import { localSystem, within, type Client } from "../support/system";
  * ingestion endpoint on loopback; every table, name and property the KQL of docs/operations.md
  * and infra/app/observability.bicep reads must be in the envelopes of a real run.
  */
-interface Envelope {
-  name: string;
-  tags: Record<string, string>;
-  data: { baseType: string; baseData: { name?: string; properties?: Record<string, string>; metrics?: { name: string }[] } };
-}
-
 const envelopes: Envelope[] = [];
 let ingestion: Server;
 let app: Client;
@@ -31,25 +25,7 @@ const root = join(__dirname, "../..");
 
 beforeAll(async () => {
   process.env.APPLICATIONINSIGHTS_STATSBEAT_DISABLED = "true";
-  ingestion = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(body) : body).toString("utf8");
-      const items = (
-        text.trim().startsWith("[")
-          ? JSON.parse(text)
-          : text
-              .trim()
-              .split("\n")
-              .map((line) => JSON.parse(line))
-      ) as Envelope[];
-      envelopes.push(...items);
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ itemsReceived: items.length, itemsAccepted: items.length, errors: [] }));
-    });
-  });
+  ingestion = createServer(ingestionEndpoint((batch) => envelopes.push(...batch)));
   await new Promise<void>((resolve) => ingestion.listen(0, "127.0.0.1", resolve));
   const connectionString = `InstrumentationKey=00000000-0000-0000-0000-000000000001;IngestionEndpoint=http://127.0.0.1:${(ingestion.address() as AddressInfo).port}/`;
   // The exporter always sends over HTTPS; the request it makes (its envelopes, serialized and

@@ -1,13 +1,13 @@
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
+import { ingestionEndpoint, type Envelope } from "../support/ingestion";
 import { runToExit } from "../support/process";
 
 /**
@@ -19,12 +19,6 @@ import { runToExit } from "../support/process";
  * trust). Nothing of ours between the app and the wire: the exporter, the credential and the
  * SDK are the bundle's own.
  */
-interface Envelope {
-  name: string;
-  tags: Record<string, string>;
-  data: { baseType: string; baseData: { name?: string; metrics?: { name: string }[] } };
-}
-
 const root = join(__dirname, "../..");
 const recorder = join(__dirname, "../support/functions-core-recorder.cjs");
 const TOKEN = "token-from-the-managed-identity-endpoint";
@@ -38,25 +32,16 @@ let site: string;
 let certFile: string;
 
 const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
-const bodyOf = (req: IncomingMessage) =>
-  new Promise<Buffer>((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-  });
-
 beforeAll(async () => {
   const tls = certificate();
   certFile = tls.certFile;
-  ingestion = createHttpsServer(tls, async (req, res) => {
-    const body = await bodyOf(req);
-    const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(body) : body).toString("utf8").trim();
-    const items = (text.startsWith("[") ? JSON.parse(text) : text.split("\n").map((line) => JSON.parse(line))) as Envelope[];
-    envelopes.push(...items);
-    ingestionAuthorizations.add(String(req.headers.authorization));
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ itemsReceived: items.length, itemsAccepted: items.length, errors: [] }));
-  });
+  ingestion = createHttpsServer(
+    tls,
+    ingestionEndpoint((batch, req) => {
+      envelopes.push(...batch);
+      ingestionAuthorizations.add(String(req.headers.authorization));
+    }),
+  );
   // The App Service / Functions managed identity protocol (api-version 2019-08-01).
   identity = createHttpServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
