@@ -1,7 +1,8 @@
 import { CosmosClient, type Container, type Database } from "@azure/cosmos";
 import { resolveSettings, settings, useSettings, type Settings, type SettingsInput } from "../config";
 import { CONTAINERS } from "./definitions";
-import { meteredHttpClient } from "./metering";
+import { tracedHttpClient } from "../telemetry";
+import { measuredHttpClient } from "./metering";
 
 /** The containers of one database, reached through a single CosmosClient. */
 export class BlogStore {
@@ -50,7 +51,8 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
         maxWaitTimeInSeconds: settings.maxRetryWaitSeconds,
       },
     },
-    httpClient: meteredHttpClient(),
+    // Each request a span and metrics (telemetry), and counted for the measurement it runs in.
+    httpClient: tracedHttpClient(measuredHttpClient()),
     userAgentSuffix: "blog-cosmos-functions",
   });
 }

@@ -1,7 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createDefaultHttpClient, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { ATTRIBUTES, inSpan, pseudonymOf, recordCosmosRequest } from "../telemetry";
 
 /** One HTTP request the SDK sent to Cosmos DB on behalf of an API call. */
 export interface CosmosRequest {
@@ -52,102 +50,16 @@ export async function measureCosmos<T>(work: () => Promise<T>, options: { queryM
   return { result, usage };
 }
 
-/** An item's operations by method, named as the Cosmos DB semantic conventions (and the .NET SDK's spans) name them. */
-const ITEM_OPERATIONS: Record<string, string> = { GET: "read_item", PUT: "replace_item", DELETE: "delete_item", PATCH: "patch_item" };
-
-/** Other resources' operations by method and resource type, named the same way. */
-const RESOURCE_OPERATIONS: Record<string, string> = {
-  "GET colls": "read_container",
-  "POST colls": "create_container",
-  "PUT colls": "replace_container",
-  "DELETE colls": "delete_container",
-  "GET dbs": "read_database",
-  "POST dbs": "create_database",
-  "GET pkranges": "read_partition_key_ranges",
-  "GET sprocs": "read_stored_procedure",
-  "POST sprocs": "create_stored_procedure",
-  "PUT sprocs": "replace_stored_procedure",
-  "GET triggers": "read_trigger",
-  "POST triggers": "create_trigger",
-  "PUT triggers": "replace_trigger",
-  "GET offers": "read_throughput",
-  "POST offers": "read_throughput",
-  "PUT offers": "replace_throughput",
-  "GET account": "read_account",
-};
-
-/**
- * What a request to Cosmos DB does, named as the Cosmos DB semantic conventions name it
- * (`read_item`, `query_items`, `execute_stored_procedure`...), and what it addresses: the
- * database (`db.namespace`) and the container.
- */
-function cosmosOperation(request: PipelineRequest): { namespace: string; container: string; operation: string } {
-  const segments = new URL(request.url).pathname.split("/").filter(Boolean);
-  const namespace = segments[0] === "dbs" && segments[1] ? decodeURIComponent(segments[1]) : "";
-  const container = segments[2] === "colls" && segments[3] ? decodeURIComponent(segments[3]) : "(account)";
-  const named = (operation: string) => ({ namespace, container, operation });
-  const resource = segments[4];
-  const header = (name: string) => request.headers.get(name)?.toLowerCase() === "true";
-  if (resource === "sprocs" && request.method === "POST" && segments[5]) return named("execute_stored_procedure");
-  if (resource !== "docs") {
-    const type = resource ?? (segments.length % 2 === 1 ? segments[segments.length - 1] : segments[segments.length - 2]) ?? "account";
-    return named(RESOURCE_OPERATIONS[`${request.method} ${type}`] ?? `${request.method.toLowerCase()}_${type}`);
-  }
-  if (segments[5]) return named(ITEM_OPERATIONS[request.method] ?? `${request.method.toLowerCase()}_item`);
-  if (request.method === "GET") return named(request.headers.get("a-im") ? "query_change_feed" : "read_all_items");
-  // The query plan is a request of its own (no request units): named apart so its count does not double the queries'.
-  if (header("x-ms-cosmos-is-query-plan-request")) return named("query_plan");
-  if (header("x-ms-documentdb-isquery")) return named("query_items");
-  if (header("x-ms-cosmos-is-batch-request")) return named(header("x-ms-cosmos-batch-atomic") ? "execute_batch" : "bulk");
-  return named(header("x-ms-documentdb-is-upsert") ? "upsert_item" : "create_item");
-}
-
 /**
  * The SDK's own HTTP client (a public SDK option), wrapped: every request Cosmos DB answers is
- * a span and a metric (container, operation, status, request charge), and is counted for the
- * measurement it runs in. A retry after a 429 or 503 is a request of its own, a sibling span.
+ * counted, with its charge and time, for each measurement it runs in (telemetry wraps this
+ * client in turn: `tracedHttpClient`).
  */
-export function meteredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
-  return {
-    sendRequest(request) {
-      const { namespace, container, operation } = cosmosOperation(request);
-      const attributes = {
-        [ATTRIBUTES.dbSystem]: "azure.cosmosdb",
-        [ATTRIBUTES.dbNamespace]: namespace,
-        [ATTRIBUTES.container]: container,
-        [ATTRIBUTES.operation]: operation,
-      };
-      return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-        const { response, record, seconds } = await measured(inner, request);
-        // A partition key is a user id (or holds one, `username:<name>`): pseudonymized as the caller is; the same key, the same pseudonym.
-        if (record.partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, pseudonymOf(record.partitionKey));
-        const status = String(response.status);
-        span.setAttributes({
-          [ATTRIBUTES.cosmosStatus]: status,
-          [ATTRIBUTES.requestCharge]: record.requestCharge,
-          [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
-          [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
-        });
-        const errorType = failed(response.status) ? status : undefined;
-        if (errorType) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: `Cosmos DB answered ${status}` });
-          span.setAttribute(ATTRIBUTES.errorType, errorType);
-        }
-        recordCosmosRequest(attributes, { status, errorType, seconds, charge: record.requestCharge });
-        return response;
-      });
-    },
-  };
+export function measuredHttpClient(inner: HttpClient = createDefaultHttpClient()): HttpClient {
+  return { sendRequest: (request) => measured(inner, request) };
 }
 
-/**
- * A Cosmos DB answer that is a failure of the call (throttled, timed out, unavailable, refused),
- * not an outcome the app asks about: a point read's 404, a create's 409 and a condition's 412
- * are answers it acts on.
- */
-const failed = (status: number) => status >= 400 && status !== 404 && status !== 409 && status !== 412;
-
-/** Sends `request`, counting it (and its charge and time) in every measurement it runs in; the response, and the request as counted. */
+/** Sends `request`, counting it (and its charge and time) in every measurement it runs in. */
 async function measured(inner: HttpClient, request: PipelineRequest) {
   const isQuery = request.headers.get("x-ms-documentdb-isquery")?.toLowerCase() === "true";
   if (isQuery && current.getStore()?.queryMetrics) request.headers.set("x-ms-documentdb-populatequerymetrics", "true");
@@ -163,6 +75,8 @@ async function measured(inner: HttpClient, request: PipelineRequest) {
     ended = performance.now();
     for (const usage of usages) if (--usage.inFlight === 0) usage.durationMs += ended - usage.busySince;
   }
+  // Outside any measurement (most requests in Azure) there is nothing to count.
+  if (usages.length === 0) return response;
   const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
   const record: CosmosRequest = {
     method: request.method,
@@ -178,7 +92,7 @@ async function measured(inner: HttpClient, request: PipelineRequest) {
     usage.requestCharge += charge;
     usage.requests.push(record);
   }
-  return { response, record, seconds: (ended - started) / 1000 };
+  return response;
 }
 
 function retrievedDocuments(metrics: string | undefined): number | undefined {

@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
+import type { HttpClient, PipelineRequest } from "@azure/core-rest-pipeline";
 import {
   context,
   metrics,
   propagation,
   ROOT_CONTEXT,
+  SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
@@ -12,7 +14,6 @@ import {
   type Meter,
   type Span,
   type SpanContext,
-  type SpanKind,
 } from "@opentelemetry/api";
 // The one module of @opentelemetry/core the app needs: its index would bring all of core into the
 // deployable bundle (CommonJS, so nothing is shaken off), which every cold start then reads.
@@ -26,7 +27,9 @@ export { ATTRIBUTES, METRICS, SCOPE } from "./names";
  * host decides at start-up where it goes (Azure Monitor in Azure, OTLP and the operations page
  * locally). Until a host registers providers, every call is a no-op.
  */
-export const tracer = () => trace.getTracer(SCOPE);
+export function tracer() {
+  return trace.getTracer(SCOPE);
+}
 
 /**
  * Runs `work` in a new active span (a child of `parent`, or of the active span); an error marks
@@ -82,8 +85,109 @@ export function traceOriginOf(document: unknown): SpanContext | undefined {
   return origin && trace.isSpanContextValid(origin) ? origin : undefined;
 }
 
+/** An item's operations by method, named as the Cosmos DB semantic conventions (and the .NET SDK's spans) name them. */
+const ITEM_OPERATIONS: Record<string, string> = { GET: "read_item", PUT: "replace_item", DELETE: "delete_item", PATCH: "patch_item" };
+
+/** Other resources' operations by method and resource type, named the same way. */
+const RESOURCE_OPERATIONS: Record<string, string> = {
+  "GET colls": "read_container",
+  "POST colls": "create_container",
+  "PUT colls": "replace_container",
+  "DELETE colls": "delete_container",
+  "GET dbs": "read_database",
+  "POST dbs": "create_database",
+  "GET pkranges": "read_partition_key_ranges",
+  "GET sprocs": "read_stored_procedure",
+  "POST sprocs": "create_stored_procedure",
+  "PUT sprocs": "replace_stored_procedure",
+  "GET triggers": "read_trigger",
+  "POST triggers": "create_trigger",
+  "PUT triggers": "replace_trigger",
+  "GET offers": "read_throughput",
+  "POST offers": "read_throughput",
+  "PUT offers": "replace_throughput",
+  "GET account": "read_account",
+};
+
+/**
+ * What a request to Cosmos DB does, named as the Cosmos DB semantic conventions name it
+ * (`read_item`, `query_items`, `execute_stored_procedure`...), and what it addresses: the
+ * database (`db.namespace`) and the container.
+ */
+function cosmosOperation(request: PipelineRequest): { namespace: string; container: string; operation: string } {
+  const segments = new URL(request.url).pathname.split("/").filter(Boolean);
+  const namespace = segments[0] === "dbs" && segments[1] ? decodeURIComponent(segments[1]) : "";
+  const container = segments[2] === "colls" && segments[3] ? decodeURIComponent(segments[3]) : "(account)";
+  const named = (operation: string) => ({ namespace, container, operation });
+  const resource = segments[4];
+  const header = (name: string) => request.headers.get(name)?.toLowerCase() === "true";
+  if (resource === "sprocs" && request.method === "POST" && segments[5]) return named("execute_stored_procedure");
+  if (resource !== "docs") {
+    const type = resource ?? (segments.length % 2 === 1 ? segments[segments.length - 1] : segments[segments.length - 2]) ?? "account";
+    return named(RESOURCE_OPERATIONS[`${request.method} ${type}`] ?? `${request.method.toLowerCase()}_${type}`);
+  }
+  if (segments[5]) return named(ITEM_OPERATIONS[request.method] ?? `${request.method.toLowerCase()}_item`);
+  if (request.method === "GET") return named(request.headers.get("a-im") ? "query_change_feed" : "read_all_items");
+  // The query plan is a request of its own (no request units): named apart so its count does not double the queries'.
+  if (header("x-ms-cosmos-is-query-plan-request")) return named("query_plan");
+  if (header("x-ms-documentdb-isquery")) return named("query_items");
+  if (header("x-ms-cosmos-is-batch-request")) return named(header("x-ms-cosmos-batch-atomic") ? "execute_batch" : "bulk");
+  return named(header("x-ms-documentdb-is-upsert") ? "upsert_item" : "create_item");
+}
+
+/**
+ * A Cosmos DB answer that is a failure of the call (throttled, timed out, unavailable, refused),
+ * not an outcome the app asks about: a point read's 404, a create's 409 and a condition's 412
+ * are answers it acts on.
+ */
+const failed = (status: number) => status >= 400 && status !== 404 && status !== 409 && status !== 412;
+
+/**
+ * The SDK's HTTP client (a public SDK option), wrapped: every request Cosmos DB answers is a
+ * span and two metric records (container, operation, status, request charge). A retry after a
+ * 429 or 503 is a request of its own, a sibling span.
+ */
+export function tracedHttpClient(inner: HttpClient): HttpClient {
+  return {
+    sendRequest(request) {
+      const { namespace, container, operation } = cosmosOperation(request);
+      const attributes = {
+        [ATTRIBUTES.dbSystem]: "azure.cosmosdb",
+        [ATTRIBUTES.dbNamespace]: namespace,
+        [ATTRIBUTES.container]: container,
+        [ATTRIBUTES.operation]: operation,
+      };
+      return inSpan(`${operation} ${container}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+        const started = performance.now();
+        const response = await inner.sendRequest(request);
+        const seconds = (performance.now() - started) / 1000;
+        const charge = Number(response.headers.get("x-ms-request-charge") ?? 0) || 0;
+        // A partition key is a user id (or holds one, `username:<name>`): pseudonymized as the caller is; the same key, the same pseudonym.
+        const partitionKey = request.headers.get("x-ms-documentdb-partitionkey");
+        if (partitionKey) span.setAttribute(ATTRIBUTES.partitionKey, pseudonymOf(partitionKey));
+        const status = String(response.status);
+        span.setAttributes({
+          [ATTRIBUTES.cosmosStatus]: status,
+          [ATTRIBUTES.requestCharge]: charge,
+          [ATTRIBUTES.subStatus]: Number(response.headers.get("x-ms-substatus") ?? 0),
+          [ATTRIBUTES.activityId]: response.headers.get("x-ms-activity-id") ?? "",
+        });
+        const errorType = failed(response.status) ? status : undefined;
+        if (errorType) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `Cosmos DB answered ${status}` });
+          span.setAttribute(ATTRIBUTES.errorType, errorType);
+        }
+        recordCosmosRequest(attributes, { status, errorType, seconds, charge });
+        return response;
+      });
+    },
+  };
+}
+
 /** A caller's id as telemetry may carry it: hashed, so traces never hold who it was. */
-export const pseudonymOf = (userId: string) => createHash("sha256").update(`blog-caller:${userId}`).digest("hex").slice(0, 16);
+export function pseudonymOf(userId: string): string {
+  return createHash("sha256").update(`blog-caller:${userId}`).digest("hex").slice(0, 16);
+}
 
 /** A change feed consumer's position on one lease, as the estimator measures it. */
 export interface LagReading {
@@ -99,7 +203,9 @@ export interface LagReading {
  * Runs `work` with tracing suppressed: measurements (the change feed estimator) add no spans,
  * while the metrics their Cosmos DB requests record still count them.
  */
-export const untraced = <T>(work: () => T): T => context.with(suppressTracing(context.active()), work);
+export function untraced<T>(work: () => T): T {
+  return context.with(suppressTracing(context.active()), work);
+}
 
 /** The HTTP and database conventions' bucket boundaries for durations in seconds. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
