@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
-import { cosmosUsageOf } from "../src/api/http";
+import { cosmosUsageOf } from "../src/api/instrumented";
 import { BINDING_SETTING_DEFAULTS, type Settings } from "../src/config";
 import { invocationServices } from "../src/pipeline/invocation";
 import { usePolicy, type PipelinePolicy } from "../src/pipeline/policy";
@@ -48,7 +48,7 @@ const devSignIn = (secret: string) => ({
   sign: (userId: string) => devToken(userId, secret),
 });
 
-/** What a request cost in Cosmos DB, measured once by the route's wrapper (src/api/http.ts), for its log line. */
+/** What a request cost in Cosmos DB, measured once by the route's wrapper (src/api/instrumented.ts), for its log line. */
 function costLine(usage: CosmosUsage | undefined): string | undefined {
   if (!usage) return undefined;
   const requests = usage.requests.length;

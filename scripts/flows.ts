@@ -60,7 +60,7 @@ function traceCalls(fn: AnyFunction, file: string): AnyFunction {
 
 const isClass = (value: AnyFunction) => /^class\b/.test(Function.prototype.toString.call(value));
 
-/** Wraps a module's exported functions, and the methods of its exported classes. */
+/** Wraps a module's exported functions, the methods of its exported classes and the functions of its exported plain objects. */
 function traceModule(exports: Record<string, unknown>, file: string): void {
   for (const [name, value] of Object.entries(exports)) {
     if (typeof value !== "function") continue;
@@ -75,6 +75,13 @@ function traceModule(exports: Record<string, unknown>, file: string): void {
     }
     const descriptor = Object.getOwnPropertyDescriptor(exports, name);
     if (descriptor?.writable) exports[name] = traceCalls(fn, file);
+  }
+  // An exported plain object's functions are the file's too (an endpoint's handler).
+  for (const value of Object.values(exports)) {
+    if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) continue;
+    const object = value as Record<string, unknown>;
+    for (const [name, member] of Object.entries(object))
+      if (typeof member === "function" && !isClass(member as AnyFunction)) object[name] = traceCalls(member as AnyFunction, file);
   }
 }
 

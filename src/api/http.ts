@@ -1,13 +1,12 @@
+import { createHash } from "node:crypto";
 import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { z, ZodTypeAny } from "zod";
-import { invalid, preconditionFailed, tooLarge, unsupportedMediaType } from "../model/errors";
+import { forbidden, invalid, preconditionFailed, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { trace } from "@opentelemetry/api";
 import { settings } from "../config";
-import { ATTRIBUTES, inSpan, pseudonymOf, recordHttpRequest } from "../telemetry";
-import { measureCosmos, type CosmosUsage } from "../store/metering";
+import { ATTRIBUTES, pseudonymOf } from "../telemetry";
 import { authenticate } from "./auth";
-import { ifMatchHolds, noneMatchHits, writePreconditions } from "./conditional";
 import { problemResponse } from "./problems";
 import { id, idempotencyKey } from "./schemas";
 
@@ -17,6 +16,8 @@ export interface ApiResult {
   etag?: string;
   location?: string;
   headers?: Record<string, string>;
+  /** Repeats the result of an earlier request with the same Idempotency-Key (`Idempotent-Replayed: true`). */
+  replayed?: boolean;
 }
 
 function validationError(where: string, error: z.ZodError): Error {
@@ -31,181 +32,220 @@ const charsetOf = (type: string) => /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(typ
 /** JSON is UTF-8 (RFC 8259): bytes that are not are refused, never replaced by U+FFFD. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** What a handler may ask of the request: validated parameters, query, body and caller. */
-export class ApiCall {
-  constructor(
-    readonly request: HttpRequest,
-    readonly context: InvocationContext,
-  ) {}
+/** Who made the request: their user id, and whether their token carries an admin role (AUTH_ADMIN_ROLES). */
+export interface Caller {
+  userId: string;
+  admin: boolean;
+}
 
-  /** A path parameter that must be a well-formed id. */
-  param(name: string): string {
-    const parsed = id.safeParse(this.request.params[name]);
-    if (!parsed.success) throw invalid(`Path parameter '${name}' is not a valid id.`, [{ path: name, message: "is not a valid id" }]);
-    return parsed.data;
-  }
+/**
+ * What a route takes from the request, declared once: `endpoint` validates it before the
+ * handler runs, and the route table documents it (OpenAPI) from the same declaration.
+ */
+export interface Declared {
+  /**
+   * Needs a bearer token (401 without a valid one): any caller, or only the owner of the
+   * account the `userId` path parameter names (403 for anyone else), or its owner or an admin.
+   */
+  auth?: "caller" | "owner" | "owner or admin";
+  query?: ZodTypeAny;
+  /** The JSON body's schema; a body is optional where `{}` is valid (an absent body counts as `{}`). */
+  body?: ZodTypeAny;
+  /** Honours an `Idempotency-Key` header. */
+  idempotencyKey?: boolean;
+  /** Creates a resource: the client's preconditions are checked against "no current version" first. */
+  creates?: boolean;
+}
 
-  /** The query parameters, validated by `schema`; a parameter given twice is a 400, not "the last one wins". */
-  query<S extends ZodTypeAny>(schema: S): z.infer<S> {
-    const repeated = [...new Set(this.request.query.keys())].filter((name) => this.request.query.getAll(name).length > 1);
-    if (repeated.length > 0)
-      throw invalid(
-        `Query parameters may be given once: ${repeated.join(", ")}.`,
-        repeated.map((name) => ({ path: name, message: "is given more than once" })),
-      );
-    const parsed = schema.safeParse(Object.fromEntries(this.request.query.entries()));
-    if (!parsed.success) throw validationError("query", parsed.error);
-    return parsed.data;
-  }
+type Parsed<S> = S extends ZodTypeAny ? z.infer<S> : undefined;
 
-  /** The JSON body, at most 64 KiB of UTF-8, validated by `schema`; an absent body counts as `{}`. */
-  async body<S extends ZodTypeAny>(schema: S): Promise<z.infer<S>> {
-    const declared = Number(this.request.headers.get("content-length") ?? 0);
-    if (declared > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
-    const bytes = Buffer.from(await this.request.arrayBuffer());
-    if (bytes.length > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
-    let json: unknown = {};
-    if (bytes.length > 0) {
-      const text = this.bodyText(bytes);
-      if (text.trim().length > 0) {
-        try {
-          json = JSON.parse(text);
-        } catch {
-          throw invalid("The request body is not valid JSON.", [{ path: "body", message: "is not valid JSON" }]);
-        }
+/** The request's declared inputs, validated. */
+interface Resolved {
+  caller?: Caller;
+  /** The path parameters, each a well-formed id. */
+  params: Readonly<Record<string, string>>;
+  query?: unknown;
+  body?: unknown;
+  idempotencyKey?: string;
+  /** The client's preconditions on the version a write replaces (If-Match, If-None-Match). */
+  preconditions: Preconditions;
+  /** Whether the client sent preconditions at all (a route reads the version they are about only then). */
+  hasPreconditions: boolean;
+  /** 412 unless the client's preconditions hold for the resource's current version (`undefined`: it has none yet). */
+  requirePreconditions(etag: string | undefined): void;
+  warn(message: string): void;
+}
+
+/** What the handler gets: the inputs its route declared, typed by the declaration. */
+export type ApiInput<D extends Declared> = Omit<Resolved, "caller" | "query" | "body" | "idempotencyKey"> & {
+  caller: D["auth"] extends string ? Caller : undefined;
+  query: Parsed<D["query"]>;
+  body: Parsed<D["body"]>;
+  idempotencyKey: D["idempotencyKey"] extends true ? string | undefined : undefined;
+};
+
+export type Preconditions = (etag: string | undefined) => boolean | undefined;
+
+/** A route's handler with what it declared it takes from the request. */
+export interface Endpoint {
+  declared: Declared;
+  handler: HttpHandler;
+}
+
+/** A path parameter must be a well-formed id. */
+function validParams(params: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(params))
+    if (!id.safeParse(value).success) throw invalid(`Path parameter '${name}' is not a valid id.`, [{ path: name, message: "is not a valid id" }]);
+  return params;
+}
+
+/** The query parameters, validated by `schema`; a parameter given twice is a 400, not "the last one wins". */
+function parsedQuery<S extends ZodTypeAny>(request: HttpRequest, schema: S): z.infer<S> {
+  const repeated = [...new Set(request.query.keys())].filter((name) => request.query.getAll(name).length > 1);
+  if (repeated.length > 0)
+    throw invalid(
+      `Query parameters may be given once: ${repeated.join(", ")}.`,
+      repeated.map((name) => ({ path: name, message: "is given more than once" })),
+    );
+  const parsed = schema.safeParse(Object.fromEntries(request.query.entries()));
+  if (!parsed.success) throw validationError("query", parsed.error);
+  return parsed.data;
+}
+
+/** The JSON body, at most 64 KiB of UTF-8, validated by `schema`; an absent body counts as `{}`. */
+async function parsedBody<S extends ZodTypeAny>(request: HttpRequest, schema: S): Promise<z.infer<S>> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
+  const bytes = Buffer.from(await request.arrayBuffer());
+  if (bytes.length > LIMITS.bodyBytes) throw tooLarge(`The request body must be at most ${LIMITS.bodyBytes} bytes.`);
+  let json: unknown = {};
+  if (bytes.length > 0) {
+    const text = bodyText(request, bytes);
+    if (text.trim().length > 0) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw invalid("The request body is not valid JSON.", [{ path: "body", message: "is not valid JSON" }]);
       }
     }
-    if (typeof json !== "object" || json === null || Array.isArray(json)) {
-      throw invalid("The request body must be a JSON object.", [{ path: "body", message: "must be a JSON object" }]);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) throw validationError("body", parsed.error);
-    return parsed.data;
   }
-
-  /** The body's text: JSON media types only (415 otherwise), UTF-8 only (415 for another charset, 400 for bytes that are not UTF-8). */
-  private bodyText(bytes: Buffer): string {
-    const type = this.request.headers.get("content-type");
-    if (type !== null && !JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType(`Send the body as application/json, not ${type}.`);
-    const charset = type === null ? undefined : charsetOf(type);
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Send the body in UTF-8, not ${charset}.`);
-    try {
-      return UTF8.decode(bytes);
-    } catch {
-      throw invalid("The request body is not valid UTF-8.", [{ path: "body", message: "is not valid UTF-8" }]);
-    }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw invalid("The request body must be a JSON object.", [{ path: "body", message: "must be a JSON object" }]);
   }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw validationError("body", parsed.error);
+  return parsed.data;
+}
 
-  /** The client's preconditions on the version this write replaces (If-Match, If-None-Match). */
-  writePreconditions(): (etag: string | undefined) => boolean | undefined {
-    return writePreconditions(this.header("if-match"), this.header("if-none-match"));
-  }
-
-  /** 412 unless the client's preconditions hold for the resource's current version (`undefined`: it has none yet). */
-  requirePreconditions(etag: string | undefined): void {
-    if (this.writePreconditions()(etag) === false) throw preconditionFailed();
-  }
-
-  /** Whether the client sent preconditions at all (a route reads the version they are about only then). */
-  hasPreconditions(): boolean {
-    return this.header("if-match") !== undefined || this.header("if-none-match") !== undefined;
-  }
-
-  /** The authenticated caller's user id (401 without a valid token). */
-  async caller(): Promise<string> {
-    return (await this.callerWithRoles()).userId;
-  }
-
-  /** The authenticated caller, and whether their token carries an admin role (AUTH_ADMIN_ROLES). */
-  async callerWithRoles(): Promise<{ userId: string; admin: boolean }> {
-    const caller = await authenticate(this.request.headers.get("authorization"), settings().auth);
-    trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(caller.userId));
-    return caller;
-  }
-
-  header(name: string): string | undefined {
-    return this.request.headers.get(name) ?? undefined;
-  }
-
-  /** The `Idempotency-Key` header, validated; undefined when the client sent none. */
-  idempotencyKey(): string | undefined {
-    const value = this.header("idempotency-key");
-    if (value === undefined) return undefined;
-    const parsed = idempotencyKey.safeParse(value);
-    if (!parsed.success) throw validationError("Idempotency-Key", parsed.error);
-    return parsed.data;
+/** The body's text: JSON media types only (415 otherwise), UTF-8 only (415 for another charset, 400 for bytes that are not UTF-8). */
+function bodyText(request: HttpRequest, bytes: Buffer): string {
+  const type = request.headers.get("content-type");
+  if (type !== null && !JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType(`Send the body as application/json, not ${type}.`);
+  const charset = type === null ? undefined : charsetOf(type);
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Send the body in UTF-8, not ${charset}.`);
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw invalid("The request body is not valid UTF-8.", [{ path: "body", message: "is not valid UTF-8" }]);
   }
 }
 
-/** Marks a response that repeats the result of an earlier request with the same Idempotency-Key. */
-export const replayHeaders = (created: boolean): Record<string, string> => (created ? {} : { "idempotent-replayed": "true" });
+/** The `Idempotency-Key` header, validated; undefined when the client sent none. */
+function idempotencyKeyOf(request: HttpRequest): string | undefined {
+  const value = request.headers.get("idempotency-key");
+  if (value === null) return undefined;
+  const parsed = idempotencyKey.safeParse(value);
+  if (!parsed.success) throw validationError("Idempotency-Key", parsed.error);
+  return parsed.data;
+}
 
-/**
- * `Server-Timing`: how many Cosmos DB requests the call made, and for how long. Their request
- * charge goes to telemetry, not to every anonymous client.
- */
-function serverTiming(usage: CosmosUsage, totalMs: number): string {
-  return [
-    `cosmos;desc="${usage.requests.length} requests";dur=${usage.durationMs.toFixed(1)}`,
-    `cosmos-requests;desc="${usage.requests.length}"`,
-    `total;dur=${totalMs.toFixed(1)}`,
-  ].join(", ");
+/** The authenticated caller (401 without a valid token). */
+async function callerOf(request: HttpRequest): Promise<Caller> {
+  const caller = await authenticate(request.headers.get("authorization"), settings().auth);
+  trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(caller.userId));
+  return caller;
+}
+
+/** 403 unless the caller owns the account the route names (`userId`), or is an admin where the route lets one act. */
+function requireOwner(caller: Caller, auth: Declared["auth"], params: Record<string, string>): void {
+  if (auth !== "owner" && auth !== "owner or admin") return;
+  if (caller.userId !== params.userId && !(auth === "owner or admin" && caller.admin)) throw forbidden("Only the account's owner may do this.");
+}
+
+/** The request's declared inputs, validated: caller, path (then the account's owner), Idempotency-Key, query, body, then a creation's preconditions. */
+async function inputOf(declared: Declared, request: HttpRequest, context: InvocationContext): Promise<Resolved> {
+  const caller = declared.auth ? await callerOf(request) : undefined;
+  const params = validParams(request.params);
+  if (caller) requireOwner(caller, declared.auth, params);
+  const key = declared.idempotencyKey ? idempotencyKeyOf(request) : undefined;
+  const query = declared.query ? parsedQuery(request, declared.query) : undefined;
+  const body = declared.body ? await parsedBody(request, declared.body) : undefined;
+  const header = (name: string) => request.headers.get(name) ?? undefined;
+  const preconditions = writePreconditions(header("if-match"), header("if-none-match"));
+  const requirePreconditions = (etag: string | undefined) => {
+    if (preconditions(etag) === false) throw preconditionFailed();
+  };
+  if (declared.creates) requirePreconditions(undefined);
+  return {
+    caller,
+    params,
+    query,
+    body,
+    idempotencyKey: key,
+    preconditions,
+    hasPreconditions: header("if-match") !== undefined || header("if-none-match") !== undefined,
+    requirePreconditions,
+    warn: (message) => context.warn(message),
+  };
 }
 
 /**
- * The response headers a browser on another origin may read: App Service's CORS in front of a
- * function app exposes none, so the functions name them on every response (the front end reads
- * Retry-After, ETag and Location).
+ * Conditional requests (RFC 9110 section 13): entity tags parsed from If-None-Match and
+ * If-Match, compared weakly for GET (304) and strongly for writes (412).
  */
-const EXPOSED_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed, Content-Disposition, Server-Timing";
+const ENTITY_TAG = /(W\/)?("[^"]*")/g;
 
-/** What each request's Cosmos DB calls cost, measured once by `instrumented`; a host reads it for its own log line. */
-const usageByRequest = new WeakMap<HttpRequest, CosmosUsage>();
+/** The entity tags of a header value, each with whether it was weak (`W/"..."`). */
+function entityTags(header: string): { weak: boolean; opaque: string }[] {
+  return [...header.matchAll(ENTITY_TAG)].map((match) => ({ weak: match[1] !== undefined, opaque: match[2] }));
+}
 
-/** The Cosmos DB usage of a request that `instrumented` ran (undefined for one it did not). */
-export const cosmosUsageOf = (request: HttpRequest): CosmosUsage | undefined => usageByRequest.get(request);
+/** `If-None-Match`: `*`, or any listed tag equal to `etag` by weak comparison (W/ ignored). */
+function noneMatchHits(header: string | undefined, etag: string | undefined): boolean {
+  if (header === undefined || etag === undefined) return false;
+  if (header.trim() === "*") return true;
+  const current = etag.replace(/^W\//, "");
+  return entityTags(header).some((tag) => tag.opaque === current);
+}
 
 /**
- * A route's handler as both hosts run it: its Cosmos DB requests measured once, for one span per
- * request (route template, status, the caller pseudonymized, request units), the API's metrics,
- * and the `Server-Timing` header, computed the same way everywhere.
+ * `If-Match`: `*`, or any listed strong tag equal to `etag` (strong comparison: a weak tag
+ * never matches). Returns undefined when the client sent no If-Match at all.
  */
-export function instrumented(route: { route: string }, handler: HttpHandler): HttpHandler {
-  const template = `/api/${route.route}`;
-  return (request, context) =>
-    inSpan(
-      `${request.method} ${template}`,
-      { kind: SpanKind.SERVER, attributes: { [ATTRIBUTES.method]: request.method, [ATTRIBUTES.route]: template } },
-      async (span) => {
-        const started = performance.now();
-        const { result, usage } = await measureCosmos(async () => handler(request, context));
-        usageByRequest.set(request, usage);
-        const status = result.status ?? 200;
-        const durationMs = performance.now() - started;
-        span.setAttributes({ [ATTRIBUTES.status]: status, [ATTRIBUTES.requestCharge]: usage.requestCharge });
-        if (status >= 500) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: `answered ${status}` });
-          span.setAttribute(ATTRIBUTES.errorType, String(status));
-        }
-        recordHttpRequest({
-          route: template,
-          method: request.method,
-          scheme: request.url.slice(0, request.url.indexOf(":")),
-          status,
-          seconds: durationMs / 1000,
-          charge: usage.requestCharge,
-        });
-        return {
-          ...result,
-          headers: {
-            ...(result.headers as Record<string, string>),
-            "server-timing": serverTiming(usage, durationMs),
-            "access-control-expose-headers": EXPOSED_HEADERS,
-          },
-        };
-      },
-    );
+function ifMatchHolds(header: string | undefined, etag: string): boolean | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === "*") return true;
+  return entityTags(header).some((tag) => !tag.weak && tag.opaque === etag);
 }
+
+/**
+ * The preconditions of a write (RFC 9110 13.1), evaluated against the current version before
+ * anything is written: false when they fail (412, nothing written); true when the client named
+ * this version (If-Match), so the write must still find it; undefined when the client set none.
+ * `If-None-Match: *` fails on any existing resource; a listed tag fails by weak comparison.
+ * A resource with no current version (`undefined`: one about to be created, or gone) fails any
+ * If-Match, `*` included, and passes any If-None-Match.
+ */
+function writePreconditions(ifMatch: string | undefined, ifNoneMatch: string | undefined): (etag: string | undefined) => boolean | undefined {
+  return (etag) => {
+    if (etag === undefined) return ifMatch === undefined ? undefined : false;
+    if (noneMatchHits(ifNoneMatch, etag)) return false;
+    return ifMatchHolds(ifMatch, etag);
+  };
+}
+
+/** A strong entity tag for a JSON body that has none of its own (a list): the same items in the same order, the same tag. */
+export const entityTagOf = (body: unknown) => `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
 
 /** GET and HEAD read; If-None-Match makes them 304 (writes evaluate it before writing instead: `writePreconditions`). */
 const isRead = (method: string) => method === "GET" || method === "HEAD";
@@ -214,6 +254,7 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   const headers: Record<string, string> = { ...result.headers };
   if (result.etag) headers.etag = result.etag;
   if (result.location) headers.location = result.location;
+  if (result.replayed) headers["idempotent-replayed"] = "true";
   // A read's If-Match (RFC 9110 13.1.1): a representation the client does not name is 412, before If-None-Match (13.2.2).
   if (isRead(request.method) && result.status === 200 && ifMatchHolds(request.headers.get("if-match") ?? undefined, result.etag ?? "") === false)
     throw preconditionFailed("The resource's current ETag is not one If-Match names.");
@@ -223,12 +264,16 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
 }
 
-/** Wraps a handler: problem+json for every error, ETag/Location headers, HEAD as GET without a body. */
-export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandler {
-  return async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+/**
+ * A route's handler as `work` on its declared inputs (validated first): problem+json for every
+ * error, ETag/Location headers, HEAD as GET without a body.
+ */
+export function endpoint<const D extends Declared>(declared: D, work: (input: ApiInput<D>) => Promise<ApiResult>): Endpoint {
+  const handler = async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
     let response: HttpResponseInit;
     try {
-      response = toResponse(request, await work(new ApiCall(request, context)));
+      const input = (await inputOf(declared, request, context)) as ApiInput<D>;
+      response = toResponse(request, await work(input));
     } catch (error) {
       response = problemResponse(error, (message, cause) => context.error(message, cause));
       // The request's span (instrumented's) records what made it a 5xx: caught here, it would otherwise never see it.
@@ -238,4 +283,5 @@ export function endpoint(work: (call: ApiCall) => Promise<ApiResult>): HttpHandl
     if (request.method === "HEAD") return { status: response.status, headers: response.headers };
     return response;
   };
+  return { declared, handler };
 }

@@ -94,7 +94,8 @@ function operation(route: Route): RouteConfig {
       params: pathParameters(route.route),
       query: doc.query as z.ZodObject | undefined,
       headers: requestHeaders.length > 0 ? requestHeaders : undefined,
-      body: doc.body ? { required: true, content: { "application/json": { schema: doc.body } } } : undefined,
+      // An absent body counts as `{}`: required only where `{}` is not valid.
+      body: doc.body ? { required: !doc.body.safeParse({}).success, content: { "application/json": { schema: doc.body } } } : undefined,
     },
     responses: {
       ...Object.fromEntries(doc.success.map((answer) => [String(answer.status), success(route, answer)])),

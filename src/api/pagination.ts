@@ -2,9 +2,9 @@ import { z } from "zod";
 import { invalid, notFound } from "../model/errors";
 import type { ItemContainer } from "../model/item-schemas";
 import type { ListPosition, Page } from "../store/lists";
-import { entityTagOf } from "./conditional";
-import type { ApiCall, ApiResult } from "./http";
-import { listQuery } from "./schemas";
+import { entityTagOf } from "./http";
+import type { ApiResult } from "./http";
+import type { listQuery } from "./schemas";
 import { servedItems } from "./served";
 
 /**
@@ -43,20 +43,22 @@ function decodeContinuation(list: string, token: string | undefined): ListPositi
 }
 
 /**
- * A paged list response: validates `limit` and `continuationToken`, fetches one page of the
+ * A paged list response: from the list's `limit` and `continuationToken` (validated by the
+ * endpoint), fetches one page of the
  * list named `list` (undefined when its owner does not exist: 404), and returns
  * `{items, continuationToken}` with system fields removed (and malformed items of `container` left out).
  */
 export async function pagedList<T extends object>(
-  call: ApiCall,
+  query: z.infer<typeof listQuery>,
+  warn: (message: string) => void,
   container: ItemContainer,
   list: string,
   missing: string,
   fetchPage: (limit: number, after?: ListPosition) => Promise<Page<T> | undefined>,
 ): Promise<ApiResult> {
-  const { limit, continuationToken } = call.query(listQuery);
+  const { limit, continuationToken } = query;
   const page = await fetchPage(limit, decodeContinuation(list, continuationToken));
   if (!page) throw notFound(missing);
-  const body = { items: servedItems(container, page.items, (message) => call.context.warn(message)), continuationToken: encodeContinuation(list, page.next) };
+  const body = { items: servedItems(container, page.items, warn), continuationToken: encodeContinuation(list, page.next) };
   return { status: 200, body, etag: entityTagOf(body) };
 }

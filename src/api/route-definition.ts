@@ -1,5 +1,6 @@
 import type { HttpHandler, HttpMethod } from "@azure/functions";
 import type { ZodTypeAny } from "zod";
+import type { Endpoint } from "./http";
 
 /** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
 export interface OperationDoc {
@@ -33,4 +34,16 @@ export interface Route {
   route: string;
   handler: HttpHandler;
   doc: OperationDoc;
+}
+
+/**
+ * A route as the table gives it: its endpoint, and what the OpenAPI document says beyond what
+ * the endpoint declares (caller, query, body and Idempotency-Key come from the endpoint).
+ */
+export interface RouteEntry {
+  name: string;
+  method: HttpMethod;
+  route: string;
+  endpoint: Endpoint;
+  doc: Omit<OperationDoc, "auth" | "query" | "body">;
 }

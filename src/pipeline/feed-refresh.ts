@@ -1,9 +1,8 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import { FEED_PARTITION, type FeedEntry } from "../store/feed";
+import { FEED_PARTITION } from "../store/feed";
 import { readPost } from "../store/posts";
 import { cosmosStatus } from "../store/failures";
-import { toShortForm } from "../model/short-form";
-import { copyOf, feed, type PostChange } from "../store/copies";
+import { copyOf, feed, type FeedEntry } from "../store/copies";
 import { feedRefreshInput, instanceIdOf, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
@@ -18,23 +17,6 @@ export interface FeedRefreshInput {
   dueAt: string;
   policy?: Partial<PipelinePolicy>;
   failures?: number;
-}
-
-/**
- * What to do with a live post's change inside the feed window: write the copy now (a new
- * post, an edit, a rename, or counters last refreshed long enough ago), skip it (nothing a
- * reader sees changed), or refresh it later: a change that only moved the like or comment
- * counts of a copy written less than `refreshSeconds` ago. So the feed's partition takes at
- * most one write per post per `refreshSeconds` however fast the likes come.
- */
-export function feedWritePlan(entry: FeedEntry | undefined, post: PostChange, refreshSeconds: number, nowMs: number): "now" | "skip" | { dueAtMs: number } {
-  if (!entry || entry.deleted || entry.sourceLsn >= post._lsn) return "now";
-  const copy = toShortForm(post);
-  const sameText = copy.title === entry.title && copy.content === entry.content && copy.userUsername === entry.userUsername;
-  if (!sameText) return "now";
-  if (copy.likeCount === entry.likeCount && copy.commentCount === entry.commentCount) return "skip";
-  const dueAtMs = (entry._ts ?? 0) * 1000 + refreshSeconds * 1000;
-  return dueAtMs <= nowMs ? "now" : { dueAtMs };
 }
 
 /** One refresh per post and due time: every counter change until then is covered by it. */

@@ -1,5 +1,6 @@
 import { LIMITS } from "../model/limits";
-import type { FeedEntry } from "../store/feed";
+import { toShortForm } from "../model/short-form";
+import type { FeedEntry, PostChange } from "../store/copies";
 
 type SortKey = { creationDate: string; id: string };
 
@@ -39,4 +40,21 @@ export class FeedWindow {
   admits(post: SortKey): boolean {
     return !this.full || newer(post, this.live[LIMITS.feedSize - 1]) >= 0;
   }
+}
+
+/**
+ * What to do with a live post's change inside the feed window: write the copy now (a new
+ * post, an edit, a rename, or counters last refreshed long enough ago), skip it (nothing a
+ * reader sees changed), or refresh it later: a change that only moved the like or comment
+ * counts of a copy written less than `refreshSeconds` ago. So the feed's partition takes at
+ * most one write per post per `refreshSeconds` however fast the likes come.
+ */
+export function feedWritePlan(entry: FeedEntry | undefined, post: PostChange, refreshSeconds: number, nowMs: number): "now" | "skip" | { dueAtMs: number } {
+  if (!entry || entry.deleted || entry.sourceLsn >= post._lsn) return "now";
+  const copy = toShortForm(post);
+  const sameText = copy.title === entry.title && copy.content === entry.content && copy.userUsername === entry.userUsername;
+  if (!sameText) return "now";
+  if (copy.likeCount === entry.likeCount && copy.commentCount === entry.commentCount) return "skip";
+  const dueAtMs = (entry._ts ?? 0) * 1000 + refreshSeconds * 1000;
+  return dueAtMs <= nowMs ? "now" : { dueAtMs };
 }

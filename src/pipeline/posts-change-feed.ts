@@ -1,15 +1,13 @@
 import type { PostsContainerItem } from "../model/items";
 import { store } from "../store/client";
-import { newestLivePosts, readFeedEntries } from "../store/feed";
 import { finishDeletion } from "../store/posts";
-import { readWellFormedUser } from "../store/users";
 import { recordContributions, type Contribution } from "../store/contributions";
 import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
-import { readAccountDocument } from "../store/profile-documents";
+import { readAccountDocument, readWellFormedUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
-import { userPosts, copyOf, createIfAbsent, feed, tombstoneOf, writeIfNewer, type PostChange } from "../store/copies";
-import { FeedWindow } from "./feed-window";
-import { FEED_REFRESH, feedRefreshInstanceId, feedWritePlan, type FeedRefreshInput } from "./feed-refresh";
+import { copyOf, createIfAbsent, feed, newestLivePosts, readFeedEntries, tombstoneOf, userPosts, writeIfNewer, type PostChange } from "../store/copies";
+import { feedWritePlan, FeedWindow } from "./feed-window";
+import { FEED_REFRESH, feedRefreshInstanceId, type FeedRefreshInput } from "./feed-refresh";
 import type { PipelineServices } from "./services";
 
 type Change = PostsContainerItem & { _lsn: number };

@@ -1,5 +1,6 @@
 import type { Container, ItemDefinition } from "@azure/cosmos";
 import type { PostItem } from "../model/items";
+import { LIMITS } from "../model/limits";
 import { toShortForm, type ShortPost } from "../model/short-form";
 import { store } from "./client";
 import { POST_TRIGGERS } from "./definitions";
@@ -85,4 +86,55 @@ export async function createIfAbsent(target: CopyTarget, copy: PostCopy): Promis
     if (cosmosStatus(error) === 409) return false;
     throw error;
   }
+}
+
+/** What the pipeline needs to know of one feed entry (a live copy or a tombstone). */
+export interface FeedEntry {
+  id: string;
+  creationDate: string;
+  sourceLsn: number;
+  deleted?: boolean;
+  userUsername?: string;
+  title?: string;
+  content?: string;
+  commentCount?: number;
+  likeCount?: number;
+  /** When the copy was last written (seconds): a counter-only change waits until FEED_REFRESH_SECONDS after it. */
+  _ts?: number;
+}
+
+/** Every entry of the feed partition, newest first: at most 100 live copies plus recent tombstones. */
+export async function readFeedEntries(): Promise<FeedEntry[]> {
+  const { resources } = await store()
+    .feed.items.query<FeedEntry>(
+      {
+        query:
+          "SELECT f.id, f.creationDate, f.sourceLsn, f.deleted, f.userUsername, f.title, f.content, f.commentCount, f.likeCount, f._ts " +
+          "FROM f WHERE f.type = @type ORDER BY f.type DESC, f.creationDate DESC, f.id DESC",
+        parameters: [{ name: "@type", value: FEED_PARTITION }],
+      },
+      { partitionKey: FEED_PARTITION },
+    )
+    .fetchAll();
+  return resources;
+}
+
+/**
+ * The newest live posts at the source (`posts`), newest first by (creationDate, id), for
+ * refilling the feed after deletions: a cross-partition query, run only by the pipeline and only
+ * when a deletion left a gap.
+ */
+export async function newestLivePosts(count: number = LIMITS.feedSize): Promise<(PostItem & { _lsn?: number })[]> {
+  const { resources } = await store()
+    .posts.items.query<PostItem & { _lsn?: number }>({
+      // Feed order, ties broken by id as everywhere else; the posts composite index (type DESC,
+      // creationDate ASC, id ASC) serves this order reversed.
+      query: "SELECT TOP @count * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.type ASC, p.creationDate DESC, p.id DESC",
+      parameters: [
+        { name: "@count", value: count },
+        { name: "@type", value: "post" },
+      ],
+    })
+    .fetchAll();
+  return resources;
 }

@@ -4,10 +4,10 @@ import { contributionId, nowIso, type ErasureItem, type ErasureProgress } from "
 import { store } from "./client";
 import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
-import { ATTEMPTS, backOff } from "./optimistic";
 import { finishDeletion } from "./posts";
 import { executeProcedure } from "./procedures";
-import { readAccountDocument, type StoredErasure } from "./profile-documents";
+import { ATTEMPTS, backOff } from "./username-claims";
+import { readAccountDocument, type StoredErasure } from "./users";
 
 /**
  * Account erasure, the store's part: the record that replaces the profile, and the bounded steps

@@ -1,10 +1,9 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { conflict } from "../model/errors";
-import { usernameClaimId, type UsernameClaim } from "../model/items";
+import { usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
 import { LIMITS } from "../model/limits";
 import { store } from "./client";
 import { cosmosStatus } from "./failures";
-import { ATTEMPTS, backOff, conditionally } from "./optimistic";
-import { readProfileDocument, usernameOf, type ProfileDocument } from "./profile-documents";
 
 type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
 
@@ -16,6 +15,41 @@ type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
  * linearizable with the owner's renames by "fencing" the profile (a conditional no-op write
  * that makes any rename which read the profile before it fail with 412 and start over).
  */
+
+/*
+ * Optimistic concurrency as the claim and profile writes (here and in users.ts) use it: read,
+ * write on the version read (If-Match), and on a lost race read again, after a growing random wait.
+ */
+
+/** Optimistic rounds before a write that keeps losing races gives up with 409. */
+export const ATTEMPTS = 16;
+
+/** Before another optimistic round: a random wait that grows with each lost race (at most 160 ms), so racing writers stop colliding. */
+export const backOff = (attempt: number) => (attempt === 0 ? Promise.resolve() : sleep(Math.random() * 5 * 2 ** Math.min(attempt, 5)));
+
+/** Runs a conditional write; false when its condition failed (412) or the item is gone (404). */
+export async function conditionally(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (cosmosStatus(error) === 412 || cosmosStatus(error) === 404) return false;
+    throw error;
+  }
+}
+
+/** A profile document as stored: well-formed, or written malformed behind the API's back. */
+export type ProfileDocument = Partial<Record<Exclude<keyof UserItem, "id">, unknown>> & { id: string; type: "user"; _etag: string };
+
+/** The profile document under `userId`, as the claim checks read it (an erasure record or nothing: undefined). */
+export async function readProfileDocument(userId: string): Promise<ProfileDocument | undefined> {
+  const { resource } = await store().users.item(userId, userId).read<ProfileDocument>();
+  return resource?.type === "user" ? resource : undefined;
+}
+
+/** The name a profile document uses, if it is a valid username at all. */
+export const usernameOf = (profile: ProfileDocument | undefined): string | undefined =>
+  typeof profile?.username === "string" && LIMITS.usernamePattern.test(profile.username) ? profile.username : undefined;
 
 /** A claim whose owner has no profile yet is left alone this long: its create may still be in flight. */
 export const UNBORN_CLAIM_GRACE_SECONDS = 60;

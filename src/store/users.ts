@@ -1,36 +1,37 @@
-import { accountErased, conflict, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
+import { accountErased, conflict, forbidden, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
-import { nowIso, usernameClaimId, type UserItem } from "../model/items";
+import { nowIso, usernameClaimId, type ErasureItem, type UserItem } from "../model/items";
 import { store } from "./client";
 import { cosmosStatus } from "./failures";
 import { withTraceOrigin } from "../telemetry";
-import { ATTEMPTS, backOff, conditionally } from "./optimistic";
-import { readAccountDocument, readProfileDocument, usernameOf, type ProfileDocument } from "./profile-documents";
-import { acquireClaim, readClaim, releaseAfterRename, releaseIfUnused } from "./username-claims";
+import {
+  acquireClaim,
+  ATTEMPTS,
+  backOff,
+  conditionally,
+  readClaim,
+  readProfileDocument,
+  releaseAfterRename,
+  releaseIfUnused,
+  usernameOf,
+  type ProfileDocument,
+} from "./username-claims";
+
+/**
+ * Profiles: the one document under a user's id in `users` (their profile, or the record of their
+ * account's erasure), read with one point read; created and renamed with the username claims
+ * they take (`username-claims.ts`).
+ */
 
 export type StoredUser = UserItem & { _etag: string };
 
-/** The tail of each profile's queue of renames in this instance. */
-const renameQueues = new Map<string, Promise<unknown>>();
+/** The erasure record that took a profile's place (same id). */
+export type StoredErasure = ErasureItem & { _etag: string };
 
-/**
- * Runs the renames of one profile in this instance one after another, in arrival order. Racing
- * each other they gain nothing (the last writer wins anyway) and each one's release of its old
- * name fences the profile, failing the others' writes until they give up; in a queue each
- * succeeds at once. Renames from other instances still race, and retry.
- */
-function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<T> {
-  const previous = renameQueues.get(userId) ?? Promise.resolve();
-  const result = previous.then(rename, rename);
-  const tail = result.then(
-    () => {},
-    () => {},
-  );
-  renameQueues.set(userId, tail);
-  void tail.then(() => {
-    if (renameQueues.get(userId) === tail) renameQueues.delete(userId);
-  });
-  return result;
+/** What the document under a user's id is: their profile, the record of their account's erasure, or nothing. */
+export async function readAccountDocument(userId: string): Promise<ProfileDocument | StoredErasure | undefined> {
+  const { resource } = await store().users.item(userId, userId).read<ProfileDocument | StoredErasure>();
+  return resource?.type === "user" || resource?.type === "erasure" ? resource : undefined;
 }
 
 /** Q1: one point read. A malformed profile throws: it is never served, or copied, as it is. */
@@ -57,6 +58,40 @@ export async function readWellFormedUser(userId: string): Promise<StoredUser | u
     if (error instanceof MalformedItemError) return undefined;
     throw error;
   }
+}
+
+/**
+ * Writing posts, comments and likes needs a profile: its username is copied into the item. An
+ * erased account's token is refused with its own problem type, from the moment the erasure was asked for.
+ */
+export async function requireProfile(userId: string): Promise<StoredUser> {
+  const account = await readAccount(userId);
+  if (account === "erased") throw accountErased(userId);
+  if (!account) throw forbidden("Create your profile first (POST /api/users).");
+  return account;
+}
+
+/** The tail of each profile's queue of renames in this instance. */
+const renameQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs the renames of one profile in this instance one after another, in arrival order. Racing
+ * each other they gain nothing (the last writer wins anyway) and each one's release of its old
+ * name fences the profile, failing the others' writes until they give up; in a queue each
+ * succeeds at once. Renames from other instances still race, and retry.
+ */
+function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<T> {
+  const previous = renameQueues.get(userId) ?? Promise.resolve();
+  const result = previous.then(rename, rename);
+  const tail = result.then(
+    () => {},
+    () => {},
+  );
+  renameQueues.set(userId, tail);
+  void tail.then(() => {
+    if (renameQueues.get(userId) === tail) renameQueues.delete(userId);
+  });
+  return result;
 }
 
 /** C1 (create): claim the username first, so two racing creates of one name cannot both win. */

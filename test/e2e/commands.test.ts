@@ -137,6 +137,8 @@ describe("the commands", () => {
       expect(new Set(visited).size).toBe(Number(files));
       expect(visited.every((file) => /^(src|functions)\/.+\.ts$/.test(file))).toBe(true);
     }
+    // No longer than docs/architecture.md says (files, calls into a file it had left): a flow that grows is a design that got harder to follow.
+    expect(flows.map((m) => Number(m[2]) <= 10 && Number(m[3]) <= [4, 17, 20][flows.indexOf(m)])).toEqual([true, true, true]);
     // Each flow reaches the code that does its work: the store's post, the copies, the username claims.
     expect(flows.map((m) => m[4].includes(["src/store/posts.ts", "src/store/copies.ts", "src/store/username-claims.ts"][flows.indexOf(m)]))).toEqual([
       true,

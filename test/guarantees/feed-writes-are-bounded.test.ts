@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom } from "@azure/cosmos";
-import { copyPostToFeed, feedWritePlan } from "../../src/pipeline/feed-refresh";
+import { copyPostToFeed } from "../../src/pipeline/feed-refresh";
+import { feedWritePlan } from "../../src/pipeline/feed-window";
 import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
-import type { FeedEntry } from "../../src/store/feed";
+import type { FeedEntry } from "../../src/store/copies";
 import { measureCosmos } from "../../src/store/metering";
 import type { PostChange } from "../../src/store/copies";
 import { apiFixture, type ApiFixture } from "../support/api";

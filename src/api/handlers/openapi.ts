@@ -1,4 +1,4 @@
-import { entityTagOf } from "../conditional";
+import { entityTagOf } from "../http";
 import { endpoint } from "../http";
 import { openApiDocument, type OpenApiDocument } from "../openapi";
 import type { Route } from "../route-definition";
@@ -10,7 +10,7 @@ import type { Route } from "../route-definition";
  */
 export function openApiEndpoint(described: () => readonly Route[]) {
   let document: { body: OpenApiDocument; etag: string } | undefined;
-  return endpoint(async () => {
+  return endpoint({}, async () => {
     if (!document) {
       const body = openApiDocument(described());
       document = { body, etag: entityTagOf(body) };

@@ -1,58 +1,39 @@
 import { z } from "zod";
-import { accountErased, forbidden, invalid, notFound } from "../../model/errors";
+import { accountErased, invalid, notFound } from "../../model/errors";
 import * as accountExport from "../../store/account-export";
 import * as erasure from "../../store/erasure";
 import * as lists from "../../store/lists";
 import * as users from "../../store/users";
-import type { StoredUser } from "../../store/users";
-import type { StoredErasure } from "../../store/profile-documents";
-import { endpoint, type ApiCall } from "../http";
+import type { StoredErasure, StoredUser } from "../../store/users";
+import { endpoint } from "../http";
 import { pagedList } from "../pagination";
 import { emptyBody, listQuery, userBody } from "../schemas";
 
 const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.username });
 
 /** POST /users — C1: the caller creates their own profile. */
-export const createUser = endpoint(async (call) => {
-  const userId = await call.caller();
-  const { username } = await call.body(userBody);
-  call.requirePreconditions(undefined);
-  const user = await users.createUser(userId, username);
+export const createUser = endpoint({ auth: "caller", body: userBody, creates: true }, async ({ caller: { userId }, body }) => {
+  const user = await users.createUser(userId, body.username);
   return { status: 201, body: publicUser(user), etag: user._etag, location: `/api/users/${encodeURIComponent(userId)}` };
 });
 
 /** PUT /users/{userId} — C1: only that user may change their username. */
-export const updateUser = endpoint(async (call) => {
-  const caller = await call.caller();
-  const userId = call.param("userId");
-  if (caller !== userId) throw forbidden("You may only edit your own profile.");
-  const { username } = await call.body(userBody);
-  const user = await users.renameUser(userId, username, call.writePreconditions(), (message) => call.context.warn(message));
+export const updateUser = endpoint({ auth: "owner", body: userBody }, async ({ params: { userId }, body, preconditions, warn }) => {
+  const user = await users.renameUser(userId, body.username, preconditions, warn);
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
 /** GET /users/{userId} — Q1. */
-export const getUser = endpoint(async (call) => {
-  const userId = call.param("userId");
+export const getUser = endpoint({}, async ({ params: { userId } }) => {
   const user = await users.readUser(userId);
   if (!user) throw notFound(`User '${userId}' does not exist.`);
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
 /** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
-export const listUserPosts = endpoint(async (call) => {
-  const userId = call.param("userId");
-  return pagedList(call, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => lists.listUserPosts(userId, limit, after));
-});
-
-/** The account `userId` names, for its owner (or, where `admins` allows, an admin): 403 for anyone else. */
-async function ownAccount(call: ApiCall, admins: "admins too" | "owner only"): Promise<{ userId: string; admin: boolean }> {
-  const caller = await call.callerWithRoles();
-  const userId = call.param("userId");
-  const admin = admins === "admins too" && caller.admin && caller.userId !== userId;
-  if (caller.userId !== userId && !admin) throw forbidden("Only the account's owner may do this.");
-  return { userId, admin };
-}
+export const listUserPosts = endpoint({ query: listQuery }, async ({ params: { userId }, query, warn }) =>
+  pagedList(query, warn, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => lists.listUserPosts(userId, limit, after)),
+);
 
 const erasureUrl = (userId: string) => `/api/users/${encodeURIComponent(userId)}/erasure`;
 
@@ -69,16 +50,13 @@ const erasureBody = (record: StoredErasure) => ({
  * the erasure record at once (gone from every read, the token refused for writes), and the
  * erasure runs in the background. 202 with the status URL; a repeat answers the same.
  */
-export const deleteUser = endpoint(async (call) => {
-  const { userId, admin } = await ownAccount(call, "admins too");
-  await call.body(emptyBody);
-  const { erasure: record } = await erasure.requestErasure(userId, admin ? "admin" : "self");
+export const deleteUser = endpoint({ auth: "owner or admin", body: emptyBody }, async ({ caller, params: { userId } }) => {
+  const { erasure: record } = await erasure.requestErasure(userId, caller.userId === userId ? "self" : "admin");
   return { status: 202, body: erasureBody(record), location: erasureUrl(userId), headers: { "retry-after": "2" } };
 });
 
 /** GET /users/{userId}/erasure — where the erasure stands; the owner or an admin. 404 when none was asked for. */
-export const getErasure = endpoint(async (call) => {
-  const { userId } = await ownAccount(call, "admins too");
+export const getErasure = endpoint({ auth: "owner or admin" }, async ({ params: { userId } }) => {
   const record = await erasure.readErasure(userId);
   if (!record) throw notFound(`No erasure was asked for the account '${userId}'.`);
   return { status: 200, body: erasureBody(record), etag: record._etag };
@@ -112,9 +90,7 @@ const exportFileName = (userId: string) => `blog-export-${userId.replace(/[^A-Za
  * posts written on per page), as a download. Each page is one request's worth of reads, so a
  * large account never times out or loads everything at once; the pages together are the export.
  */
-export const exportUser = endpoint(async (call) => {
-  const { userId } = await ownAccount(call, "owner only");
-  const { limit, continuationToken } = call.query(listQuery);
+export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({ params: { userId }, query: { limit, continuationToken } }) => {
   const position = decodeExport(continuationToken);
   const account = await users.readAccount(userId);
   if (account === "erased") throw accountErased(userId);
