@@ -127,8 +127,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   );
   const restarter = (async () => {
     const every = (options.restartEverySeconds ?? 20) * 1000;
-    while (Date.now() + every < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, every));
+    // Due at fixed times from the start, however long each restart took on a busy machine: a run
+    // makes the same number of restarts (one per `every` before the deadline) whatever the load.
+    for (let due = started + every; due < deadline; due += every) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
       const signal = restarts % 2 === 0 ? "SIGKILL" : "SIGINT";
       await cluster.restartOne(signal);
       restarts++;
