@@ -47,7 +47,8 @@ const steps = [
   ["packaging the function app into dist/deploy", process.execPath, [join(root, "dist/scripts/bundle.js")]],
   ["bundling the web front end into dist/web", process.execPath, [join(root, "dist/scripts/bundle-web.js")]],
   ["writing docs/openapi.json", process.execPath, [join(root, "dist/scripts/openapi.js")]],
-];
+  // BUILD_DOCS=no: a test that builds leaves the tracked docs as they are (another test compares them with the code).
+].filter(([what]) => process.env.BUILD_DOCS !== "no" || !what.includes("docs/"));
 
 await takeLock();
 try {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,8 +22,12 @@ interface Recorded {
   metadata: { name: string; bindings: Record<string, Binding> };
 }
 
-/** Runs `npm run build` as azd does (the script `build` names), from the repository root. */
-const build = () => runToExit(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root });
+/**
+ * Runs `npm run build` as azd does (the script `build` names), from the repository root, but
+ * leaving the tracked docs/openapi.json alone: rewritten here, it would make the test that
+ * compares it with the route table pass whatever was committed.
+ */
+const build = () => runToExit(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, env: { ...process.env, BUILD_DOCS: "no" } });
 
 /** What azd zips for the api service: the `dist` folder, whole (azd leaves out only local.settings.json and .azure). */
 function azdZipContents(folder: string): string[] {
@@ -46,7 +50,10 @@ describe("the deployable function app", () => {
   });
 
   it("is made whole by two builds running at once in one folder, as azd builds its two services", async () => {
+    const docs = join(root, "docs/openapi.json");
+    const docsWritten = statSync(docs).mtimeMs;
     const [first, second] = await Promise.all([build(), build()]);
+    expect(statSync(docs).mtimeMs).toBe(docsWritten);
     expect(first.code, first.output).toBe(0);
     expect(second.code, second.output).toBe(0);
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
