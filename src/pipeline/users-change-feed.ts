@@ -1,4 +1,6 @@
-import type { ErasureItem, UserItem, UsernameClaim } from "../model/items";
+import type { ContributionItem, ErasureItem, UserItem, UsernameClaim } from "../model/items";
+import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
+import { readAccountDocument } from "../store/users";
 import { ERASURE, type ErasureInput } from "./erasure";
 import type { PipelinePolicy } from "./policy";
 import { instanceIdOf } from "./orchestration-inputs";
@@ -23,13 +25,40 @@ const isClaim = (doc: unknown): doc is Versioned<UsernameClaim> => (doc as Parti
 /** An instance id part from an item version: the same change always maps to the same instance. */
 const versionOf = (doc: { _etag?: string; _ts?: number }) => (doc._etag ?? String(doc._ts ?? "")).replace(/[^A-Za-z0-9-]/g, "");
 
+/** A document the posts change feed writes into a user's partition: the copy of their post (Q3), or the record of a post they wrote on. */
+type WrittenForUser = { type: "post"; userId: string; postId: string } | (ContributionItem & { type: "contribution" });
+
+const isWrittenForUser = (doc: unknown): doc is WrittenForUser => {
+  const item = doc as { type?: unknown; userId?: unknown; postId?: unknown } | null;
+  return (item?.type === "post" || item?.type === "contribution") && typeof item.userId === "string" && typeof item.postId === "string";
+};
+
+/**
+ * What the posts change feed wrote into the partition of an account erased meanwhile is erased
+ * again, found from the write itself. The posts change feed repairs its own late writes, but a
+ * host whose lease was taken over can still be handling a batch the new holder already handled:
+ * killed between its writes and its repair, it leaves them, and nobody handles that batch again.
+ * Its writes still come here, after they were made: the account read then is either the erasure
+ * record (erased here) or a profile (the erasure, asked for later, sweeps them).
+ */
+async function eraseWrittenForErasedAccounts(documents: readonly WrittenForUser[]): Promise<void> {
+  for (const userId of new Set(documents.map((doc) => doc.userId))) {
+    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
+    for (const doc of documents.filter((candidate) => candidate.userId === userId)) {
+      if (doc.type === "post") await eraseLateOwnPost(userId, doc.postId);
+      else await eraseLateWritingOnPost(userId, doc.postId);
+    }
+  }
+}
+
 /**
  * The `users` change feed. A profile whose username changed starts one propagation (instance id
  * from the change, so a redelivery starts nothing new but restarts a stopped one), and any
  * change to a username claim or a renamed profile starts the orphaned-claim sweep for its
  * user. An erasure record starts the account's erasure (instance id from the request, so the
  * record's progress updates start nothing new) and the sweep that frees its username: the
- * profile that used it is gone. The post copies that also live in `users` are ignored.
+ * profile that used it is gone. The post copies and records of where a user wrote that also
+ * live in `users` matter only in an erased account's partition: there they are erased again.
  */
 export async function handleUsersChanges(documents: unknown[], starter: OrchestrationStarter, policy?: Partial<PipelinePolicy>): Promise<void> {
   for (const doc of documents) {
@@ -51,4 +80,5 @@ export async function handleUsersChanges(documents: unknown[], starter: Orchestr
       await starter.ensureStarted(CLAIMS_SWEEP, instanceIdOf("claims", owner, versionOf(doc as { _etag?: string })), sweep);
     }
   }
+  await eraseWrittenForErasedAccounts(documents.filter(isWrittenForUser));
 }

@@ -7,6 +7,8 @@ import { runAccount, runHost, START_SCRIPT, type HostProcess } from "../../chaos
 import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import type { BlogStore } from "../../src/store/client";
 import { ACCOUNT_ERASED } from "../../src/model/errors";
+import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
+import { estimateStoreLag } from "../../src/store/change-feed-lag";
 import { localSystem, within, type Client } from "../support/system";
 
 /**
@@ -143,6 +145,37 @@ describe("an erasure reaches every copy", () => {
 
     // The name is free again for someone else, after the claim's grace period.
     await within(20_000, async () => (await call("POST", "/users", { as: "zed", body: { username: "eve_writes" } })).status === 201);
+  }, 120_000);
+
+  it("erases again what a stale change feed holder writes into the account after the erasure finished", async () => {
+    // With several instances, a host whose lease was taken over may still be handling a batch the
+    // new holder already handled: it records where the user wrote, after the erasure removed that
+    // record, and is killed before it reads the account and erases it again. Nobody handles that
+    // batch again, so what it wrote must be found from the write itself.
+    app = await localSystem(options);
+    const call = app.call;
+    for (const [id, name] of [
+      ["ivy", "ivy"],
+      ["kim", "kim"],
+    ])
+      expect((await call("POST", "/users", { as: id, body: { username: name } })).status).toBe(201);
+    const kimsPost = (await call("POST", "/posts", { as: "kim", body: { title: "kim's", content: "hers" } })).body.id as string;
+    const ivysPost = (await call("POST", "/posts", { as: "ivy", body: { title: "ivy's", content: "mine" } })).body.id as string;
+    await call("POST", `/posts/${kimsPost}/comments`, { as: "ivy", body: { content: "hello" } });
+    expect((await call("DELETE", "/users/ivy", { as: "ivy" })).status).toBe(202);
+    await within(30_000, async () => (await call("GET", "/users/ivy/erasure", { as: "ivy" })).body.status === "completed");
+    const users = app.system.store.users;
+    const left = async () => (await users.items.query({ query: "SELECT c.id FROM c WHERE c.type != 'erasure'" }, { partitionKey: "ivy" }).fetchAll()).resources;
+    // Settled: the posts change feed has handled every change (its own late repairs done), and the account is clean.
+    const postsConsumer = changeFeedTriggers.find((trigger) => trigger.name === "postsChangeFeed")!;
+    await within(30_000, async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0);
+
+    // The stale holder's writes: the record of where ivy wrote, and her post's copy in her list.
+    await users.items.create({ id: `contribution:${kimsPost}`, type: "contribution", userId: "ivy", postId: kimsPost, since: new Date().toISOString() });
+    const { resource: copy } = await app.system.store.posts.item(ivysPost, ivysPost).read<Record<string, unknown>>();
+    await users.items.upsert({ ...copy, id: ivysPost, type: "post", userId: "ivy", postId: ivysPost, sourceLsn: 0 });
+    expect(await left()).toHaveLength(2);
+    await within(20_000, async () => (await left()).length === 0);
   }, 120_000);
 });
 
