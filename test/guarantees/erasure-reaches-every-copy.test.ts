@@ -168,15 +168,16 @@ describe("an erasure reaches every copy", () => {
     const left = async () => (await users.items.query({ query: "SELECT c.id FROM c WHERE c.type != 'erasure'" }, { partitionKey: "ivy" }).fetchAll()).resources;
     // Settled: the posts change feed has handled every change (its own late repairs done), and the account is clean.
     const postsConsumer = changeFeedTriggers.find((trigger) => trigger.name === "postsChangeFeed")!;
-    await within(30_000, async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0);
+    await within(60_000, async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0);
 
     // The stale holder's writes: the record of where ivy wrote, and her post's copy in her list.
     await users.items.create({ id: `contribution:${kimsPost}`, type: "contribution", userId: "ivy", postId: kimsPost, since: new Date().toISOString() });
     const { resource: copy } = await app.system.store.posts.item(ivysPost, ivysPost).read<Record<string, unknown>>();
     await users.items.upsert({ ...copy, id: ivysPost, type: "post", userId: "ivy", postId: ivysPost, sourceLsn: 0 });
     expect(await left()).toHaveLength(2);
-    await within(20_000, async () => (await left()).length === 0);
-  }, 120_000);
+    // Generous: on a busy machine the users change feed may retry its batch (1 s, then doubling) before it succeeds.
+    await within(60_000, async () => (await left()).length === 0);
+  }, 180_000);
 });
 
 describe("an erasure cut short", () => {
