@@ -2,8 +2,8 @@ import type { PostsContainerItem } from "../model/items";
 import { store } from "../store/client";
 import { finishDeletion } from "../store/posts";
 import { recordContributions, type Contribution } from "../store/contributions";
-import { eraseLateWrites } from "../store/erasure";
-import { readWellFormedUser } from "../store/users";
+import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
+import { readAccountDocument, readWellFormedUser } from "../store/users";
 import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { copyOf, createIfAbsent, feed, newestLivePosts, readFeedEntries, tombstoneOf, userPosts, writeIfNewer, type PostChange } from "../store/copies";
 import { feedWritePlan, FeedWindow } from "./feed-window";
@@ -40,11 +40,13 @@ async function repairStaleUsernames(changes: Change[]): Promise<void> {
  * writer of the batch is read, not only those this delivery wrote for: a delivery cut off
  * between its writes and this read comes again, and then finds its writes already made.
  */
-function eraseForErasedAccounts(posts: readonly PostChange[], writing: readonly Contribution[]): Promise<void> {
-  return eraseLateWrites([
-    ...posts.map((post) => ({ userId: post.userId, postId: post.postId, own: true })),
-    ...writing.map((contribution) => ({ userId: contribution.userId, postId: contribution.postId, own: false })),
-  ]);
+async function eraseForErasedAccounts(posts: readonly PostChange[], writing: readonly Contribution[]): Promise<void> {
+  for (const userId of new Set([...posts.map((post) => post.userId), ...writing.map((contribution) => contribution.userId)])) {
+    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
+    for (const post of posts) if (post.userId === userId) await eraseLateOwnPost(userId, post.postId);
+    for (const postId of new Set(writing.filter((contribution) => contribution.userId === userId).map((contribution) => contribution.postId)))
+      await eraseLateWritingOnPost(userId, postId);
+  }
 }
 
 /** Refills the feed from the source after deletions left it short of the 100 newest live posts. */

@@ -1,5 +1,6 @@
 import type { ContributionItem, ErasureItem, UserItem, UsernameClaim } from "../model/items";
-import { eraseLateWrites } from "../store/erasure";
+import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
+import { readAccountDocument } from "../store/users";
 import { ERASURE, type ErasureInput } from "./erasure";
 import type { PipelinePolicy } from "./policy";
 import { instanceIdOf } from "./orchestration-inputs";
@@ -40,8 +41,14 @@ const isWrittenForUser = (doc: unknown): doc is WrittenForUser => {
  * Its writes still come here, after they were made: the account read then is either the erasure
  * record (erased here) or a profile (the erasure, asked for later, sweeps them).
  */
-function eraseWrittenForErasedAccounts(documents: readonly WrittenForUser[]): Promise<void> {
-  return eraseLateWrites(documents.map((doc) => ({ userId: doc.userId, postId: doc.postId, own: doc.type === "post" })));
+async function eraseWrittenForErasedAccounts(documents: readonly WrittenForUser[]): Promise<void> {
+  for (const userId of new Set(documents.map((doc) => doc.userId))) {
+    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
+    for (const doc of documents.filter((candidate) => candidate.userId === userId)) {
+      if (doc.type === "post") await eraseLateOwnPost(userId, doc.postId);
+      else await eraseLateWritingOnPost(userId, doc.postId);
+    }
+  }
 }
 
 /**

@@ -94,8 +94,8 @@ async function eraseOwnPost(userId: string, postId: string): Promise<number> {
   return marked ? 1 : 0;
 }
 
-/** The same, for a post of an erased account a change feed finds after the sweep (eraseLateWrites), counted with the rest. */
-async function eraseLateOwnPost(userId: string, postId: string): Promise<void> {
+/** The same, for a post of an erased account the posts change feed finds after the sweep, counted with the rest. */
+export async function eraseLateOwnPost(userId: string, postId: string): Promise<void> {
   await recordProgress(userId, { posts: await eraseOwnPost(userId, postId) });
 }
 
@@ -127,36 +127,12 @@ export async function eraseWritingOnPost(userId: string, postId: string): Promis
 }
 
 /**
- * The same, for a post an erased account wrote on that a change feed finds after the erasure's sweep
- * (eraseLateWrites), counted with the rest: the procedure counts only what it
+ * The same, for what the posts change feed finds of an erased account after the erasure's sweep
+ * (src/pipeline/posts-change-feed.ts), counted with the rest: the procedure counts only what it
  * removed, so nothing is counted twice, whoever gets there first.
  */
-async function eraseLateWritingOnPost(userId: string, postId: string): Promise<void> {
+export async function eraseLateWritingOnPost(userId: string, postId: string): Promise<void> {
   await recordProgress(userId, await eraseWritingOnPost(userId, postId));
-}
-
-/** A post written for a user after their erasure's sweep: one of their own (or its copy in their list), or one they wrote on. */
-export interface LateWrite {
-  userId: string;
-  postId: string;
-  own: boolean;
-}
-
-/**
- * Erases again what was written for accounts erased meanwhile: each account is read once, after
- * the writes (an erasure asked for later sweeps them instead), and for an erased one each of its
- * own posts is deleted and each post it wrote on cleared, as the erasure's steps do, counted with
- * the rest. Both change feeds call it: the posts one for what its batch wrote, the users one for
- * what reaches an erased partition from a host that died before its own call.
- */
-export async function eraseLateWrites(writes: readonly LateWrite[]): Promise<void> {
-  const unique = [...new Map(writes.map((write) => [`${write.userId}\n${write.postId}\n${write.own}`, write])).values()];
-  for (const userId of new Set(unique.map((write) => write.userId))) {
-    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
-    for (const { postId, own } of unique.filter((write) => write.userId === userId))
-      if (own) await eraseLateOwnPost(userId, postId);
-      else await eraseLateWritingOnPost(userId, postId);
-  }
 }
 
 /** Step 1, a page: the user's own posts, found by their copies in the user's list (Q3); each counted by whoever deleted it. */
