@@ -81,7 +81,8 @@ describe("the commands", () => {
 
   it("npm start in a terminal drains on one Ctrl-C, though the host gets SIGINT from the terminal and from npm", async () => {
     // A pseudo-terminal (util-linux `script`): the byte ^C becomes SIGINT to the whole foreground process group, as in a real terminal.
-    const shell = `trap : INT; npm start -- --in-memory; echo "npm exited with $?"`;
+    // The terminal stays open until the host itself is gone (it is npm's child, so npm may be gone first): whatever it prints is read.
+    const shell = `trap : INT; npm start -- --in-memory; code=$?; while pgrep -s 0 -f "node.*[d]ist/local/start.js" >/dev/null; do sleep 0.2; done; echo "npm exited with $code"`;
     const terminal = spawn("script", ["-qfec", shell, "/dev/null"], {
       cwd: join(__dirname, "../.."),
       env: { ...process.env, PORT: "0", EMBEDDED_COSMOS_PORT: "0", LOG_REQUESTS: "false" },
