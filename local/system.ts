@@ -23,6 +23,7 @@ import {
   localTelemetry,
   systemClock,
   TimerHost,
+  type TaskHubTiming,
   type InstanceSpanNaming,
   type LeaseTiming,
 } from "local-host";
@@ -82,6 +83,8 @@ export interface LocalSystemOptions {
   leaseOwner?: string;
   /** Lease expiration, renewal and acquire intervals (the trigger's defaults: 60 s, 17 s, 13 s). */
   leaseTiming?: Partial<LeaseTiming>;
+  /** With a lease owner on a shared account, the durable task hub's lease and message timing (DEFAULT_HUB_TIMING). */
+  taskHubTiming?: Partial<TaskHubTiming>;
   /** Pacing of the background orchestrations (retries, backoff, page size); tests make it quick. */
   policy?: Partial<PipelinePolicy>;
   /** Origins a browser may call the API from (`*` for any), as CORS_ALLOWED_ORIGINS / siteConfig.cors in Azure. */
@@ -203,8 +206,13 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       : undefined,
     log,
     spanNaming: SPAN_NAMING,
+    // Several hosts on one account (each with its name on the leases) share one task hub in it, as Azure's instances share one in Storage.
+    hub:
+      options.leaseOwner && cosmos.key
+        ? { database: store.client.database(settings.cosmos.databaseName), owner: options.leaseOwner, timing: options.taskHubTiming }
+        : undefined,
   });
-  durable.resume();
+  await durable.resume();
   // Telemetry: the process's providers (npm start's exporters), the orchestration instances as
   // observed metrics, and the operations page's figures from them (the lag gauges come from the
   // app's own estimator, a timer function).

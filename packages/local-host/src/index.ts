@@ -32,6 +32,7 @@ export { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change
 
 // Durable Functions: the host, its state, its HTTP API and client binding.
 export { DurableHost, type DurableHostOptions } from "./durable/host";
+export { DEFAULT_HUB_TIMING, type TaskHubOptions, type TaskHubTiming } from "./durable/hub";
 export { fileInstanceStore, memoryInstanceStore } from "./durable/store";
 export { announceHostName, clientBindingData, DURABLE_API_PATH, durableClient, durableInvocation } from "./durable/http-api";
 export { DEFAULT_SPAN_NAMING, type InstanceSpanNaming } from "./durable/tracing";

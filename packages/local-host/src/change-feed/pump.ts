@@ -4,6 +4,7 @@ import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from
 import type { CosmosDBTriggerFunction } from "../worker/function-app";
 import { cosmosStatus, isStoreUnavailable } from "./cosmos-failures";
 import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
+import { shareToTake } from "../fair-share";
 
 export interface LeaseTiming {
   /** A lease whose owner has not written it for this long may be taken (the trigger's default: 60 s). */
@@ -134,24 +135,12 @@ export class ChangeFeedPump {
 
   /** Takes free and expired leases up to a fair share, then at most one from the consumer holding the most. */
   private async takeShare(all: LeaseDocument[]): Promise<void> {
-    const expired = (lease: LeaseDocument) => Date.now() - Date.parse(lease.timestamp) > this.options.leases.expirationMs;
-    const mine = (lease: LeaseDocument) => lease.owner === this.options.owner;
-    const owners = new Set(all.filter((lease) => lease.owner && !expired(lease)).map((lease) => lease.owner));
-    owners.add(this.options.owner);
-    const share = Math.ceil(all.length / owners.size);
-    // Our own name on a lease we do not run: a previous run of this host; take it back at once.
-    const candidates = all
-      .filter((lease) => !this.held.has(lease.id) && (mine(lease) || !lease.owner || expired(lease)))
-      .sort((a, b) => Number(mine(b)) - Number(mine(a)));
-    for (const lease of candidates) {
-      if (this.held.size >= share && !mine(lease)) break;
+    const { share, free, steal } = shareToTake(all, new Set(this.held.keys()), this.options.owner, this.options.leases.expirationMs);
+    for (const lease of free) {
+      if (this.held.size >= share && lease.owner !== this.options.owner) break;
       await this.take(lease);
     }
-    if (this.held.size >= share) return;
-    const byOwner = new Map<string, LeaseDocument[]>();
-    for (const lease of all) if (lease.owner && !mine(lease) && !expired(lease)) byOwner.set(lease.owner, [...(byOwner.get(lease.owner) ?? []), lease]);
-    const busiest = [...byOwner.values()].sort((a, b) => b.length - a.length)[0];
-    if (busiest && busiest.length > share) await this.take(busiest[0], `stolen from ${busiest[0].owner}`);
+    if (this.held.size < share && steal) await this.take(steal, `stolen from ${steal.owner}`);
   }
 
   private async take(document: LeaseDocument, how = "acquired"): Promise<void> {

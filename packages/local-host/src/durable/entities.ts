@@ -20,7 +20,12 @@ export interface EntityRecord {
   queue: EntityRequest[];
   /** When it last applied an operation (ISO 8601), as the entity query reports it. */
   lastOperationTime?: string;
+  /** The ids of the operations applied last: one delivered again (at least once, from another partition) is not applied twice. */
+  applied?: string[];
 }
+
+/** How many applied operation ids an entity remembers. */
+const REMEMBERED_OPERATIONS = 100;
 
 /** Where entity records live (with the instance records: memory, or files). */
 export interface EntityStore {
@@ -29,7 +34,7 @@ export interface EntityStore {
 }
 
 /** `@name@key` for an entity, as the package and the extension name its scheduler. */
-const schedulerId = (name: string, key: string) => `@${name.toLowerCase()}@${key}`;
+export const schedulerId = (name: string, key: string) => `@${name.toLowerCase()}@${key}`;
 
 function parseSchedulerId(id: string): { name: string; key: string } {
   const match = /^@([^@]+)@(.*)$/.exec(id);
@@ -64,6 +69,8 @@ export class EntityHost {
     private readonly respond: (response: EntityResponse) => void,
     private readonly log: (line: string) => void,
     private readonly now: () => Date = () => new Date(),
+    /** Where a signal an operation sends goes: this host's own enqueue, unless the entity lives elsewhere (a task hub's other partition). */
+    private readonly forward: (entityId: string, request: EntityRequest) => void = (entityId, request) => this.enqueue(entityId, request),
   ) {
     this.handlers = new Map([...handlers].map(([name, handler]) => [name.toLowerCase(), handler]));
     for (const record of store.loadAll()) this.records.set(record.id, record);
@@ -78,6 +85,7 @@ export class EntityHost {
   enqueue(id: string, request: EntityRequest): void {
     const record = this.records.get(id) ?? { id, exists: false, queue: [] };
     this.records.set(id, record);
+    if (record.queue.some((queued) => queued.id === request.id) || record.applied?.includes(request.id)) return;
     record.queue.push(request);
     this.store.save(record);
     this.kick(record);
@@ -93,21 +101,18 @@ export class EntityHost {
   }
 
   /** The entity's state as `readEntityState` reports it. */
-  readState(name: string, key: string): { entityExists: boolean; entityState: unknown } {
-    const record = this.records.get(schedulerId(name, key));
-    return { entityExists: record?.exists ?? false, entityState: record?.state === undefined ? undefined : JSON.parse(record.state) };
+  readState(name: string, key: string): EntityState {
+    return entityStateOf(this.records.get(schedulerId(name, key)));
   }
 
   /** The existing entities of the entity function `name`, by key, as the entity query lists them. */
-  list(name: string): { entityId: { name: string; key: string }; lastOperationTime?: string; state: unknown }[] {
-    return [...this.records.values()]
-      .filter((record) => record.exists && parseSchedulerId(record.id).name === name.toLowerCase())
-      .map((record) => ({
-        entityId: parseSchedulerId(record.id),
-        lastOperationTime: record.lastOperationTime,
-        state: record.state === undefined ? null : JSON.parse(record.state),
-      }))
-      .sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
+  list(name: string): EntityListing[] {
+    return entitiesNamed(this.records.values(), name);
+  }
+
+  /** The record of entity `id` (`@name@key`), if this host has it. */
+  record(id: string): EntityRecord | undefined {
+    return this.records.get(id);
   }
 
   async idle(): Promise<void> {
@@ -153,9 +158,10 @@ export class EntityHost {
       record.state = result.entityExists ? result.entityState : undefined;
       outcome = result.results;
       for (const signal of result.signals)
-        this.enqueue(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
+        this.forward(schedulerId(signal.target.name, signal.target.key), { id: randomUUID(), operation: signal.name, input: signal.input || undefined });
     }
     record.queue = record.queue.slice(batch.length);
+    record.applied = [...(record.applied ?? []), ...batch.map((request) => request.id)].slice(-REMEMBERED_OPERATIONS);
     record.lastOperationTime = this.now().toISOString();
     this.store.save(record);
     batch.forEach((request, i) => {
@@ -165,4 +171,33 @@ export class EntityHost {
       this.respond({ caller: request.caller, requestId: request.id, message: JSON.stringify(message) });
     });
   }
+}
+
+/** An entity's state as `readEntityState` reports it. */
+export interface EntityState {
+  entityExists: boolean;
+  entityState: unknown;
+}
+
+/** One entity as the entity query lists it. */
+export interface EntityListing {
+  entityId: { name: string; key: string };
+  lastOperationTime?: string;
+  state: unknown;
+}
+
+export function entityStateOf(record: EntityRecord | undefined): EntityState {
+  return { entityExists: record?.exists ?? false, entityState: record?.state === undefined ? undefined : JSON.parse(record.state) };
+}
+
+/** The existing entities of the entity function `name` among `records`, by key. */
+export function entitiesNamed(records: Iterable<EntityRecord>, name: string): EntityListing[] {
+  return [...records]
+    .filter((record) => record.exists && parseSchedulerId(record.id).name === name.toLowerCase())
+    .map((record) => ({
+      entityId: parseSchedulerId(record.id),
+      lastOperationTime: record.lastOperationTime,
+      state: record.state === undefined ? null : JSON.parse(record.state),
+    }))
+    .sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
 }

@@ -1,38 +1,92 @@
 import { randomUUID } from "node:crypto";
 import { lastFailure, rewoundHistory, historyEvents } from "./episodes";
+import { entitiesNamed, entityStateOf, schedulerId, type EntityHost, type EntityListing, type EntityState } from "./entities";
+import { TaskHub, type ClientMessage, type TaskHubOptions } from "./hub";
 import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
-import { InstanceScheduler, type DurableHostOptions } from "./scheduler";
-import type { EntityHost } from "./entities";
+import { InstanceScheduler, type SchedulerOptions } from "./scheduler";
+import type { InstanceRecord } from "./store";
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
-export type { DurableHostOptions } from "./scheduler";
+
+export interface DurableHostOptions extends SchedulerOptions {
+  /**
+   * One task hub shared with the other hosts of the app (in the account all of them use): the
+   * instances split into partitions this host leases its share of. Without it, this host runs
+   * every instance itself, in `store`.
+   */
+  hub?: TaskHubOptions;
+}
 
 /**
  * Durable Functions in this process: what the package's DurableClient (through the HTTP API,
  * http-api.ts) and the host ask of instances, over the scheduler that moves them on
- * (scheduler.ts: episodes, activities, timers, sub-orchestrations).
+ * (scheduler.ts: episodes, activities, timers, sub-orchestrations). With a task hub (hub.ts),
+ * a request for an instance of a partition another host holds is sent there as a message, and
+ * reads come from the hub's store, so every host answers the same.
  */
 export class DurableHost {
-  private readonly scheduler: InstanceScheduler;
+  /** This process alone: one scheduler runs every instance. */
+  private readonly scheduler?: InstanceScheduler;
+  private readonly hub?: TaskHub;
 
-  constructor(options: DurableHostOptions) {
-    this.scheduler = new InstanceScheduler(options);
+  constructor(private readonly options: DurableHostOptions) {
+    if (options.hub) this.hub = new TaskHub(options.hub, options, (scheduler, message, sentAt) => this.applyClient(scheduler, message, sentAt));
+    else this.scheduler = new InstanceScheduler(options);
   }
 
-  /** The durable entities: their state, queues and turns. */
+  /** The durable entities of this process (without a task hub: with one, they live in its partitions). */
   get entities(): EntityHost {
+    if (!this.scheduler) throw new Error("with a task hub, entities are reached through signalEntity and readEntityState");
     return this.scheduler.entities;
   }
 
-  /** Continues every instance the store holds as running (or suspended): timers re-armed, unanswered activities run again. */
-  resume(): void {
-    this.scheduler.resume();
+  /** Continues every instance the store holds as running (or suspended); with a task hub, takes this host's share of its partitions. */
+  async resume(): Promise<void> {
+    if (this.hub) await this.hub.start();
+    else this.scheduler!.resume();
+  }
+
+  /** The task hub partitions this host holds (none without a hub). */
+  partitions(): string[] {
+    return this.hub?.partitions() ?? [];
+  }
+
+  /** The scheduler running `id` here, if this host runs it (always, without a task hub). */
+  private local(id: string): InstanceScheduler | undefined {
+    return this.scheduler ?? this.hub!.schedulerOf(id);
+  }
+
+  /** The instance's record: this host's, where it runs it; the hub's stored one otherwise. */
+  private async record(instanceId: string): Promise<InstanceRecord | undefined> {
+    const scheduler = this.local(instanceId);
+    return scheduler ? scheduler.records.get(instanceId) : this.hub!.readInstance(instanceId);
+  }
+
+  /** Every instance: this host's own, or the hub's (this host's where it runs them). */
+  private async records(): Promise<Iterable<InstanceRecord>> {
+    return this.scheduler ? this.scheduler.records.values() : this.hub!.all("instance");
+  }
+
+  /** Sends a client's request for an instance this host does not run to the host that does. */
+  private forward(message: ClientMessage): Promise<void> {
+    return this.hub!.send(message.instanceId, message);
   }
 
   /** Starts `name` as `instanceId`; an instance that has finished is replaced, a running one is an error (as on Azure). */
   async startNew(name: string, options: { instanceId?: string; input?: unknown; traceParent?: string } = {}): Promise<string> {
+    const instanceId = options.instanceId ?? randomUUID();
     // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
-    return this.scheduler.create(name, options.instanceId ?? randomUUID(), JSON.stringify(options.input ?? null), undefined, options.traceParent);
+    const input = JSON.stringify(options.input ?? null);
+    const scheduler = this.local(instanceId);
+    if (scheduler) {
+      scheduler.create(name, instanceId, input, undefined, options.traceParent);
+      await this.hub?.flushed(instanceId);
+      return instanceId;
+    }
+    if (!this.options.functions.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
+    refuseRunning(await this.hub!.readInstance(instanceId), instanceId);
+    await this.forward({ op: "create", name, instanceId, input, traceParent: options.traceParent });
+    return instanceId;
   }
 
   /**
@@ -40,30 +94,35 @@ export class DurableHost {
    * waitForExternalEvent(name) gets `data` (JSON), whether it waits already or asks later.
    */
   async raiseEvent(instanceId: string, name: string, data?: unknown): Promise<void> {
-    const record = this.scheduler.records.get(instanceId);
+    const record = await this.record(instanceId);
     if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
     if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
-    record.inbox.push(historyEvents.eventRaised(this.scheduler.clock.now(), name, JSON.stringify(data ?? null)));
-    this.scheduler.save(record);
-    this.scheduler.kick(record);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) return this.forward({ op: "raiseEvent", instanceId, name, data });
+    record.inbox.push(historyEvents.eventRaised(scheduler.clock.now(), name, JSON.stringify(data ?? null)));
+    scheduler.save(record);
+    scheduler.kick(record);
+    await this.hub?.flushed(instanceId);
   }
 
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
-    const record = this.scheduler.records.get(instanceId);
+    const record = await this.record(instanceId);
     return record ? statusOf(record, options.showHistory ?? false) : undefined;
   }
 
   /** The instances that match `filter`, oldest first (ties by id), as the API pages them. */
   async queryInstances(filter: InstanceFilter = {}): Promise<InstanceStatus[]> {
-    return matchingInstances(this.scheduler.records.values(), filter).map((record) => statusOf(record, false));
+    return matchingInstances(await this.records(), filter).map((record) => statusOf(record, false));
   }
 
   /**
-   * The running instances, oldest first, with what an operator looks at: since when, the failure
-   * of a task it is retrying (a failed task no answer has followed), and the trace it runs in.
+   * The running instances this host runs, oldest first, with what an operator looks at: since
+   * when, the failure of a task it is retrying (a failed task no answer has followed), and the
+   * trace it runs in.
    */
   runningInstances(): { instanceId: string; name: string; createdTime: Date; lastFailure?: { reason: string; at: string }; traceParent?: string }[] {
-    return matchingInstances(this.scheduler.records.values(), { runtimeStatus: ["Running"] }).map((record) => ({
+    const records = this.schedulers().flatMap((scheduler) => [...scheduler.records.values()]);
+    return matchingInstances(records, { runtimeStatus: ["Running"] }).map((record) => ({
       instanceId: record.instanceId,
       name: record.name,
       createdTime: new Date(record.createdTime),
@@ -74,34 +133,43 @@ export class DurableHost {
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
   async suspend(instanceId: string): Promise<void> {
-    const record = this.scheduler.records.get(instanceId);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) return this.forward({ op: "suspend", instanceId });
+    const record = scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Running") return;
-    await this.scheduler.running.get(instanceId);
+    await scheduler.running.get(instanceId);
     record.runtimeStatus = "Suspended";
-    this.scheduler.save(record);
+    scheduler.save(record);
+    await this.hub?.flushed(instanceId);
   }
 
   /** Resumes a suspended instance: it goes on with what arrived meanwhile. */
   async resumeInstance(instanceId: string): Promise<void> {
-    const record = this.scheduler.records.get(instanceId);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) return this.forward({ op: "resume", instanceId });
+    const record = scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Suspended") return;
     record.runtimeStatus = "Running";
-    this.scheduler.save(record);
-    this.scheduler.kick(record);
+    scheduler.save(record);
+    scheduler.kick(record);
+    await this.hub?.flushed(instanceId);
   }
 
   /** Stops an instance for good: nothing it waits for will be delivered. */
   async terminate(instanceId: string, reason: string): Promise<void> {
-    const record = this.scheduler.records.get(instanceId);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) return this.forward({ op: "terminate", instanceId, reason });
+    const record = scheduler.records.get(instanceId);
     if (!record || FINISHED.includes(record.runtimeStatus)) return;
-    await this.scheduler.running.get(instanceId);
-    this.scheduler.finish(record, "Terminated", { failure: reason });
-    this.scheduler.save(record);
+    await scheduler.running.get(instanceId);
+    scheduler.finish(record, "Terminated", { failure: reason });
+    scheduler.save(record);
+    await this.hub?.flushed(instanceId);
   }
 
   /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
   async restart(instanceId: string): Promise<string> {
-    const record = this.scheduler.records.get(instanceId);
+    const record = await this.record(instanceId);
     if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
     return this.startNew(record.name, { instanceId, input: JSON.parse(record.input) });
   }
@@ -112,12 +180,14 @@ export class DurableHost {
    * extension's rewind does. Anything else cannot be rewound (the API's 404 and 412).
    */
   async rewind(instanceId: string): Promise<void> {
-    const record = this.scheduler.records.get(instanceId);
+    const record = await this.record(instanceId);
     if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
     if (record.runtimeStatus !== "Failed")
       throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
     const point = record.rewind;
     if (!point) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) return this.forward({ op: "rewind", instanceId });
     Object.assign(record, {
       runtimeStatus: "Running",
       failure: undefined,
@@ -125,50 +195,132 @@ export class DurableHost {
       history: rewoundHistory(record.history, point),
       activities: [point.task],
     });
-    this.scheduler.save(record);
-    const child = point.task.subOrchestration && this.scheduler.records.get(point.task.subOrchestration.instanceId);
+    scheduler.save(record);
+    await this.hub?.flushed(instanceId);
+    const childId = point.task.subOrchestration?.instanceId;
+    const child = childId === undefined ? undefined : await this.record(childId);
     if (child?.runtimeStatus === "Failed" && child.rewind) return this.rewind(child.instanceId);
-    if (child) this.scheduler.records.delete(child.instanceId); // started anew under its id
-    this.scheduler.dispatch(record, point.task);
+    if (child) await this.forget(child.instanceId); // started anew under its id
+    scheduler.dispatch(record, point.task);
+  }
+
+  /** Lets go of an instance record that is about to be replaced (a rewound parent's failed child). */
+  private async forget(instanceId: string): Promise<void> {
+    const scheduler = this.local(instanceId);
+    if (scheduler) scheduler.records.delete(instanceId);
+    else await this.forward({ op: "purge", instanceId });
   }
 
   /** Deletes a finished instance's record and history. */
   async purgeInstanceHistory(instanceId: string): Promise<boolean> {
-    const record = this.scheduler.records.get(instanceId);
+    const record = await this.record(instanceId);
     if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
-    this.scheduler.records.delete(instanceId);
-    this.scheduler.store.remove(instanceId);
+    const scheduler = this.local(instanceId);
+    if (!scheduler) {
+      await this.forward({ op: "purge", instanceId });
+      return true;
+    }
+    scheduler.records.delete(instanceId);
+    scheduler.store.remove(instanceId);
+    await this.hub?.flushed(instanceId);
     return true;
   }
 
   /** Purges every finished instance that matches `filter`; how many were purged. */
   async purgeInstances(filter: InstanceFilter): Promise<number> {
     let purged = 0;
-    for (const record of matchingInstances(this.scheduler.records.values(), filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
+    for (const record of matchingInstances(await this.records(), filter)) if (await this.purgeInstanceHistory(record.instanceId)) purged++;
     return purged;
   }
 
-  /** Resolves once no instance is running (for shutdown and tests); throws after `timeoutMs`. */
+  /** Whether an entity function of this name is registered. */
+  isEntityRegistered(name: string): boolean {
+    return [...this.options.functions.entities.keys()].some((registered) => registered.toLowerCase() === name.toLowerCase());
+  }
+
+  /** Sends an operation to an entity, wherever it lives. */
+  async signalEntity(name: string, key: string, operation: string, input?: unknown): Promise<void> {
+    const entityId = schedulerId(name, key);
+    const request = { id: randomUUID(), operation, input: input === undefined ? undefined : JSON.stringify(input) };
+    const scheduler = this.local(entityId);
+    if (scheduler) {
+      scheduler.entities.enqueue(entityId, request);
+      await this.hub?.flushed(entityId);
+    } else await this.hub!.send(entityId, { op: "entity", entityId, request });
+  }
+
+  /** An entity's state, as `readEntityState` reports it. */
+  async readEntityState(name: string, key: string): Promise<EntityState> {
+    const entityId = schedulerId(name, key);
+    const scheduler = this.local(entityId);
+    return entityStateOf(scheduler ? scheduler.entities.record(entityId) : await this.hub!.readEntity(entityId));
+  }
+
+  /** The existing entities of the entity function `name`, by key, as the entity query lists them. */
+  async listEntities(name: string): Promise<EntityListing[]> {
+    if (this.scheduler) return this.scheduler.entities.list(name);
+    const local = this.hub!.schedulers().flatMap((scheduler) => scheduler.entities.list(name));
+    const stored = entitiesNamed(await this.hub!.all("entity"), name).filter((entity) => !this.local(schedulerId(entity.entityId.name, entity.entityId.key)));
+    return [...local, ...stored].sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
+  }
+
+  /** Resolves once no instance this host runs is running (for shutdown and tests); throws after `timeoutMs`. */
   async waitForIdle(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    await this.scheduler.entities.idle();
-    while ([...this.scheduler.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus))) {
+    for (const scheduler of this.schedulers()) await scheduler.entities.idle();
+    while (this.schedulers().some((scheduler) => [...scheduler.records.values()].some((r) => !FINISHED.includes(r.runtimeStatus)))) {
       if (Date.now() > deadline) throw new Error(`orchestrations still running after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
   /**
-   * Resolves once nothing is under way: no episode, activity or entity operation runs and no
-   * inbox holds an event. What is left waits for time (durable timers) or for the outside
+   * Resolves once nothing is under way here: no episode, activity or entity operation runs and
+   * no inbox holds an event. What is left waits for time (durable timers) or for the outside
    * (external events), so a test can then move its clock or raise an event.
    */
-  settled(): Promise<void> {
-    return this.scheduler.settled();
+  async settled(): Promise<void> {
+    await Promise.all(this.schedulers().map((scheduler) => scheduler.settled()));
   }
 
-  /** Stops delivering anything; every instance stays resumable from the store. */
+  /** Stops delivering anything; every instance stays resumable from the store (a task hub's partitions are let go for others). */
   stop(): Promise<void> {
-    return this.scheduler.stop();
+    return this.hub ? this.hub.stop() : this.scheduler!.stop();
   }
+
+  private schedulers(): InstanceScheduler[] {
+    return this.scheduler ? [this.scheduler] : this.hub!.schedulers();
+  }
+
+  /** A client's request sent by another host, applied here, where its instance runs. */
+  private async applyClient(scheduler: InstanceScheduler, message: ClientMessage, sentAt: string): Promise<void> {
+    const { instanceId } = message;
+    switch (message.op) {
+      case "create": {
+        // A start sent again (a starter retrying) finds the instance it made: not started twice.
+        const existing = scheduler.records.get(instanceId);
+        if (existing && existing.createdTime >= sentAt) return;
+        scheduler.create(message.name, instanceId, message.input, undefined, message.traceParent);
+        return;
+      }
+      case "raiseEvent":
+        return this.raiseEvent(instanceId, message.name, message.data);
+      case "suspend":
+        return this.suspend(instanceId);
+      case "resume":
+        return this.resumeInstance(instanceId);
+      case "terminate":
+        return this.terminate(instanceId, message.reason);
+      case "rewind":
+        return this.rewind(instanceId);
+      case "purge":
+        return void (await this.purgeInstanceHistory(instanceId));
+    }
+  }
+}
+
+/** A start of an instance that runs is refused (409), as on Azure. */
+function refuseRunning(record: InstanceRecord | undefined, instanceId: string): void {
+  if (record && !FINISHED.includes(record.runtimeStatus))
+    throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${record.runtimeStatus}.`);
 }

@@ -191,11 +191,11 @@ async function instances(call: Call, res: ServerResponse, durable: DurableHost):
   return true;
 }
 
-function entities(call: Call, res: ServerResponse, durable: DurableHost): boolean {
+async function entities(call: Call, res: ServerResponse, durable: DurableHost): Promise<boolean> {
   const [, name, key] = call.parts;
   if (!name) return false;
   if (key === undefined && call.method === "GET") {
-    const { items, headers } = page(durable.entities.list(name), call);
+    const { items, headers } = page(await durable.listEntities(name), call);
     const fetchState = call.query.get("fetchState") === "true";
     json(
       res,
@@ -206,14 +206,14 @@ function entities(call: Call, res: ServerResponse, durable: DurableHost): boolea
     return true;
   }
   if (key === undefined) return false;
-  if (!durable.entities.isRegistered(name)) throw new DurableRequestError(404, `No entity function named '${name}' is registered.`);
+  if (!durable.isEntityRegistered(name)) throw new DurableRequestError(404, `No entity function named '${name}' is registered.`);
   if (call.method === "POST") {
-    durable.entities.signal(name, key, call.query.get("op") ?? "", call.body);
+    await durable.signalEntity(name, key, call.query.get("op") ?? "", call.body);
     json(res, 202, {});
     return true;
   }
   if (call.method !== "GET") return false;
-  const { entityExists, entityState } = durable.entities.readState(name, key);
+  const { entityExists, entityState } = await durable.readEntityState(name, key);
   if (entityExists) json(res, 200, entityState ?? null);
   else json(res, 404, { message: `No entity @${name}@${key}.` });
   return true;

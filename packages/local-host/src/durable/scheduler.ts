@@ -4,7 +4,7 @@ import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { systemClock, type Clock } from "../clock";
 import { DURABLE_HTTP_ACTIVITY, durableHttp, type DurableHttpRequest } from "./durable-http";
-import { EntityHost } from "./entities";
+import { EntityHost, type EntityRequest } from "./entities";
 import type { DurableFunctions, TriggeredFunction } from "../worker/function-app";
 import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
 import { DurableRequestError, FINISHED } from "./instances";
@@ -15,7 +15,7 @@ import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type Pend
 /** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
 const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
 
-export interface DurableHostOptions {
+export interface SchedulerOptions {
   /** The app's orchestrations, activities and entities, as it registered them (df.app.*). */
   functions: DurableFunctions;
   store?: InstanceStore;
@@ -24,6 +24,22 @@ export interface DurableHostOptions {
   clock?: Clock;
   /** How each instance's span is labelled (DEFAULT_SPAN_NAMING unless the app gives its own). */
   spanNaming?: InstanceSpanNaming;
+}
+
+/** An answer to a task of an orchestration: a history event that joins its inbox. */
+export type TaskAnswer = ReturnType<typeof historyEvents.taskCompleted>;
+
+/**
+ * Where what one instance sends another goes: to this scheduler when it runs them all (one
+ * process), or to the partition of the task hub that holds the other (several instances, hub.ts).
+ */
+export interface InstanceRouter {
+  /** Starts a sub-orchestration for the parent's task (or answers at once if it ran already). */
+  createChild(name: string, instanceId: string, input: string, parent: NonNullable<InstanceRecord["parent"]>, traceParent?: string): void;
+  /** An answer for `executionId` of the instance: dropped if that execution has ended. */
+  deliver(instanceId: string, executionId: string, event: TaskAnswer): void;
+  /** An operation for the entity `@name@key`. */
+  enqueueEntity(entityId: string, request: EntityRequest): void;
 }
 
 /**
@@ -60,8 +76,9 @@ export class InstanceScheduler {
   /** The registered functions by name: Maps, so a name from a request never finds Object's members (`constructor`, `toString`). */
   private readonly orchestrations: Map<string, TriggeredFunction>;
   private readonly activities: Map<string, TriggeredFunction>;
+  private readonly route: InstanceRouter;
 
-  constructor(private readonly options: DurableHostOptions) {
+  constructor(options: SchedulerOptions, route?: InstanceRouter) {
     this.store = options.store ?? memoryInstanceStore();
     this.orchestrations = options.functions.orchestrations;
     this.activities = new Map([...options.functions.activities, [DURABLE_HTTP_ACTIVITY, builtInHttp]]);
@@ -69,16 +86,20 @@ export class InstanceScheduler {
     this.clock = options.clock ?? systemClock;
     this.spans = new InstanceSpans(options.spanNaming);
     for (const record of this.store.loadAll()) this.records.set(record.instanceId, record);
+    this.route = route ?? {
+      createChild: (...args) => this.createChild(...args),
+      deliver: (...args) => this.deliverTo(...args),
+      enqueueEntity: (entityId, request) => this.entities.enqueue(entityId, request),
+    };
     // An entity's answer to an orchestration that called it: an event named by the request id.
     this.entities = new EntityHost(
       options.functions.entities,
       this.store.entities,
-      ({ caller, requestId, message }) => {
-        const record = this.records.get(caller.instanceId);
-        if (record) this.deliver(record, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message));
-      },
+      ({ caller, requestId, message }) =>
+        this.route.deliver(caller.instanceId, caller.executionId, historyEvents.eventRaised(this.clock.now(), requestId, message)),
       this.log,
       () => this.clock.now(),
+      (entityId, request) => this.route.enqueueEntity(entityId, request),
     );
   }
 
@@ -181,8 +202,6 @@ export class InstanceScheduler {
   /** A finished sub-orchestration answers the parent's task: its output, or its failure (as the package documents). */
   private notifyParent(child: InstanceRecord): void {
     const link = child.parent!;
-    const parent = this.records.get(link.instanceId);
-    if (!parent) return;
     const at = this.clock.now();
     const answer =
       child.runtimeStatus === "Completed"
@@ -193,27 +212,34 @@ export class InstanceScheduler {
             `Sub-orchestration '${child.name}' (${child.instanceId}) ${child.runtimeStatus.toLowerCase()}: ${child.failure ?? ""}`,
             child.failure ?? "",
           );
-    this.deliver(parent, link.executionId, answer);
+    this.route.deliver(link.instanceId, link.executionId, answer);
   }
 
-  /** Starts the sub-orchestration a task asks for; after a restart, one that exists already is left to run, or answers if done. */
+  /** Starts the sub-orchestration a task asks for, wherever the child runs. */
   private startChild(parent: InstanceRecord, task: PendingActivity): void {
-    const instanceId = task.subOrchestration!.instanceId;
+    const link = { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId };
+    this.route.createChild(task.name, task.subOrchestration!.instanceId, task.input, link, this.spans.traceParentOf(parent));
+  }
+
+  /** A sub-orchestration of this scheduler's; after a restart, one that exists already is left to run, or answers if done. */
+  createChild(name: string, instanceId: string, input: string, link: NonNullable<InstanceRecord["parent"]>, traceParent?: string): void {
     const existing = this.records.get(instanceId);
-    if (existing?.parent?.instanceId === parent.instanceId && existing.parent.taskId === task.id) {
+    if (existing?.parent?.instanceId === link.instanceId && existing.parent.taskId === link.taskId) {
       if (FINISHED.includes(existing.runtimeStatus)) this.notifyParent(existing);
       return;
     }
     try {
-      const link = { instanceId: parent.instanceId, taskId: task.id, executionId: parent.executionId };
-      this.create(task.name, instanceId, task.input, link, this.spans.traceParentOf(parent));
+      this.create(name, instanceId, input, link, traceParent);
     } catch (error) {
-      this.deliver(
-        parent,
-        parent.executionId,
-        historyEvents.subOrchestrationFailed(this.clock.now(), task.id, (error as Error).message, (error as Error).message),
-      );
+      const message = (error as Error).message;
+      this.route.deliver(link.instanceId, link.executionId, historyEvents.subOrchestrationFailed(this.clock.now(), link.taskId, message, message));
     }
+  }
+
+  /** An answer for one of this scheduler's instances (from an entity, a child, another partition). */
+  deliverTo(instanceId: string, execution: string, event: TaskAnswer): void {
+    const record = this.records.get(instanceId);
+    if (record) this.deliver(record, execution, event);
   }
 
   /** Delivers the instance's inbox, one event per episode, never two episodes of one instance at once. */
@@ -277,7 +303,7 @@ export class InstanceScheduler {
       this.finish(record, "Completed", { output: state.output });
     }
     // Before the record is saved: a crash in between sends an operation twice (at least once), never not at all.
-    work.entityRequests.forEach(({ entity, request }) => this.entities.enqueue(entity, request));
+    work.entityRequests.forEach(({ entity, request }) => this.route.enqueueEntity(entity, request));
     this.save(record);
     if (record.runtimeStatus !== "Running" || continueAs) return;
     work.activities.forEach((activity) => this.dispatch(record, activity));
@@ -323,7 +349,7 @@ export class InstanceScheduler {
     this.timers.add(cancel);
   }
 
-  private deliver(record: InstanceRecord, execution: string, event: ReturnType<typeof historyEvents.taskCompleted>): void {
+  private deliver(record: InstanceRecord, execution: string, event: TaskAnswer): void {
     // An answer for an execution that has since continued as new, finished or been terminated goes nowhere.
     // A suspended instance keeps what arrives, for when it is resumed.
     if (this.stopped || record.executionId !== execution || (record.runtimeStatus !== "Running" && record.runtimeStatus !== "Suspended")) return;

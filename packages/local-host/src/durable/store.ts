@@ -70,6 +70,8 @@ export interface InstanceRecord {
   timers: PendingTimer[];
   /** For an instance failed by a failed task: that task, to run again on rewind (and the retry timer that gave up on it). */
   rewind?: RewindPoint;
+  /** With a task hub shared by several hosts: the ids of the messages applied to it last, so one delivered again is not applied twice. */
+  received?: string[];
 }
 
 /** The task whose failure failed the instance; a rewind forgets its failure and runs it again. */
