@@ -110,6 +110,11 @@ export class EntityHost {
     return entitiesNamed(this.records.values(), name);
   }
 
+  /** Every entity this host has. */
+  all(): EntityRecord[] {
+    return [...this.records.values()];
+  }
+
   /** The record of entity `id` (`@name@key`), if this host has it. */
   record(id: string): EntityRecord | undefined {
     return this.records.get(id);

@@ -1,12 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { lastFailure, rewoundHistory, historyEvents } from "./episodes";
 import { entitiesNamed, entityStateOf, schedulerId, type EntityHost, type EntityListing, type EntityState } from "./entities";
-import { TaskHub, type ClientMessage, type TaskHubOptions } from "./hub";
+import { TaskHub, type ClientMessage, type HubMessage, type TaskHubOptions } from "./hub";
 import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
 import { InstanceScheduler, type SchedulerOptions } from "./scheduler";
-import type { InstanceRecord } from "./store";
+import type { InstanceRecord, RewindPoint } from "./store";
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
+
+/** Where a request for an instance is applied on this host: the scheduler running it, and whether what it did got written. */
+interface Placement {
+  scheduler: InstanceScheduler;
+  written(): Promise<boolean>;
+}
 
 export interface DurableHostOptions extends SchedulerOptions {
   /**
@@ -56,10 +62,34 @@ export class DurableHost {
     return this.scheduler ?? this.hub!.schedulerOf(id);
   }
 
+  /** As `local`, once what other hosts sent `id`'s partition before is applied: a request applied here comes after them. */
+  private async placed(id: string): Promise<Placement | undefined> {
+    if (this.scheduler) return { scheduler: this.scheduler, written: async () => true };
+    await this.hub!.caughtUp(id);
+    return this.hub!.placement(id);
+  }
+
+  /**
+   * Applies a client's request here, where its instance runs, and answers once it is written;
+   * if the partition moved on before it was, the request goes to the partition's next holder.
+   */
+  private async onHolder(here: Placement, message: HubMessage, apply: (scheduler: InstanceScheduler) => unknown): Promise<void> {
+    await apply(here.scheduler);
+    if (!(await here.written())) await this.hub!.send(message.op === "entity" ? message.entityId : message.instanceId, message);
+  }
+
   /** The instance's record: this host's, where it runs it; the hub's stored one otherwise. */
   private async record(instanceId: string): Promise<InstanceRecord | undefined> {
     const scheduler = this.local(instanceId);
     return scheduler ? scheduler.records.get(instanceId) : this.hub!.readInstance(instanceId);
+  }
+
+  /** As `record`; an instance whose start its holder has not read yet is Pending, as on Azure. */
+  private async recordOrPending(instanceId: string): Promise<InstanceRecord | undefined> {
+    const record = await this.record(instanceId);
+    if (record || this.local(instanceId)) return record;
+    const start = await this.hub!.pendingStart(instanceId);
+    return start && pendingRecord(instanceId, start);
   }
 
   /** Every instance: this host's own, or the hub's (this host's where it runs them). */
@@ -77,15 +107,15 @@ export class DurableHost {
     const instanceId = options.instanceId ?? randomUUID();
     // As the package's client sends it: JSON of the value, a string included ("42" stays a string).
     const input = JSON.stringify(options.input ?? null);
-    const scheduler = this.local(instanceId);
-    if (scheduler) {
-      scheduler.create(name, instanceId, input, undefined, options.traceParent);
-      await this.hub?.flushed(instanceId);
+    const message = { op: "create" as const, name, instanceId, input, traceParent: options.traceParent };
+    const here = await this.placed(instanceId);
+    if (here) {
+      await this.onHolder(here, message, (scheduler) => scheduler.create(name, instanceId, input, undefined, options.traceParent));
       return instanceId;
     }
     if (!this.options.functions.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
-    refuseRunning(await this.hub!.readInstance(instanceId), instanceId);
-    await this.forward({ op: "create", name, instanceId, input, traceParent: options.traceParent });
+    refuseRunning(await this.recordOrPending(instanceId), instanceId);
+    await this.forward(message);
     return instanceId;
   }
 
@@ -94,19 +124,22 @@ export class DurableHost {
    * waitForExternalEvent(name) gets `data` (JSON), whether it waits already or asks later.
    */
   async raiseEvent(instanceId: string, name: string, data?: unknown): Promise<void> {
-    const record = await this.record(instanceId);
-    if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
-    if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
-    const scheduler = this.local(instanceId);
-    if (!scheduler) return this.forward({ op: "raiseEvent", instanceId, name, data });
+    const message = { op: "raiseEvent" as const, instanceId, name, data };
+    const here = await this.placed(instanceId);
+    if (here) return this.onHolder(here, message, (scheduler) => this.raiseEventHere(scheduler, instanceId, name, data));
+    eventTarget(await this.recordOrPending(instanceId), instanceId);
+    await this.forward(message);
+  }
+
+  private async raiseEventHere(scheduler: InstanceScheduler, instanceId: string, name: string, data: unknown): Promise<void> {
+    const record = eventTarget(scheduler.records.get(instanceId), instanceId);
     record.inbox.push(historyEvents.eventRaised(scheduler.clock.now(), name, JSON.stringify(data ?? null)));
     scheduler.save(record);
     scheduler.kick(record);
-    await this.hub?.flushed(instanceId);
   }
 
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
-    const record = await this.record(instanceId);
+    const record = await this.recordOrPending(instanceId);
     return record ? statusOf(record, options.showHistory ?? false) : undefined;
   }
 
@@ -133,38 +166,47 @@ export class DurableHost {
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
   async suspend(instanceId: string): Promise<void> {
-    const scheduler = this.local(instanceId);
-    if (!scheduler) return this.forward({ op: "suspend", instanceId });
+    const message = { op: "suspend" as const, instanceId };
+    const here = await this.placed(instanceId);
+    return here ? this.onHolder(here, message, (scheduler) => this.suspendHere(scheduler, instanceId)) : this.forward(message);
+  }
+
+  private async suspendHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
     const record = scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Running") return;
     await scheduler.running.get(instanceId);
     record.runtimeStatus = "Suspended";
     scheduler.save(record);
-    await this.hub?.flushed(instanceId);
   }
 
   /** Resumes a suspended instance: it goes on with what arrived meanwhile. */
   async resumeInstance(instanceId: string): Promise<void> {
-    const scheduler = this.local(instanceId);
-    if (!scheduler) return this.forward({ op: "resume", instanceId });
+    const message = { op: "resume" as const, instanceId };
+    const here = await this.placed(instanceId);
+    return here ? this.onHolder(here, message, (scheduler) => this.resumeHere(scheduler, instanceId)) : this.forward(message);
+  }
+
+  private async resumeHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
     const record = scheduler.records.get(instanceId);
     if (!record || record.runtimeStatus !== "Suspended") return;
     record.runtimeStatus = "Running";
     scheduler.save(record);
     scheduler.kick(record);
-    await this.hub?.flushed(instanceId);
   }
 
   /** Stops an instance for good: nothing it waits for will be delivered. */
   async terminate(instanceId: string, reason: string): Promise<void> {
-    const scheduler = this.local(instanceId);
-    if (!scheduler) return this.forward({ op: "terminate", instanceId, reason });
+    const message = { op: "terminate" as const, instanceId, reason };
+    const here = await this.placed(instanceId);
+    return here ? this.onHolder(here, message, (scheduler) => this.terminateHere(scheduler, instanceId, reason)) : this.forward(message);
+  }
+
+  private async terminateHere(scheduler: InstanceScheduler, instanceId: string, reason: string): Promise<void> {
     const record = scheduler.records.get(instanceId);
     if (!record || FINISHED.includes(record.runtimeStatus)) return;
     await scheduler.running.get(instanceId);
     scheduler.finish(record, "Terminated", { failure: reason });
     scheduler.save(record);
-    await this.hub?.flushed(instanceId);
   }
 
   /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
@@ -180,28 +222,33 @@ export class DurableHost {
    * extension's rewind does. Anything else cannot be rewound (the API's 404 and 412).
    */
   async rewind(instanceId: string): Promise<void> {
-    const record = await this.record(instanceId);
-    if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
-    if (record.runtimeStatus !== "Failed")
-      throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
-    const point = record.rewind;
-    if (!point) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
-    const scheduler = this.local(instanceId);
-    if (!scheduler) return this.forward({ op: "rewind", instanceId });
-    Object.assign(record, {
+    const message = { op: "rewind" as const, instanceId };
+    const here = await this.placed(instanceId);
+    if (here) return this.onHolder(here, message, (scheduler) => this.rewindHere(scheduler, instanceId));
+    rewindPoint(await this.record(instanceId), instanceId);
+    await this.forward(message);
+  }
+
+  private async rewindHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
+    const record = scheduler.records.get(instanceId);
+    const point = rewindPoint(record, instanceId);
+    Object.assign(record!, {
       runtimeStatus: "Running",
       failure: undefined,
       rewind: undefined,
-      history: rewoundHistory(record.history, point),
+      history: rewoundHistory(record!.history, point),
       activities: [point.task],
     });
-    scheduler.save(record);
-    await this.hub?.flushed(instanceId);
+    scheduler.save(record!);
     const childId = point.task.subOrchestration?.instanceId;
     const child = childId === undefined ? undefined : await this.record(childId);
-    if (child?.runtimeStatus === "Failed" && child.rewind) return this.rewind(child.instanceId);
+    if (child?.runtimeStatus === "Failed" && child.rewind) {
+      // Not through `rewind`: this may run as a message of the child's own partition is applied, which must not wait for itself.
+      const childScheduler = this.local(child.instanceId);
+      return childScheduler ? this.rewindHere(childScheduler, child.instanceId) : this.forward({ op: "rewind", instanceId: child.instanceId });
+    }
     if (child) await this.forget(child.instanceId); // started anew under its id
-    scheduler.dispatch(record, point.task);
+    scheduler.dispatch(record!, point.task);
   }
 
   /** Lets go of an instance record that is about to be replaced (a rewound parent's failed child). */
@@ -213,16 +260,23 @@ export class DurableHost {
 
   /** Deletes a finished instance's record and history. */
   async purgeInstanceHistory(instanceId: string): Promise<boolean> {
+    const here = await this.placed(instanceId);
+    if (here) {
+      let purged = false;
+      await this.onHolder(here, { op: "purge", instanceId }, (scheduler) => (purged = this.purgeHere(scheduler, instanceId)));
+      return purged;
+    }
     const record = await this.record(instanceId);
     if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
-    const scheduler = this.local(instanceId);
-    if (!scheduler) {
-      await this.forward({ op: "purge", instanceId });
-      return true;
-    }
+    await this.forward({ op: "purge", instanceId });
+    return true;
+  }
+
+  private purgeHere(scheduler: InstanceScheduler, instanceId: string): boolean {
+    const record = scheduler.records.get(instanceId);
+    if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
     scheduler.records.delete(instanceId);
     scheduler.store.remove(instanceId);
-    await this.hub?.flushed(instanceId);
     return true;
   }
 
@@ -242,11 +296,10 @@ export class DurableHost {
   async signalEntity(name: string, key: string, operation: string, input?: unknown): Promise<void> {
     const entityId = schedulerId(name, key);
     const request = { id: randomUUID(), operation, input: input === undefined ? undefined : JSON.stringify(input) };
-    const scheduler = this.local(entityId);
-    if (scheduler) {
-      scheduler.entities.enqueue(entityId, request);
-      await this.hub?.flushed(entityId);
-    } else await this.hub!.send(entityId, { op: "entity", entityId, request });
+    const message = { op: "entity" as const, entityId, request };
+    const here = await this.placed(entityId);
+    if (here) await this.onHolder(here, message, (scheduler) => scheduler.entities.enqueue(entityId, request));
+    else await this.hub!.send(entityId, message);
   }
 
   /** An entity's state, as `readEntityState` reports it. */
@@ -258,10 +311,7 @@ export class DurableHost {
 
   /** The existing entities of the entity function `name`, by key, as the entity query lists them. */
   async listEntities(name: string): Promise<EntityListing[]> {
-    if (this.scheduler) return this.scheduler.entities.list(name);
-    const local = this.hub!.schedulers().flatMap((scheduler) => scheduler.entities.list(name));
-    const stored = entitiesNamed(await this.hub!.all("entity"), name).filter((entity) => !this.local(schedulerId(entity.entityId.name, entity.entityId.key)));
-    return [...local, ...stored].sort((a, b) => a.entityId.key.localeCompare(b.entityId.key));
+    return this.scheduler ? this.scheduler.entities.list(name) : entitiesNamed(await this.hub!.all("entity"), name);
   }
 
   /** Resolves once no instance this host runs is running (for shutdown and tests); throws after `timeoutMs`. */
@@ -304,17 +354,17 @@ export class DurableHost {
         return;
       }
       case "raiseEvent":
-        return this.raiseEvent(instanceId, message.name, message.data);
+        return this.raiseEventHere(scheduler, instanceId, message.name, message.data);
       case "suspend":
-        return this.suspend(instanceId);
+        return this.suspendHere(scheduler, instanceId);
       case "resume":
-        return this.resumeInstance(instanceId);
+        return this.resumeHere(scheduler, instanceId);
       case "terminate":
-        return this.terminate(instanceId, message.reason);
+        return this.terminateHere(scheduler, instanceId, message.reason);
       case "rewind":
-        return this.rewind(instanceId);
+        return this.rewindHere(scheduler, instanceId);
       case "purge":
-        return void (await this.purgeInstanceHistory(instanceId));
+        return void this.purgeHere(scheduler, instanceId);
     }
   }
 }
@@ -323,4 +373,39 @@ export class DurableHost {
 function refuseRunning(record: InstanceRecord | undefined, instanceId: string): void {
   if (record && !FINISHED.includes(record.runtimeStatus))
     throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${record.runtimeStatus}.`);
+}
+
+/** An instance sent its start and not yet started by its holder: Pending, with what it was given. */
+function pendingRecord(instanceId: string, start: { name: string; input: string; sentAt: string }): InstanceRecord {
+  return {
+    instanceId,
+    name: start.name,
+    input: start.input,
+    runtimeStatus: "Pending",
+    createdTime: start.sentAt,
+    lastUpdatedTime: start.sentAt,
+    executionId: "",
+    history: [],
+    inbox: [],
+    nextEventId: 0,
+    actions: [],
+    activities: [],
+    timers: [],
+  };
+}
+
+/** The instance an event is for, if it takes events: not unknown, not finished. */
+function eventTarget(record: InstanceRecord | undefined, instanceId: string): InstanceRecord {
+  if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
+  if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
+  return record;
+}
+
+/** Where a failed instance is rewound from: the task whose failure failed it; anything else is refused (404, 412). */
+function rewindPoint(record: InstanceRecord | undefined, instanceId: string): RewindPoint {
+  if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
+  if (record.runtimeStatus !== "Failed")
+    throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
+  if (!record.rewind) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
+  return record.rewind;
 }

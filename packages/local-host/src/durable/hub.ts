@@ -156,9 +156,9 @@ class PartitionStore implements InstanceStore {
     });
   }
 
-  /** Resolves once everything queued so far is written (or the partition was lost). */
-  flushed(): Promise<void> {
-    return this.chain;
+  /** Resolves once everything queued so far is written (true), or will never be: the partition was lost first (false). */
+  flushed(): Promise<boolean> {
+    return this.chain.then(() => !this.lost);
   }
 
   private put(kind: "instance" | "entity", key: string, record: InstanceRecord | EntityRecord): void {
@@ -208,6 +208,8 @@ interface Partition {
   scheduler?: InstanceScheduler;
   /** The messages handed to the scheduler since it loaded (their deletion may lag behind the next read). */
   seen: Set<string>;
+  /** The read of its messages under way: one at a time, so none is applied twice or out of order. */
+  receiving: Promise<void>;
 }
 
 export class TaskHub {
@@ -233,11 +235,7 @@ export class TaskHub {
 
   /** Creates the hub's container and leases if absent, then takes this host's share of the partitions and keeps it. */
   async start(): Promise<void> {
-    const { container } = await this.options.database.containers.createIfNotExists({
-      id: this.options.name ?? "taskHub",
-      partitionKey: { paths: ["/partition"] },
-    });
-    this.container = container;
+    const container = (this.container = await this.createContainer());
     for (let index = 0; index < this.count; index++) {
       const lease: LeaseDocument = { id: "lease", partition: String(index), kind: "lease", owner: "", timestamp: new Date(0).toISOString() };
       await container.items.create(lease).catch((error: unknown) => {
@@ -247,6 +245,18 @@ export class TaskHub {
     this.loops.push(this.balance(), this.receive());
   }
 
+  /** The hub's container; hosts starting together may race to create it, and all go on with the one that was made. */
+  private async createContainer(): Promise<Container> {
+    const definition = { id: this.options.name ?? "taskHub", partitionKey: { paths: ["/partition"] } };
+    for (;;) {
+      try {
+        return (await this.options.database.containers.createIfNotExists(definition)).container;
+      } catch (error) {
+        if (cosmosStatus(error) !== 409) throw error;
+      }
+    }
+  }
+
   /** Lets every partition go for others to take at once; what is queued is written first. */
   async stop(): Promise<void> {
     this.abort.abort();
@@ -254,9 +264,25 @@ export class TaskHub {
     await Promise.all([...this.held.values()].map((partition) => this.drop(partition, "released")));
   }
 
-  /** The partitions this host holds (their keys). */
+  /** The partitions this host holds and runs (their keys). */
   partitions(): string[] {
-    return [...this.held.keys()].sort();
+    return [...this.held.values()]
+      .filter((partition) => partition.scheduler)
+      .map((partition) => partition.key)
+      .sort();
+  }
+
+  /** A start of the instance sent to its partition and not applied yet (its holder has not read it). */
+  async pendingStart(instanceId: string): Promise<{ name: string; input: string; sentAt: string } | undefined> {
+    const query = {
+      query: "SELECT * FROM c WHERE c.kind = 'message' AND c.message.op = 'create' AND c.message.instanceId = @id",
+      parameters: [{ name: "@id", value: instanceId }],
+    };
+    const { resources } = await this.hub()
+      .items.query<MessageDocument>(query, { partitionKey: this.partitionKeyOf(instanceId) })
+      .fetchAll();
+    const start = resources.sort((a, b) => b.sentAt.localeCompare(a.sentAt))[0];
+    return start?.message.op === "create" ? { name: start.message.name, input: start.message.input, sentAt: start.sentAt } : undefined;
   }
 
   /** The partition an instance or entity id belongs to. */
@@ -266,7 +292,7 @@ export class TaskHub {
 
   /** The scheduler running `id`'s partition, if this host holds and has loaded it. */
   schedulerOf(id: string): InstanceScheduler | undefined {
-    return this.held.get(this.partitionKeyOf(id))?.scheduler;
+    return this.placement(id)?.scheduler;
   }
 
   /** Every scheduler this host runs. */
@@ -274,9 +300,13 @@ export class TaskHub {
     return [...this.held.values()].flatMap((partition) => partition.scheduler ?? []);
   }
 
-  /** Resolves once what the scheduler of `id`'s partition has queued is written: a client's request is acknowledged only then. */
-  async flushed(id: string): Promise<void> {
-    await this.held.get(this.partitionKeyOf(id))?.store?.flushed();
+  /**
+   * Where `id` runs, if this host runs it: its partition's scheduler, and whether what it has
+   * queued so far got written (a client's request is acknowledged only then).
+   */
+  placement(id: string): { scheduler: InstanceScheduler; written(): Promise<boolean> } | undefined {
+    const { scheduler, store } = this.held.get(this.partitionKeyOf(id)) ?? {};
+    return scheduler && store && { scheduler, written: () => store.flushed() };
   }
 
   /** Sends a client's request to the partition of the instance or entity `id`. */
@@ -300,8 +330,8 @@ export class TaskHub {
     const records: (InstanceRecord | EntityRecord)[] = [];
     for (let index = 0; index < this.count; index++) {
       const scheduler = this.held.get(String(index))?.scheduler;
-      if (scheduler && kind === "instance") {
-        records.push(...scheduler.records.values());
+      if (scheduler) {
+        records.push(...(kind === "instance" ? scheduler.records.values() : scheduler.entities.all()));
         continue;
       }
       const query = { query: "SELECT * FROM c WHERE c.kind = @kind", parameters: [{ name: "@kind", value: kind }] };
@@ -384,9 +414,9 @@ export class TaskHub {
   private async take(lease: LeaseDocument, how: string): Promise<void> {
     const taken = await this.writeLease(lease, this.owner);
     if (!taken) return; // another host was quicker
-    const partition: Partition = { key: lease.partition, lease: taken, renewedAt: Date.now(), seen: new Set() };
+    const partition: Partition = { key: lease.partition, lease: taken, renewedAt: Date.now(), seen: new Set(), receiving: Promise.resolve() };
     this.held.set(partition.key, partition);
-    if (how !== "acquired") this.log(`task hub: partition ${partition.key} ${how} by ${this.owner}`);
+    this.log(`task hub: partition ${partition.key} ${how} by ${this.owner}`);
     await this.load(partition);
   }
 
@@ -444,7 +474,23 @@ export class TaskHub {
     }
   }
 
-  private async receiveFor(partition: Partition): Promise<void> {
+  /**
+   * Applies what was sent to `id`'s partition so far, when this host runs it: a client's request
+   * applied here then comes after those sent before it through other hosts (a start, then a
+   * terminate), as the partition's queue orders them on Azure.
+   */
+  async caughtUp(id: string): Promise<void> {
+    const partition = this.held.get(this.partitionKeyOf(id));
+    if (partition) await this.receiveFor(partition);
+  }
+
+  private receiveFor(partition: Partition): Promise<void> {
+    const read = partition.receiving.then(() => this.receiveNow(partition));
+    partition.receiving = read.catch(() => undefined);
+    return read;
+  }
+
+  private async receiveNow(partition: Partition): Promise<void> {
     const { scheduler, store } = partition;
     if (!scheduler || !store) return;
     const query = { query: "SELECT * FROM c WHERE c.kind = 'message'" };
