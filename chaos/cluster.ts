@@ -5,7 +5,7 @@ import { injectedFaults, runAccount, runHost, START_SCRIPT, type HostProcess } f
  * The hosts a chaos run drives. One instance is `npm start` as a user runs it, with its own
  * embedded Cosmos DB server, restarted whole. Several instances are what Azure runs when it
  * scales the app out: host processes that share one embedded server (a process of its own) and
- * one lease container, each with its own name on the leases and its own durable state, killed
+ * one lease container and one durable task hub, each with its own name on the leases, killed
  * and restarted one at a time while the others serve.
  */
 export interface Cluster {

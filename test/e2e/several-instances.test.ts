@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DURABLE_API_PATH } from "local-host";
 import { localSystem, within, type Client } from "../support/system";
 
 /**
  * Two instances of the app on one account, as Azure runs it when it scales out: each holds its
- * own in-process state (the rename queue, the like group commit, the feed micro-cache), and a
- * client's requests land on either. The guarantees hold across them (docs/architecture.md,
+ * own in-process state (the rename queue, the like group commit, the feed micro-cache), they
+ * share one durable task hub, and a client's requests land on either. The guarantees hold across them (docs/architecture.md,
  * "State in one instance").
  */
 let a: Client;
@@ -51,5 +52,33 @@ describe("two instances on one account", () => {
     expect((await b.call("DELETE", `/posts/${post.postId}`, { as: "author" })).status).toBe(204);
     // Gone from the other instance's Q6 once its micro-cache (1 s) has turned over; the deadline is generous.
     await within(10_000, async () => ((await a.call("GET", "/feed")).body.items.some((p: { postId: string }) => p.postId === post.postId) ? undefined : true));
+  });
+
+  it("share one durable task hub: an orchestration started through one instance's Durable Functions API is seen, to its end, through the other's", async () => {
+    const durableApi = (client: Client) => `${client.system.url.replace(/\/api$/, "")}${DURABLE_API_PATH}`;
+    const instanceIds = ["sweep-a", "sweep-b", "sweep-c", "sweep-d"];
+    for (const [i, id] of instanceIds.entries()) {
+      const started = await fetch(`${durableApi(either(i))}orchestrators/releaseOrphanedUsernames/${id}`, {
+        method: "POST",
+        body: JSON.stringify({ userId: id }),
+      });
+      expect(started.status).toBe(202);
+    }
+    const statusThrough = async (client: Client, id: string) =>
+      (await fetch(`${durableApi(client)}instances/${id}`)).json() as Promise<Record<string, unknown>>;
+    for (const [i, id] of instanceIds.entries()) {
+      const other = either(i + 1);
+      const { value: done } = await within(30_000, async () => {
+        const status = await statusThrough(other, id);
+        return status.runtimeStatus === "Completed" ? status : undefined;
+      });
+      expect(done.output).toEqual({ released: 0 });
+      expect(await statusThrough(either(i), id)).toEqual(done);
+    }
+    // The hub's partitions end up split between the two, each held by one (a stolen one is let go at its old holder's next renewal).
+    await within(30_000, async () => {
+      const held = [a, b].map((client) => client.system.durable.partitions());
+      return held.every((partitions) => partitions.length === 2) && new Set(held.flat()).size === 4 ? true : undefined;
+    });
   });
 });

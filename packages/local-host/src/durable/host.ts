@@ -84,10 +84,19 @@ export class DurableHost {
     return scheduler ? scheduler.records.get(instanceId) : this.hub!.readInstance(instanceId);
   }
 
-  /** As `record`; an instance whose start its holder has not read yet is Pending, as on Azure. */
+  /**
+   * The instance as a client sees it, the same through every host: where it runs here, after
+   * what other hosts sent it and once what it did is written; elsewhere, as stored, and Pending
+   * if its start has not been read yet (as on Azure).
+   */
   private async recordOrPending(instanceId: string): Promise<InstanceRecord | undefined> {
-    const record = await this.record(instanceId);
-    if (record || this.local(instanceId)) return record;
+    const here = await this.placed(instanceId);
+    if (here) {
+      await here.written();
+      return here.scheduler.records.get(instanceId);
+    }
+    const record = await this.hub!.readInstance(instanceId);
+    if (record) return record;
     const start = await this.hub!.pendingStart(instanceId);
     return start && pendingRecord(instanceId, start);
   }

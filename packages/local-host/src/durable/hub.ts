@@ -26,11 +26,12 @@ export interface TaskHubTiming {
   renewMs: number;
   /** How often free, expired and excess leases are looked for. */
   acquireMs: number;
-  /** How often a held partition's messages are read. */
+  /** How often a held partition's messages are read while they come; the wait doubles while none do, up to `idlePollMs`. */
   pollMs: number;
+  idlePollMs: number;
 }
 
-export const DEFAULT_HUB_TIMING: TaskHubTiming = { expirationMs: 10_000, renewMs: 3_000, acquireMs: 2_000, pollMs: 250 };
+export const DEFAULT_HUB_TIMING: TaskHubTiming = { expirationMs: 10_000, renewMs: 3_000, acquireMs: 2_000, pollMs: 100, idlePollMs: 1_000 };
 
 export interface TaskHubOptions {
   /** The shared account's database: the hub's container is created in it. */
@@ -94,6 +95,18 @@ export const partitionOf = (id: string, partitions: number) => createHash("sha25
 
 /** Whether a failed write may succeed if tried again (the account was busy or away), rather than being refused. */
 const isTransient = (error: unknown) => isStoreUnavailable(error) || cosmosStatus(error) === 429;
+
+/** `request`, tried again while the account is busy or away (at most a minute); anything else it answers is thrown. */
+async function untilAnswered<T>(request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      if (!isTransient(error) || attempt >= 30) throw error;
+      await sleep(Math.min(50 * 2 ** attempt, 2000));
+    }
+  }
+}
 
 /**
  * A partition's records as a scheduler keeps them: every save queued and written in order, each
@@ -209,7 +222,7 @@ interface Partition {
   /** The messages handed to the scheduler since it loaded (their deletion may lag behind the next read). */
   seen: Set<string>;
   /** The read of its messages under way: one at a time, so none is applied twice or out of order. */
-  receiving: Promise<void>;
+  receiving: Promise<unknown>;
 }
 
 export class TaskHub {
@@ -235,12 +248,14 @@ export class TaskHub {
 
   /** Creates the hub's container and leases if absent, then takes this host's share of the partitions and keeps it. */
   async start(): Promise<void> {
-    const container = (this.container = await this.createContainer());
+    const container = (this.container = await untilAnswered(() => this.createContainer()));
     for (let index = 0; index < this.count; index++) {
       const lease: LeaseDocument = { id: "lease", partition: String(index), kind: "lease", owner: "", timestamp: new Date(0).toISOString() };
-      await container.items.create(lease).catch((error: unknown) => {
-        if (cosmosStatus(error) !== 409) throw error;
-      });
+      await untilAnswered(() =>
+        container.items.create(lease).catch((error: unknown) => {
+          if (cosmosStatus(error) !== 409) throw error;
+        }),
+      );
     }
     this.loops.push(this.balance(), this.receive());
   }
@@ -362,13 +377,15 @@ export class TaskHub {
     while (!this.abort.signal.aborted) {
       try {
         await this.renew();
-        const leases = await Promise.all([...Array(this.count).keys()].map((index) => this.readLease(String(index))));
+        // Shared out by partition: every lease document has the id `lease`, in its own partition.
+        const leases = await Promise.all([...Array(this.count).keys()].map(async (index) => ({ ...(await this.readLease(String(index))), id: String(index) })));
         const { share, free, steal } = shareToTake(leases, new Set(this.held.keys()), this.owner, this.timing.expirationMs);
+        const document = (lease: LeaseDocument): LeaseDocument => ({ ...lease, id: "lease" });
         for (const lease of free) {
           if (this.held.size >= share && lease.owner !== this.owner) break;
-          await this.take(lease, lease.owner && lease.owner !== this.owner ? `taken from ${lease.owner} (expired)` : "acquired");
+          await this.take(document(lease), lease.owner && lease.owner !== this.owner ? `taken from ${lease.owner} (expired)` : "acquired");
         }
-        if (this.held.size < share && steal) await this.take(steal, `stolen from ${steal.owner}`);
+        if (this.held.size < share && steal) await this.take(document(steal), `stolen from ${steal.owner}`, true);
       } catch (error) {
         this.log(`task hub: balancing partitions failed: ${(error as Error).message}`);
       }
@@ -411,13 +428,29 @@ export class TaskHub {
     }
   }
 
-  private async take(lease: LeaseDocument, how: string): Promise<void> {
+  private async take(lease: LeaseDocument, how: string, stolen = false): Promise<void> {
     const taken = await this.writeLease(lease, this.owner);
     if (!taken) return; // another host was quicker
     const partition: Partition = { key: lease.partition, lease: taken, renewedAt: Date.now(), seen: new Set(), receiving: Promise.resolve() };
     this.held.set(partition.key, partition);
     this.log(`task hub: partition ${partition.key} ${how} by ${this.owner}`);
-    await this.load(partition);
+    const loaded = (stolen ? this.pause(this.handoverMs()).then(() => this.load(partition)) : this.load(partition)).catch((error: unknown) => {
+      // Not held after all: the next round takes it again (the lease names this host) and loads it.
+      if (this.held.get(partition.key) === partition) this.held.delete(partition.key);
+      throw error;
+    });
+    // A stolen partition loads once its old holder has stopped writing it; the leases are looked after meanwhile.
+    if (stolen) loaded.catch((error: unknown) => this.log(`task hub: loading partition ${partition.key} failed: ${(error as Error).message}`));
+    else await loaded;
+  }
+
+  /**
+   * How long a host that stole a partition waits before loading it: its old holder is alive and
+   * runs it until its next renewal finds the lease gone; after that it writes nothing more, and
+   * everything it wrote is in what the new holder loads (a record it created is not missed).
+   */
+  private handoverMs(): number {
+    return this.timing.renewMs + this.timing.acquireMs + Math.min(1000, this.timing.renewMs);
   }
 
   /** Reads the partition's records and runs them: timers armed again, unanswered activities run again. */
@@ -462,15 +495,18 @@ export class TaskHub {
 
   /** The message loop: each loaded partition's messages, oldest first, applied by its scheduler. */
   private async receive(): Promise<void> {
-    while (!this.abort.signal.aborted) {
+    for (let wait = this.timing.pollMs; !this.abort.signal.aborted;) {
+      let applied = 0;
       for (const partition of [...this.held.values()]) {
         try {
-          await this.receiveFor(partition);
+          applied += await this.receiveFor(partition);
         } catch (error) {
           this.log(`task hub: reading partition ${partition.key}'s messages failed: ${(error as Error).message}`);
         }
       }
-      await this.pause(this.timing.pollMs);
+      // An idle hub costs a read per partition and second at most; a busy one is read often.
+      wait = applied > 0 ? this.timing.pollMs : Math.min(wait * 2, this.timing.idlePollMs);
+      await this.pause(wait);
     }
   }
 
@@ -484,15 +520,20 @@ export class TaskHub {
     if (partition) await this.receiveFor(partition);
   }
 
-  private receiveFor(partition: Partition): Promise<void> {
+  /** Applies the partition's messages not applied yet; how many. */
+  private receiveFor(partition: Partition): Promise<number> {
     const read = partition.receiving.then(() => this.receiveNow(partition));
-    partition.receiving = read.catch(() => undefined);
+    partition.receiving = read.then(
+      () => undefined,
+      () => undefined,
+    );
     return read;
   }
 
-  private async receiveNow(partition: Partition): Promise<void> {
+  private async receiveNow(partition: Partition): Promise<number> {
     const { scheduler, store } = partition;
-    if (!scheduler || !store) return;
+    if (!scheduler || !store) return 0;
+    let applied = 0;
     const query = { query: "SELECT * FROM c WHERE c.kind = 'message'" };
     const { resources } = await untraced(() => this.hub().items.query<MessageDocument>(query, { partitionKey: partition.key }).fetchAll());
     resources.sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.id.localeCompare(b.id));
@@ -501,7 +542,9 @@ export class TaskHub {
       partition.seen.add(document.id);
       await this.apply(scheduler, document);
       store.applied(document.id);
+      applied++;
     }
+    return applied;
   }
 
   private async apply(scheduler: InstanceScheduler, { id, message, sentAt }: MessageDocument): Promise<void> {

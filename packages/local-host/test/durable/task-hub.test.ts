@@ -12,15 +12,18 @@ import { cosmosFixture, eventually, type CosmosFixture } from "../../../embedded
  * durable host runs, with one host and with three, every request sent through a host chosen in
  * turn (so most go to a partition another host holds), every status read from every host.
  */
-const TIMING = { expirationMs: 1500, renewMs: 300, acquireMs: 200, pollMs: 50 };
+const TIMING = { expirationMs: 1500, renewMs: 300, acquireMs: 200, pollMs: 50, idlePollMs: 200 };
 const DEADLINE_MS = 60_000;
 vi.setConfig({ testTimeout: 2 * DEADLINE_MS });
 
 let fixture: CosmosFixture | undefined;
 const hosts: DurableHost[] = [];
 const processes: ChildProcess[] = [];
+/** What the hosts logged, each line after its host's name. */
+const logs: string[] = [];
 afterEach(async () => {
   for (const child of processes.splice(0)) child.kill("SIGKILL");
+  logs.splice(0);
   await Promise.all(hosts.splice(0).map((host) => host.stop()));
   await fixture?.stop();
   fixture = undefined;
@@ -37,10 +40,11 @@ async function startHosts(count: number, handlers: Handlers, hub: string): Promi
   fixture ??= await cosmosFixture();
   const started: DurableHost[] = [];
   for (let i = 0; i < count; i++) {
+    const owner = `host-${hosts.length}`;
     const host = new DurableHost({
       functions: durableFunctions(handlers),
-      log: process.env.HUB_DEBUG ? (line) => console.log(`host-${hosts.length}: ${line}`) : undefined,
-      hub: { database: fixture.database, name: hub, owner: `host-${hosts.length}`, timing: TIMING },
+      log: (line) => logs.push(`${owner}: ${line}`),
+      hub: { database: fixture.database, name: hub, owner, timing: TIMING },
     });
     hosts.push(host);
     started.push(host);
@@ -186,6 +190,11 @@ describe("task hub partitions", () => {
   it("are split evenly between two hosts, at most a fair share each among three, and a stopped host's are taken by the others", async () => {
     const two = await cluster(2, { orchestrations: {} }, "twoHosts");
     await eventually(async () => (two.every((host) => host.partitions().length === 2) ? true : undefined), DEADLINE_MS);
+    // Several rounds later, none was taken twice by one host (a host holding a partition does not take it again).
+    await new Promise((resolve) => setTimeout(resolve, 10 * TIMING.acquireMs));
+    const takes = logs.filter((line) => / (acquired|stolen from \S+) by /.test(line)).map((line) => line.replace(/ by .*/, ""));
+    expect(takes.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(takes).size).toBe(takes.length);
     const all = [...two, ...(await startHosts(1, { orchestrations: {} }, "twoHosts"))];
     await eventually(async () => (heldOnce(all) && all.every((host) => host.partitions().length <= 2) ? true : undefined), DEADLINE_MS);
     const [leaving, ...staying] = all;

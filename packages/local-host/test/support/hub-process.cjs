@@ -35,6 +35,6 @@ const functions = {
 };
 const host = new DurableHost({
   functions,
-  hub: { database: client.database(database), name: hub, owner, timing: { expirationMs: 1500, renewMs: 300, acquireMs: 200, pollMs: 50 } },
+  hub: { database: client.database(database), name: hub, owner, timing: { expirationMs: 1500, renewMs: 300, acquireMs: 200, pollMs: 50, idlePollMs: 200 } },
 });
 host.resume().then(() => setInterval(() => console.log(`holds ${host.partitions().length}`), 100));
