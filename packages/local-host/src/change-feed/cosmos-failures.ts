@@ -19,3 +19,6 @@ export const isStoreUnavailable = (error: unknown): boolean => {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === "number" ? UNAVAILABLE_STATUSES.has(code) : typeof code === "string" && NETWORK_ERROR_CODES.has(code);
 };
+
+/** Whether a request may succeed if sent again: the account could not answer, or asked to wait (429). */
+export const isTransient = (error: unknown): boolean => isStoreUnavailable(error) || cosmosStatus(error) === 429;

@@ -4,6 +4,7 @@ import * as df from "durable-functions";
 import { problem } from "../http/problem";
 import { readBody } from "../http/request-body";
 import { isLoopbackHost } from "embedded-cosmos";
+import { isTransient } from "../change-feed/cosmos-failures";
 import { DurableRequestError, FINISHED, type DurableHost, type InstanceFilter, type InstanceStatus } from "./host";
 
 /** Where the Functions host serves the documented Durable Functions HTTP API (the webhook URLs). */
@@ -282,6 +283,9 @@ export async function serveDurableApi(
   } catch (error) {
     // As text, as the extension answers: the package's client makes its error from the body as it is.
     if (error instanceof DurableRequestError) return void res.writeHead(error.status, { "content-type": "text/plain; charset=utf-8" }).end(error.message);
+    // The task hub's account busy or away longer than the request's retries: the client may send it again.
+    if (isTransient(error))
+      return problem(res, 503, "Service Unavailable", "The task hub's store did not answer in time; send the request again.", { "retry-after": "1" });
     // The host's own failure (a file it could not write): logged here, and no path or stack to the caller.
     log(`durable API ${method} ${url.pathname}: ${(error as Error).stack ?? String(error)}`);
     return problem(res, 500, "Internal Server Error", "The durable host could not complete the request; its log says why.");

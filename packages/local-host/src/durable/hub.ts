@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Container, Database } from "@azure/cosmos";
-import { cosmosStatus, isStoreUnavailable } from "../change-feed/cosmos-failures";
+import { cosmosStatus, isTransient } from "../change-feed/cosmos-failures";
 import { shareToTake } from "../fair-share";
 import { untraced } from "../telemetry";
 import type { EntityRecord, EntityRequest, EntityStore } from "./entities";
@@ -93,16 +93,16 @@ const recordId = (kind: "instance" | "entity", id: string) => `${kind[0]}-${crea
 /** The partition of an instance or entity id, as the provider hashes it to a control queue. */
 export const partitionOf = (id: string, partitions: number) => createHash("sha256").update(id).digest().readUInt32BE(0) % partitions;
 
-/** Whether a failed write may succeed if tried again (the account was busy or away), rather than being refused. */
-const isTransient = (error: unknown) => isStoreUnavailable(error) || cosmosStatus(error) === 429;
+/** How often a client's request (through the HTTP API) tries the account while it is busy or away: about 3 s in all. */
+const CLIENT_ATTEMPTS = 6;
 
-/** `request`, tried again while the account is busy or away (at most a minute); anything else it answers is thrown. */
-async function untilAnswered<T>(request: () => Promise<T>): Promise<T> {
+/** `request`, tried again while the account is busy or away (`attempts` in all, a minute by default); anything else it answers is thrown. */
+async function untilAnswered<T>(request: () => Promise<T>, attempts = 30): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await request();
     } catch (error) {
-      if (!isTransient(error) || attempt >= 30) throw error;
+      if (!isTransient(error) || attempt >= attempts) throw error;
       await sleep(Math.min(50 * 2 ** attempt, 2000));
     }
   }
@@ -154,7 +154,16 @@ class PartitionStore implements InstanceStore {
 
   /** Sends `message` to partition `to`, after every write queued before it. */
   send(to: string, message: HubMessage): void {
-    this.enqueue(`message to partition ${to}`, () => writeMessage(this.container, to, message));
+    // Named before its first attempt: one that timed out and yet arrived is not sent twice.
+    const document = messageDocument(to, message);
+    this.enqueue(`message to partition ${to}`, () =>
+      this.container.items.create(document).then(
+        () => undefined,
+        (error: unknown) => {
+          if (cosmosStatus(error) !== 409) throw error;
+        },
+      ),
+    );
   }
 
   /** Deletes an applied message, after the writes that recorded what it did. */
@@ -207,9 +216,8 @@ class PartitionStore implements InstanceStore {
   }
 }
 
-async function writeMessage(container: Container, partition: string, message: HubMessage): Promise<void> {
-  const document: MessageDocument = { id: `m-${randomUUID()}`, partition, kind: "message", sentAt: new Date().toISOString(), message };
-  await container.items.create(document);
+function messageDocument(partition: string, message: HubMessage): MessageDocument {
+  return { id: `m-${randomUUID()}`, partition, kind: "message", sentAt: new Date().toISOString(), message };
 }
 
 /** A partition this host holds: its lease, and once loaded, its records and the scheduler that runs them. */
@@ -293,9 +301,13 @@ export class TaskHub {
       query: "SELECT * FROM c WHERE c.kind = 'message' AND c.message.op = 'create' AND c.message.instanceId = @id",
       parameters: [{ name: "@id", value: instanceId }],
     };
-    const { resources } = await this.hub()
-      .items.query<MessageDocument>(query, { partitionKey: this.partitionKeyOf(instanceId) })
-      .fetchAll();
+    const { resources } = await untilAnswered(
+      () =>
+        this.hub()
+          .items.query<MessageDocument>(query, { partitionKey: this.partitionKeyOf(instanceId) })
+          .fetchAll(),
+      CLIENT_ATTEMPTS,
+    );
     const start = resources.sort((a, b) => b.sentAt.localeCompare(a.sentAt))[0];
     return start?.message.op === "create" ? { name: start.message.name, input: start.message.input, sentAt: start.sentAt } : undefined;
   }
@@ -325,8 +337,17 @@ export class TaskHub {
   }
 
   /** Sends a client's request to the partition of the instance or entity `id`. */
-  send(id: string, message: HubMessage): Promise<void> {
-    return writeMessage(this.hub(), this.partitionKeyOf(id), message);
+  async send(id: string, message: HubMessage): Promise<void> {
+    const document = messageDocument(this.partitionKeyOf(id), message);
+    await untilAnswered(
+      () =>
+        this.hub()
+          .items.create(document)
+          .catch((error: unknown) => {
+            if (cosmosStatus(error) !== 409) throw error; // an attempt that timed out arrived after all
+          }),
+      CLIENT_ATTEMPTS,
+    );
   }
 
   /** The stored record of an instance (as its holder last wrote it). */
@@ -350,16 +371,20 @@ export class TaskHub {
         continue;
       }
       const query = { query: "SELECT * FROM c WHERE c.kind = @kind", parameters: [{ name: "@kind", value: kind }] };
-      const { resources } = await this.hub()
-        .items.query<RecordDocument>(query, { partitionKey: String(index) })
-        .fetchAll();
+      const { resources } = await untilAnswered(
+        () =>
+          this.hub()
+            .items.query<RecordDocument>(query, { partitionKey: String(index) })
+            .fetchAll(),
+        CLIENT_ATTEMPTS,
+      );
       records.push(...resources.map((document) => JSON.parse(document.text) as InstanceRecord | EntityRecord));
     }
     return records;
   }
 
   private async readRecord<T>(kind: "instance" | "entity", id: string): Promise<T | undefined> {
-    const { resource } = await this.hub().item(recordId(kind, id), this.partitionKeyOf(id)).read<RecordDocument>();
+    const { resource } = await untilAnswered(() => this.hub().item(recordId(kind, id), this.partitionKeyOf(id)).read<RecordDocument>(), CLIENT_ATTEMPTS);
     return resource ? (JSON.parse(resource.text) as T) : undefined;
   }
 
@@ -517,7 +542,7 @@ export class TaskHub {
    */
   async caughtUp(id: string): Promise<void> {
     const partition = this.held.get(this.partitionKeyOf(id));
-    if (partition) await this.receiveFor(partition);
+    if (partition) await untilAnswered(() => this.receiveFor(partition), CLIENT_ATTEMPTS);
   }
 
   /** Applies the partition's messages not applied yet; how many. */
