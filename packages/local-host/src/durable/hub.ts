@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Container, Database } from "@azure/cosmos";
+import type { Container, Database, JSONObject, OperationInput, OperationResponse } from "@azure/cosmos";
 import { cosmosStatus, isTransient } from "../change-feed/cosmos-failures";
 import { shareToTake } from "../fair-share";
 import { untraced } from "../telemetry";
@@ -110,24 +110,32 @@ async function untilAnswered<T>(request: () => Promise<T>, attempts = 30): Promi
 
 /**
  * A partition's records as a scheduler keeps them: every save queued and written in order, each
- * on the ETag of the write before (so a host that lost the partition cannot overwrite the new
- * holder's records: its write is refused, and it lets the partition go). Messages sent while the
- * partition's work runs go in the same queue: sent before the save that records them as sent.
+ * in one transaction with the partition's lease (a batch on its partition key, conditional on the
+ * lease's ETag and on the record's). A host whose lease was taken cannot write a thing more: its
+ * next write is refused, and it lets the partition go; what the new holder loaded is all there
+ * is. Every write renews the lease. A message to another partition goes out after a renewal in
+ * the same queue: sent before the save that records it as sent, and by the holder only.
  */
 class PartitionStore implements InstanceStore {
   readonly entities: EntityStore;
   private readonly etags = new Map<string, string>();
   private readonly instances: InstanceRecord[];
   private chain: Promise<void> = Promise.resolve();
+  private leaseEtag: string;
+  /** When the lease was last written (by a renewal or with a record). */
+  renewedAt = Date.now();
   lost = false;
 
   constructor(
     private readonly container: Container,
     readonly key: string,
+    lease: LeaseDocument,
+    private readonly owner: string,
     documents: RecordDocument[],
     private readonly onLost: (why: string) => void,
     private readonly log: (line: string) => void,
   ) {
+    this.leaseEtag = lease._etag!;
     for (const document of documents) this.etags.set(document.id, document._etag!);
     const parsed = (kind: string) => documents.filter((d) => d.kind === kind).map((d) => JSON.parse(d.text) as unknown);
     this.instances = parsed("instance") as InstanceRecord[];
@@ -146,8 +154,8 @@ class PartitionStore implements InstanceStore {
   remove(instanceId: string): void {
     const id = recordId("instance", instanceId);
     this.enqueue(`purge ${instanceId}`, async () => {
-      const etag = this.etags.get(id);
-      if (etag) await this.container.item(id, this.key).delete({ accessCondition: { type: "IfMatch", condition: etag } });
+      // The lease is the fence: only the holder deletes (the SDK's batch delete takes no ETag).
+      if (this.etags.has(id)) await this.fenced({ operationType: "Delete", id });
       this.etags.delete(id);
     });
   }
@@ -156,26 +164,31 @@ class PartitionStore implements InstanceStore {
   send(to: string, message: HubMessage): void {
     // Named before its first attempt: one that timed out and yet arrived is not sent twice.
     const document = messageDocument(to, message);
-    this.enqueue(`message to partition ${to}`, () =>
-      this.container.items.create(document).then(
-        () => undefined,
-        (error: unknown) => {
-          if (cosmosStatus(error) !== 409) throw error;
-        },
-      ),
-    );
+    this.enqueue(`message to partition ${to}`, async () => {
+      await this.fenced();
+      await this.container.items.create(document).catch((error: unknown) => {
+        if (cosmosStatus(error) !== 409) throw error;
+      });
+    });
   }
 
   /** Deletes an applied message, after the writes that recorded what it did. */
   applied(messageId: string): void {
-    this.enqueue(`applied message ${messageId}`, async () => {
-      await this.container
-        .item(messageId, this.key)
-        .delete()
-        .catch((error: unknown) => {
-          if (cosmosStatus(error) !== 404) throw error;
-        });
-    });
+    this.enqueue(`applied message ${messageId}`, () => this.fenced({ operationType: "Delete", id: messageId }, [404]).then(() => undefined));
+  }
+
+  /** Renews the lease after what is queued; false once the partition is lost. */
+  renew(): Promise<boolean> {
+    this.enqueue("the lease", () => this.fenced().then(() => undefined));
+    return this.flushed();
+  }
+
+  /** Lets the lease go for others to take at once, after what is queued; nothing is written after it. */
+  release(): Promise<boolean> {
+    this.enqueue("the lease's release", () => this.fenced(undefined, [], "").then(() => undefined));
+    const released = this.flushed();
+    void released.then(() => (this.lost = true));
+    return released;
   }
 
   /** Resolves once everything queued so far is written (true), or will never be: the partition was lost first (false). */
@@ -188,11 +201,34 @@ class PartitionStore implements InstanceStore {
     const document: RecordDocument = { id: recordId(kind, key), partition: this.key, kind, text: JSON.stringify(record) };
     this.enqueue(`${kind} ${key}`, async () => {
       const etag = this.etags.get(document.id);
-      const { resource } = etag
-        ? await this.container.item(document.id, this.key).replace(document, { accessCondition: { type: "IfMatch", condition: etag } })
-        : await this.container.items.create(document);
-      this.etags.set(document.id, resource!._etag);
+      const written = await this.fenced(
+        etag
+          ? { operationType: "Replace", id: document.id, resourceBody: document as unknown as JSONObject, ifMatch: etag }
+          : { operationType: "Create", resourceBody: document as unknown as JSONObject },
+      );
+      this.etags.set(document.id, written!.eTag!);
     });
+  }
+
+  /**
+   * Writes the lease (renewed, or released with owner "") and `operation` in one transaction,
+   * conditional on the lease being as this host last wrote it. `tolerated`: statuses of the
+   * operation that leave the partition as wanted (a message already deleted).
+   */
+  private async fenced(operation?: OperationInput, tolerated: number[] = [], owner = this.owner): Promise<OperationResponse | undefined> {
+    const lease: LeaseDocument = { id: "lease", partition: this.key, kind: "lease", owner, timestamp: new Date().toISOString() };
+    const operations: OperationInput[] = [{ operationType: "Replace", id: "lease", resourceBody: lease as unknown as JSONObject, ifMatch: this.leaseEtag }];
+    if (operation) operations.push(operation);
+    const response = await this.container.items.batch(operations, this.key);
+    const results = response.result ?? [];
+    const refused = results.findIndex((result) => result.statusCode >= 400 && result.statusCode !== 424);
+    if (refused === 1 && tolerated.includes(results[1].statusCode)) return this.fenced(); // the lease alone, then
+    const status = results[refused]?.statusCode ?? response.code ?? 0;
+    if (refused >= 0 || status >= 400 || results.length !== operations.length)
+      throw Object.assign(new Error(`${refused === 0 ? "the lease" : "the write"} was refused (${status})`), { code: status });
+    this.leaseEtag = results[0].eTag!;
+    this.renewedAt = Date.now();
+    return results[1];
   }
 
   private enqueue(what: string, write: () => Promise<void>): void {
@@ -203,7 +239,7 @@ class PartitionStore implements InstanceStore {
         } catch (error) {
           const status = cosmosStatus(error);
           if (status === 409 || status === 412 || status === 404) {
-            // Another host wrote this partition since this one loaded it: it is not ours any more (or not as we knew it).
+            // Another host took the partition, or wrote it since this one loaded it: it is not ours any more.
             this.lost = true;
             this.onLost(`writing ${what} was refused (${status})`);
             return;
@@ -223,8 +259,8 @@ function messageDocument(partition: string, message: HubMessage): MessageDocumen
 /** A partition this host holds: its lease, and once loaded, its records and the scheduler that runs them. */
 interface Partition {
   key: string;
+  /** As taken: the store writes it from then on. */
   lease: LeaseDocument;
-  renewedAt: number;
   store?: PartitionStore;
   scheduler?: InstanceScheduler;
   /** The messages handed to the scheduler since it loaded (their deletion may lag behind the next read). */
@@ -401,7 +437,7 @@ export class TaskHub {
   private async balance(): Promise<void> {
     while (!this.abort.signal.aborted) {
       try {
-        await this.renew();
+        this.renew();
         // Shared out by partition: every lease document has the id `lease`, in its own partition.
         const leases = await Promise.all([...Array(this.count).keys()].map(async (index) => ({ ...(await this.readLease(String(index))), id: String(index) })));
         const { share, free, steal } = shareToTake(leases, new Set(this.held.keys()), this.owner, this.timing.expirationMs);
@@ -410,7 +446,7 @@ export class TaskHub {
           if (this.held.size >= share && lease.owner !== this.owner) break;
           await this.take(document(lease), lease.owner && lease.owner !== this.owner ? `taken from ${lease.owner} (expired)` : "acquired");
         }
-        if (this.held.size < share && steal) await this.take(document(steal), `stolen from ${steal.owner}`, true);
+        if (this.held.size < share && steal) await this.take(document(steal), `stolen from ${steal.owner}`);
       } catch (error) {
         this.log(`task hub: balancing partitions failed: ${(error as Error).message}`);
       }
@@ -440,42 +476,28 @@ export class TaskHub {
     }
   }
 
-  private async renew(): Promise<void> {
+  /** Renews the leases not written lately (a write renews its partition's), in each partition's write queue; a lease taken meanwhile is let go. */
+  private renew(): void {
     for (const partition of this.held.values()) {
-      if (Date.now() - partition.renewedAt < this.timing.renewMs) continue;
-      const renewed = await this.writeLease(partition.lease, this.owner);
-      if (renewed) Object.assign(partition, { lease: renewed, renewedAt: Date.now() });
-      else {
-        // Not a write more: the new holder goes on from what is stored.
-        if (partition.store) partition.store.lost = true;
-        void this.drop(partition, "taken by another host");
-      }
+      const { store } = partition;
+      if (!store || Date.now() - store.renewedAt < this.timing.renewMs) continue;
+      void store.renew().then(async (held) => {
+        if (!held) await this.drop(partition, "taken by another host");
+      });
     }
   }
 
-  private async take(lease: LeaseDocument, how: string, stolen = false): Promise<void> {
+  private async take(lease: LeaseDocument, how: string): Promise<void> {
     const taken = await this.writeLease(lease, this.owner);
     if (!taken) return; // another host was quicker
-    const partition: Partition = { key: lease.partition, lease: taken, renewedAt: Date.now(), seen: new Set(), receiving: Promise.resolve() };
+    const partition: Partition = { key: lease.partition, lease: taken, seen: new Set(), receiving: Promise.resolve() };
     this.held.set(partition.key, partition);
     this.log(`task hub: partition ${partition.key} ${how} by ${this.owner}`);
-    const loaded = (stolen ? this.pause(this.handoverMs()).then(() => this.load(partition)) : this.load(partition)).catch((error: unknown) => {
+    await this.load(partition).catch((error: unknown) => {
       // Not held after all: the next round takes it again (the lease names this host) and loads it.
       if (this.held.get(partition.key) === partition) this.held.delete(partition.key);
       throw error;
     });
-    // A stolen partition loads once its old holder has stopped writing it; the leases are looked after meanwhile.
-    if (stolen) loaded.catch((error: unknown) => this.log(`task hub: loading partition ${partition.key} failed: ${(error as Error).message}`));
-    else await loaded;
-  }
-
-  /**
-   * How long a host that stole a partition waits before loading it: its old holder is alive and
-   * runs it until its next renewal finds the lease gone; after that it writes nothing more, and
-   * everything it wrote is in what the new holder loads (a record it created is not missed).
-   */
-  private handoverMs(): number {
-    return this.timing.renewMs + this.timing.acquireMs + Math.min(1000, this.timing.renewMs);
   }
 
   /** Reads the partition's records and runs them: timers armed again, unanswered activities run again. */
@@ -483,7 +505,7 @@ export class TaskHub {
     const query = { query: "SELECT * FROM c WHERE c.kind = 'instance' OR c.kind = 'entity'" };
     const { resources } = await untraced(() => this.hub().items.query<RecordDocument>(query, { partitionKey: partition.key }).fetchAll());
     if (this.held.get(partition.key) !== partition) return; // dropped meanwhile
-    const store = new PartitionStore(this.hub(), partition.key, resources, (why) => void this.drop(partition, why), this.log);
+    const store = new PartitionStore(this.hub(), partition.key, partition.lease, this.owner, resources, (why) => void this.drop(partition, why), this.log);
     partition.store = store;
     partition.scheduler = new InstanceScheduler({ ...this.host, store }, this.routerFor(partition));
     partition.scheduler.resume();
@@ -498,8 +520,7 @@ export class TaskHub {
     this.held.delete(partition.key);
     if (why !== "released") this.log(`task hub: partition ${partition.key} let go by ${this.owner}: ${why}`);
     await partition.scheduler?.stop();
-    await partition.store?.flushed();
-    if (why === "released" && partition.store && !partition.store.lost) await this.writeLease(partition.lease, "").catch(() => undefined);
+    if (why === "released") await partition.store?.release();
   }
 
   /** What an instance of `from` sends elsewhere: straight in when it stays in the partition, else a message in the partition's write queue. */
