@@ -19,6 +19,8 @@ export interface InstanceFigures {
   visibleMs: { p50: number; max: number };
   /** From kill -9 of one instance until no lease is in its name: the leases' expiration (60 s) and an acquire round (13 s). */
   rebalanceSeconds?: number;
+  /** The same for the durable task hub's partitions: their leases' expiration (10 s) and an acquire round (2 s). */
+  hubRebalanceSeconds?: number;
 }
 
 const IN_FLIGHT = 32;
@@ -81,17 +83,27 @@ async function measureCount(instances: number, seconds: number, rebalance: boole
     }
 
     let rebalanceSeconds: number | undefined;
+    let hubRebalanceSeconds: number | undefined;
     if (rebalance && instances > 1) {
       const account = cluster.cosmos()!;
       const client = new CosmosClient({ endpoint: account.endpoint, key: account.key, connectionPolicy: { enableEndpointDiscovery: false } });
-      const leases = client.database(containerDefinitions.databaseName).container(CONTAINERS.leases);
-      const owners = async () => (await leases.items.query<string>("SELECT VALUE c.Owner FROM c WHERE IS_DEFINED(c.LeaseToken)").fetchAll()).resources;
+      const database = client.database(containerDefinitions.databaseName);
+      const ownersIn = (container: string, query: string) => async () => (await database.container(container).items.query<string>(query).fetchAll()).resources;
+      const owners = ownersIn(CONTAINERS.leases, "SELECT VALUE c.Owner FROM c WHERE IS_DEFINED(c.LeaseToken)");
+      const hubOwners = ownersIn("taskHub", "SELECT VALUE c.owner FROM c WHERE c.kind = 'lease'");
       const victim = `instance-${instances - 1}`;
+      const holds = (read: () => Promise<string[]>) => async () => (await read()).includes(victim);
+      const takenOver = (read: () => Promise<string[]>) => async () => (await read()).every((owner) => owner && owner !== victim);
       try {
-        await msUntil(async () => (await owners()).includes(victim), { everyMs: 500, limitMs: 120_000, what: `a lease owned by ${victim}` });
+        await msUntil(holds(owners), { everyMs: 500, limitMs: 120_000, what: `a lease owned by ${victim}` });
+        await msUntil(holds(hubOwners), { everyMs: 500, limitMs: 120_000, what: `a task hub partition held by ${victim}` });
         await cluster.kill(instances - 1);
-        const taken = async () => (await owners()).every((owner) => owner && owner !== victim);
-        rebalanceSeconds = (await msUntil(taken, { everyMs: 500, limitMs: 180_000, what: `${victim}'s leases taken over` })) / 1000;
+        const [changeFeedMs, hubMs] = await Promise.all([
+          msUntil(takenOver(owners), { everyMs: 500, limitMs: 180_000, what: `${victim}'s leases taken over` }),
+          msUntil(takenOver(hubOwners), { everyMs: 250, limitMs: 180_000, what: `${victim}'s task hub partitions taken over` }),
+        ]);
+        rebalanceSeconds = changeFeedMs / 1000;
+        hubRebalanceSeconds = hubMs / 1000;
       } finally {
         client.dispose();
       }
@@ -102,6 +114,7 @@ async function measureCount(instances: number, seconds: number, rebalance: boole
       p95Ms: percentile(latencies, 95),
       visibleMs: { p50: percentile(visible, 50), max: Math.max(...visible) },
       rebalanceSeconds,
+      hubRebalanceSeconds,
     };
   } finally {
     await cluster.stop();

@@ -31,7 +31,7 @@ export interface TaskHubTiming {
   idlePollMs: number;
 }
 
-export const DEFAULT_HUB_TIMING: TaskHubTiming = { expirationMs: 10_000, renewMs: 3_000, acquireMs: 2_000, pollMs: 100, idlePollMs: 1_000 };
+export const DEFAULT_HUB_TIMING: TaskHubTiming = { expirationMs: 10_000, renewMs: 3_000, acquireMs: 2_000, pollMs: 250, idlePollMs: 1_000 };
 
 export interface TaskHubOptions {
   /** The shared account's database: the hub's container is created in it. */

@@ -10,7 +10,15 @@ import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf,
 import { DurableRequestError, FINISHED } from "./instances";
 import { replayEpisode } from "./replay";
 import { InstanceSpans, type InstanceSpanNaming } from "./tracing";
-import { memoryInstanceStore, type InstanceRecord, type InstanceStore, type PendingActivity, type PendingTimer, type RuntimeStatus } from "./store";
+import {
+  memoryInstanceStore,
+  pendingInstance,
+  type InstanceRecord,
+  type InstanceStore,
+  type PendingActivity,
+  type PendingTimer,
+  type RuntimeStatus,
+} from "./store";
 
 /** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
 const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
@@ -121,23 +129,7 @@ export class InstanceScheduler {
     if (existing && !FINISHED.includes(existing.runtimeStatus))
       throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${existing.runtimeStatus}.`);
     const now = this.clock.now().toISOString();
-    const record: InstanceRecord = {
-      instanceId,
-      name,
-      input,
-      ...(parent ? { parent } : {}),
-      ...(traceParent ? { traceParent } : {}),
-      runtimeStatus: "Pending",
-      createdTime: now,
-      lastUpdatedTime: now,
-      executionId: "",
-      history: [],
-      inbox: [],
-      nextEventId: 0,
-      actions: [],
-      activities: [],
-      timers: [],
-    };
+    const record = pendingInstance(instanceId, name, input, now, { parent, traceParent });
     this.newExecution(record, record.input);
     // Saved before it is known: an instance that cannot be stored leaves nothing behind, so its starter sees the failure and tries again.
     this.save(record);

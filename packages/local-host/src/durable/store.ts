@@ -74,6 +74,33 @@ export interface InstanceRecord {
   received?: string[];
 }
 
+/** An instance not started yet: Pending, created `at` (ISO 8601), with nothing run. */
+export function pendingInstance(
+  instanceId: string,
+  name: string,
+  input: string,
+  at: string,
+  links: Pick<InstanceRecord, "parent" | "traceParent"> = {},
+): InstanceRecord {
+  return {
+    instanceId,
+    name,
+    input,
+    ...(links.parent ? { parent: links.parent } : {}),
+    ...(links.traceParent ? { traceParent: links.traceParent } : {}),
+    runtimeStatus: "Pending",
+    createdTime: at,
+    lastUpdatedTime: at,
+    executionId: "",
+    history: [],
+    inbox: [],
+    nextEventId: 0,
+    actions: [],
+    activities: [],
+    timers: [],
+  };
+}
+
 /** The task whose failure failed the instance; a rewind forgets its failure and runs it again. */
 export interface RewindPoint {
   task: PendingActivity;
