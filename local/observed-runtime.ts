@@ -4,13 +4,6 @@ import type { DurableHost, LocalTelemetry } from "local-host";
 import { currentFigures, OpsHistory, STEP_MS, type OpsFigures } from "./ops";
 import type { OrchestrationAttention } from "../src/telemetry/ops-figures";
 
-/** Orchestration instances by runtime status, as the local durable host holds them. */
-async function instanceCounts(durable: DurableHost): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const instance of await durable.queryInstances()) counts[instance.runtimeStatus] = (counts[instance.runtimeStatus] ?? 0) + 1;
-  return counts;
-}
-
 /**
  * What only the local runtime can measure, observed as a metric each time it is read: the
  * orchestration instances by status (in Azure, the Durable extension's own). Returns the
@@ -20,8 +13,9 @@ export function observeLocalRuntime(durable: DurableHost): () => void {
   const instances = metrics
     .getMeter(SCOPE)
     .createObservableGauge(METRICS.orchestrationInstances, { unit: "{instance}", description: "Orchestration instances by runtime status" });
-  const observe = async (result: { observe(value: number, attributes: Record<string, string>): void }) => {
-    for (const [status, count] of Object.entries(await instanceCounts(durable))) result.observe(count, { status });
+  const observe = (result: { observe(value: number, attributes: Record<string, string>): void }) => {
+    // The instances this host runs (with a shared task hub, those of its partitions: the hosts' figures add up, none counted twice).
+    for (const [status, count] of Object.entries(durable.instanceCounts())) result.observe(count, { status });
   };
   instances.addCallback(observe);
   return () => instances.removeCallback(observe);

@@ -180,6 +180,14 @@ export class DurableHost {
     }));
   }
 
+  /** The instances this host runs, by runtime status (with a task hub, those of the partitions it holds). */
+  instanceCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const scheduler of this.schedulers())
+      for (const { runtimeStatus } of scheduler.records.values()) counts[runtimeStatus] = (counts[runtimeStatus] ?? 0) + 1;
+    return counts;
+  }
+
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
   async suspend(instanceId: string): Promise<void> {
     const message = { op: "suspend" as const, instanceId };
