@@ -1,4 +1,5 @@
 import { DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import type { TriggeredFunction } from "../worker/function-app";
 
 /** The extension's built-in activity behind `callHttp`: its name in the history, as the extension writes it. */
 export const DURABLE_HTTP_ACTIVITY = "BuiltIn::HttpActivity";
@@ -52,3 +53,6 @@ export function nextPoll(requestJson: string, resultJson: string): { request: Du
     delayMs: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : DEFAULT_POLL_MS,
   };
 }
+
+/** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
+export const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));

@@ -1,25 +1,26 @@
 import { randomUUID } from "node:crypto";
-import { lastFailure, rewoundHistory, historyEvents } from "./episodes";
+import { rewoundHistory } from "./episodes";
 import { entitiesNamed, entityStateOf, schedulerId, type EntityHost, type EntityListing, type EntityState } from "./entities";
 import { TaskHub, type ClientMessage, type HubMessage, type TaskHubOptions } from "./hub";
-import { DurableRequestError, FINISHED, matchingInstances, statusOf, type InstanceFilter, type InstanceStatus } from "./instances";
+import {
+  countsByStatus,
+  DurableRequestError,
+  FINISHED,
+  matchingInstances,
+  runningOf,
+  statusOf,
+  type InstanceFilter,
+  type InstanceStatus,
+  type RunningInstance,
+} from "./instances";
+import * as requests from "./requests";
 import { InstanceScheduler, type SchedulerOptions } from "./scheduler";
-import { pendingInstance, type InstanceRecord, type RewindPoint } from "./store";
+import { pendingInstance, type InstanceRecord } from "./store";
 
 export { DurableRequestError, FINISHED, type InstanceFilter, type InstanceStatus } from "./instances";
 
-/** Where a request for an instance is applied on this host: the scheduler running it, and whether what it did got written. */
-interface Placement {
-  scheduler: InstanceScheduler;
-  written(): Promise<boolean>;
-}
-
 export interface DurableHostOptions extends SchedulerOptions {
-  /**
-   * One task hub shared with the other hosts of the app (in the account all of them use): the
-   * instances split into partitions this host leases its share of. Without it, this host runs
-   * every instance itself, in `store`.
-   */
+  /** One task hub shared with the app's other hosts, in their account (hub.ts); without it, this host runs every instance, in `store`. */
   hub?: TaskHubOptions;
 }
 
@@ -63,12 +64,10 @@ export class DurableHost {
   }
 
   /**
-   * As `local`; where this host runs `id` and does not know it yet, once what other hosts sent
-   * the partition is applied: a start sent through another host is then known here (a second
-   * start is refused, an event finds it). Requests for an instance it knows are not ordered
-   * against other hosts' (nor are they in Azure), so they cost no read.
+   * As `local`; where this host runs `id` but does not know it yet, after applying what other
+   * hosts sent the partition (a start sent through another is then known; nothing else is ordered).
    */
-  private async placed(id: string): Promise<Placement | undefined> {
+  private async placed(id: string): Promise<requests.Placement | undefined> {
     if (this.scheduler) return { scheduler: this.scheduler, written: async () => true };
     const scheduler = this.hub!.schedulerOf(id);
     if (scheduler && !scheduler.records.has(id) && !scheduler.entities.record(id)) await this.hub!.caughtUp(id);
@@ -79,7 +78,7 @@ export class DurableHost {
    * Applies a client's request here, where its instance runs, and answers once it is written;
    * if the partition moved on before it was, the request goes to the partition's next holder.
    */
-  private async onHolder(here: Placement, message: HubMessage, apply: (scheduler: InstanceScheduler) => unknown): Promise<void> {
+  private async onHolder(here: requests.Placement, message: HubMessage, apply: (scheduler: InstanceScheduler) => unknown): Promise<void> {
     await apply(here.scheduler);
     if (!(await here.written())) await this.hub!.send(message.op === "entity" ? message.entityId : message.instanceId, message);
   }
@@ -130,7 +129,7 @@ export class DurableHost {
       return instanceId;
     }
     if (!this.options.functions.orchestrations.has(name)) throw new DurableRequestError(404, `No orchestration named '${name}' is registered.`);
-    refuseRunning(await this.recordOrPending(instanceId), instanceId);
+    requests.refuseRunning(await this.recordOrPending(instanceId), instanceId);
     await this.forward(message);
     return instanceId;
   }
@@ -142,16 +141,9 @@ export class DurableHost {
   async raiseEvent(instanceId: string, name: string, data?: unknown): Promise<void> {
     const message = { op: "raiseEvent" as const, instanceId, name, data };
     const here = await this.placed(instanceId);
-    if (here) return this.onHolder(here, message, (scheduler) => this.raiseEventHere(scheduler, instanceId, name, data));
-    eventTarget(await this.recordOrPending(instanceId), instanceId);
+    if (here) return this.onHolder(here, message, (scheduler) => requests.raiseEvent(scheduler, instanceId, name, data));
+    requests.eventTarget(await this.recordOrPending(instanceId), instanceId);
     await this.forward(message);
-  }
-
-  private async raiseEventHere(scheduler: InstanceScheduler, instanceId: string, name: string, data: unknown): Promise<void> {
-    const record = eventTarget(scheduler.records.get(instanceId), instanceId);
-    record.inbox.push(historyEvents.eventRaised(scheduler.clock.now(), name, JSON.stringify(data ?? null)));
-    scheduler.save(record);
-    scheduler.kick(record);
   }
 
   async getStatus(instanceId: string, options: { showHistory?: boolean } = {}): Promise<InstanceStatus | undefined> {
@@ -169,68 +161,38 @@ export class DurableHost {
    * when, the failure of a task it is retrying (a failed task no answer has followed), and the
    * trace it runs in.
    */
-  runningInstances(): { instanceId: string; name: string; createdTime: Date; lastFailure?: { reason: string; at: string }; traceParent?: string }[] {
-    const records = this.schedulers().flatMap((scheduler) => [...scheduler.records.values()]);
-    return matchingInstances(records, { runtimeStatus: ["Running"] }).map((record) => ({
-      instanceId: record.instanceId,
-      name: record.name,
-      createdTime: new Date(record.createdTime),
-      lastFailure: lastFailure([...record.history, ...record.inbox]),
-      traceParent: record.traceParent,
-    }));
+  runningInstances(): RunningInstance[] {
+    return runningOf(this.ownRecords());
   }
 
   /** The instances this host runs, by runtime status (with a task hub, those of the partitions it holds). */
   instanceCounts(): Record<string, number> {
-    const counts: Record<string, number> = {};
-    for (const scheduler of this.schedulers())
-      for (const { runtimeStatus } of scheduler.records.values()) counts[runtimeStatus] = (counts[runtimeStatus] ?? 0) + 1;
-    return counts;
+    return countsByStatus(this.ownRecords());
+  }
+
+  private ownRecords(): InstanceRecord[] {
+    return this.schedulers().flatMap((scheduler) => [...scheduler.records.values()]);
   }
 
   /** Suspends a running instance: what it is sent waits in its inbox until it is resumed. */
   async suspend(instanceId: string): Promise<void> {
     const message = { op: "suspend" as const, instanceId };
     const here = await this.placed(instanceId);
-    return here ? this.onHolder(here, message, (scheduler) => this.suspendHere(scheduler, instanceId)) : this.forward(message);
-  }
-
-  private async suspendHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
-    const record = scheduler.records.get(instanceId);
-    if (!record || record.runtimeStatus !== "Running") return;
-    await scheduler.running.get(instanceId);
-    record.runtimeStatus = "Suspended";
-    scheduler.save(record);
+    return here ? this.onHolder(here, message, (scheduler) => requests.suspend(scheduler, instanceId)) : this.forward(message);
   }
 
   /** Resumes a suspended instance: it goes on with what arrived meanwhile. */
   async resumeInstance(instanceId: string): Promise<void> {
     const message = { op: "resume" as const, instanceId };
     const here = await this.placed(instanceId);
-    return here ? this.onHolder(here, message, (scheduler) => this.resumeHere(scheduler, instanceId)) : this.forward(message);
-  }
-
-  private async resumeHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
-    const record = scheduler.records.get(instanceId);
-    if (!record || record.runtimeStatus !== "Suspended") return;
-    record.runtimeStatus = "Running";
-    scheduler.save(record);
-    scheduler.kick(record);
+    return here ? this.onHolder(here, message, (scheduler) => requests.resume(scheduler, instanceId)) : this.forward(message);
   }
 
   /** Stops an instance for good: nothing it waits for will be delivered. */
   async terminate(instanceId: string, reason: string): Promise<void> {
     const message = { op: "terminate" as const, instanceId, reason };
     const here = await this.placed(instanceId);
-    return here ? this.onHolder(here, message, (scheduler) => this.terminateHere(scheduler, instanceId, reason)) : this.forward(message);
-  }
-
-  private async terminateHere(scheduler: InstanceScheduler, instanceId: string, reason: string): Promise<void> {
-    const record = scheduler.records.get(instanceId);
-    if (!record || FINISHED.includes(record.runtimeStatus)) return;
-    await scheduler.running.get(instanceId);
-    scheduler.finish(record, "Terminated", { failure: reason });
-    scheduler.save(record);
+    return here ? this.onHolder(here, message, (scheduler) => requests.terminate(scheduler, instanceId, reason)) : this.forward(message);
   }
 
   /** Runs a finished instance again from its input, under the same id (the durable client's restart). */
@@ -249,13 +211,13 @@ export class DurableHost {
     const message = { op: "rewind" as const, instanceId };
     const here = await this.placed(instanceId);
     if (here) return this.onHolder(here, message, (scheduler) => this.rewindHere(scheduler, instanceId));
-    rewindPoint(await this.record(instanceId), instanceId);
+    requests.rewindPoint(await this.record(instanceId), instanceId);
     await this.forward(message);
   }
 
   private async rewindHere(scheduler: InstanceScheduler, instanceId: string): Promise<void> {
     const record = scheduler.records.get(instanceId);
-    const point = rewindPoint(record, instanceId);
+    const point = requests.rewindPoint(record, instanceId);
     Object.assign(record!, {
       runtimeStatus: "Running",
       failure: undefined,
@@ -287,20 +249,12 @@ export class DurableHost {
     const here = await this.placed(instanceId);
     if (here) {
       let purged = false;
-      await this.onHolder(here, { op: "purge", instanceId }, (scheduler) => (purged = this.purgeHere(scheduler, instanceId)));
+      await this.onHolder(here, { op: "purge", instanceId }, (scheduler) => (purged = requests.purge(scheduler, instanceId)));
       return purged;
     }
     const record = await this.record(instanceId);
     if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
     await this.forward({ op: "purge", instanceId });
-    return true;
-  }
-
-  private purgeHere(scheduler: InstanceScheduler, instanceId: string): boolean {
-    const record = scheduler.records.get(instanceId);
-    if (!record || !FINISHED.includes(record.runtimeStatus)) return false;
-    scheduler.records.delete(instanceId);
-    scheduler.store.remove(instanceId);
     return true;
   }
 
@@ -378,39 +332,17 @@ export class DurableHost {
         return;
       }
       case "raiseEvent":
-        return this.raiseEventHere(scheduler, instanceId, message.name, message.data);
+        return requests.raiseEvent(scheduler, instanceId, message.name, message.data);
       case "suspend":
-        return this.suspendHere(scheduler, instanceId);
+        return requests.suspend(scheduler, instanceId);
       case "resume":
-        return this.resumeHere(scheduler, instanceId);
+        return requests.resume(scheduler, instanceId);
       case "terminate":
-        return this.terminateHere(scheduler, instanceId, message.reason);
+        return requests.terminate(scheduler, instanceId, message.reason);
       case "rewind":
         return this.rewindHere(scheduler, instanceId);
       case "purge":
-        return void this.purgeHere(scheduler, instanceId);
+        return void requests.purge(scheduler, instanceId);
     }
   }
-}
-
-/** A start of an instance that runs is refused (409), as on Azure. */
-function refuseRunning(record: InstanceRecord | undefined, instanceId: string): void {
-  if (record && !FINISHED.includes(record.runtimeStatus))
-    throw new DurableRequestError(409, `An instance with ID '${instanceId}' already exists and is ${record.runtimeStatus}.`);
-}
-
-/** The instance an event is for, if it takes events: not unknown, not finished. */
-function eventTarget(record: InstanceRecord | undefined, instanceId: string): InstanceRecord {
-  if (!record) throw new Error(`No instance with ID '${instanceId}'.`);
-  if (FINISHED.includes(record.runtimeStatus)) throw new Error(`The instance '${instanceId}' is ${record.runtimeStatus}: it takes no events.`);
-  return record;
-}
-
-/** Where a failed instance is rewound from: the task whose failure failed it; anything else is refused (404, 412). */
-function rewindPoint(record: InstanceRecord | undefined, instanceId: string): RewindPoint {
-  if (!record) throw new DurableRequestError(404, `No instance with ID '${instanceId}' found.`);
-  if (record.runtimeStatus !== "Failed")
-    throw new DurableRequestError(412, `Only a failed instance can be rewound; '${instanceId}' is ${record.runtimeStatus}.`);
-  if (!record.rewind) throw new DurableRequestError(412, `'${instanceId}' failed in its orchestrator, not in a task: there is no task to run again.`);
-  return record.rewind;
 }

@@ -1,3 +1,4 @@
+import { lastFailure } from "./episodes";
 import type { InstanceRecord, RuntimeStatus } from "./store";
 
 // What a client sees of instances: their status, queries over them, and the requests their
@@ -61,4 +62,31 @@ export function matchingInstances(records: Iterable<InstanceRecord>, { runtimeSt
         (!createdTimeTo || Date.parse(r.createdTime) <= createdTimeTo.getTime()),
     )
     .sort((a, b) => a.createdTime.localeCompare(b.createdTime) || a.instanceId.localeCompare(b.instanceId));
+}
+
+/** A running instance, with what an operator looks at: since when, the failure of a task it is retrying, the trace it runs in. */
+export interface RunningInstance {
+  instanceId: string;
+  name: string;
+  createdTime: Date;
+  lastFailure?: { reason: string; at: string };
+  traceParent?: string;
+}
+
+/** The running instances among `records`, oldest first; a task's failure no answer has followed is its last failure. */
+export function runningOf(records: Iterable<InstanceRecord>): RunningInstance[] {
+  return matchingInstances(records, { runtimeStatus: ["Running"] }).map((record) => ({
+    instanceId: record.instanceId,
+    name: record.name,
+    createdTime: new Date(record.createdTime),
+    lastFailure: lastFailure([...record.history, ...record.inbox]),
+    traceParent: record.traceParent,
+  }));
+}
+
+/** How many of `records` are in each runtime status. */
+export function countsByStatus(records: Iterable<InstanceRecord>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { runtimeStatus } of records) counts[runtimeStatus] = (counts[runtimeStatus] ?? 0) + 1;
+  return counts;
 }

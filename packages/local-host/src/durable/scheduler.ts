@@ -3,7 +3,7 @@ import { context as otelContext } from "@opentelemetry/api";
 import { ActionType } from "durable-functions/lib/src/actions/ActionType";
 import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
 import { systemClock, type Clock } from "../clock";
-import { DURABLE_HTTP_ACTIVITY, durableHttp, type DurableHttpRequest } from "./durable-http";
+import { builtInHttp, DURABLE_HTTP_ACTIVITY } from "./durable-http";
 import { EntityHost, type EntityRequest } from "./entities";
 import type { DurableFunctions, TriggeredFunction } from "../worker/function-app";
 import { atomicActions, describeAction, historyEvents, inputJson, rewindPointOf, scheduleAction, settleDelivered, type EpisodeWork } from "./episodes";
@@ -19,9 +19,6 @@ import {
   type PendingTimer,
   type RuntimeStatus,
 } from "./store";
-
-/** The extension's own activity behind callHttp, answering JSON as a registered activity does. */
-const builtInHttp: TriggeredFunction = async (input) => JSON.stringify(await durableHttp(input as DurableHttpRequest));
 
 export interface SchedulerOptions {
   /** The app's orchestrations, activities and entities, as it registered them (df.app.*). */
@@ -52,18 +49,12 @@ export interface InstanceRouter {
 
 /**
  * What moves instances on, as the Functions extension does: every episode replays the
- * orchestrator, through the durable-functions package's own replay engine, from the history
- * kept here (inputs, results and custom status as JSON; timers as history events), then
- * schedules the actions it returned. The record of every instance is saved after each change,
- * so a host restarted on the same store resumes where it stopped: answered tasks are not run
- * again, unanswered activities are (at least once, as on Azure), timers fire late.
- *
- * Every transition of an instance (start, delivery, episode, finish, its parent told) changes
- * and saves the record here, in one order (saved before work starts: a crash repeats work,
- * never loses it). What a client asks of instances
- * (status, events, suspend, terminate, rewind, purge) is host.ts; the rest lives beside it:
- * episodes.ts (history and actions), replay.ts (the package's engine), instances.ts (status and
- * queries), entities.ts, durable-http.ts, store.ts.
+ * orchestrator through the durable-functions package's own replay engine, from the history kept
+ * here (inputs, results and custom status as JSON; timers as history events), then schedules the
+ * actions it returned. Every transition (start, delivery, episode, finish, a parent told) changes
+ * and saves the record, saved before work starts: a host restarted on the same store resumes
+ * where it stopped (answered tasks are not run again, unanswered activities are, at least once
+ * as on Azure; timers fire late). What a client asks of instances is host.ts and requests.ts.
  */
 export class InstanceScheduler {
   readonly store: InstanceStore;
