@@ -11,6 +11,9 @@ import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { estimateStoreLag } from "../../src/store/change-feed-lag";
 import { localSystem, within, type Client } from "../support/system";
 
+/** How long a step of the erasure may take on a busy machine (a CI run once needed more than 30 s for the TTL sweep): generous; the benchmark times it. */
+const GENEROUS_MS = 90_000;
+
 /**
  * Guarantee: an erased account leaves nothing of itself behind. From the DELETE on, the profile
  * is gone and the token cannot write; once the erasure has run and the soft-deleted items'
@@ -118,7 +121,7 @@ describe("an erasure reaches every copy", () => {
     expect((await call("DELETE", "/users/ann", { as: "bob" })).status).toBe(403);
     expect((await call("GET", "/users/eve/erasure", { as: "bob" })).status).toBe(403);
 
-    const done = await within(30_000, async () => {
+    const done = await within(GENEROUS_MS, async () => {
       const status = await call("GET", "/users/eve/erasure", { as: "eve" });
       return status.body.status === "completed" && status.body;
     });
@@ -131,7 +134,7 @@ describe("an erasure reaches every copy", () => {
     expect(await countsMatch(app.system.store, annsPost)).toBe(true);
 
     // Once the soft-deleted items' TTL has run out, nothing but the erasure record mentions her.
-    const left = await within(30_000, async () => {
+    const left = await within(GENEROUS_MS, async () => {
       const found = await mentions(app!.system.store, "eve", "Eve_Writes");
       return found.every(({ doc }) => doc.type === "erasure") && found;
     });
@@ -145,7 +148,7 @@ describe("an erasure reaches every copy", () => {
 
     // The name is free again for someone else, after the claim's grace period.
     await within(20_000, async () => (await call("POST", "/users", { as: "zed", body: { username: "eve_writes" } })).status === 201);
-  }, 120_000);
+  }, 240_000);
 
   it("erases again what a stale change feed holder writes into the account after the erasure finished", async () => {
     // With several instances, a host whose lease was taken over may still be handling a batch the
@@ -163,7 +166,7 @@ describe("an erasure reaches every copy", () => {
     const ivysPost = (await call("POST", "/posts", { as: "ivy", body: { title: "ivy's", content: "mine" } })).body.id as string;
     await call("POST", `/posts/${kimsPost}/comments`, { as: "ivy", body: { content: "hello" } });
     expect((await call("DELETE", "/users/ivy", { as: "ivy" })).status).toBe(202);
-    await within(30_000, async () => (await call("GET", "/users/ivy/erasure", { as: "ivy" })).body.status === "completed");
+    await within(GENEROUS_MS, async () => (await call("GET", "/users/ivy/erasure", { as: "ivy" })).body.status === "completed");
     const users = app.system.store.users;
     const left = async () => (await users.items.query({ query: "SELECT c.id FROM c WHERE c.type != 'erasure'" }, { partitionKey: "ivy" }).fetchAll()).resources;
     // Settled: the posts change feed has handled every change (its own late repairs done), and the account is clean.
@@ -177,7 +180,7 @@ describe("an erasure reaches every copy", () => {
     expect(await left()).toHaveLength(2);
     // Generous: on a busy machine the users change feed may retry its batch (1 s, then doubling) before it succeeds.
     await within(60_000, async () => (await left()).length === 0);
-  }, 180_000);
+  }, 300_000);
 });
 
 describe("an erasure cut short", () => {
@@ -205,11 +208,11 @@ describe("an erasure cut short", () => {
       expect((await call("POST", "/users", "eve", { username: "eve_leaves" })).status).toBe(201);
       const posts: string[] = [];
       for (let i = 0; i < 12; i++) posts.push((await call("POST", "/posts", "eve", { title: `eve ${i}`, content: "c" })).body.id);
-      await within(30_000, async () => (await call("GET", "/users/eve/posts?limit=100")).body?.items?.length === 12);
+      await within(GENEROUS_MS, async () => (await call("GET", "/users/eve/posts?limit=100")).body?.items?.length === 12);
 
       expect((await call("DELETE", "/users/eve", "eve")).status).toBe(202);
       // Some of her posts are gone, not all: the erasure is under way. Cut it there.
-      await within(30_000, async () => (await Promise.all(posts.map((id) => call("GET", `/posts/${id}`)))).some((reply) => reply.status === 404));
+      await within(GENEROUS_MS, async () => (await Promise.all(posts.map((id) => call("GET", `/posts/${id}`)))).some((reply) => reply.status === 404));
       await stop(host, "SIGKILL");
 
       // What the account holds at that moment: the erasure was cut partway.
@@ -240,5 +243,5 @@ describe("an erasure cut short", () => {
       await stop(host, "SIGINT");
       rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 300_000);
 });
