@@ -144,7 +144,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(cold.withTelemetry.bytes).toBeGreaterThan(100_000);
     expect(table).toContain("Application Insights connection string");
     // Idle: the local system watched with no traffic uses some CPU, less than a whole core.
-    expect(report.idle!.seconds).toBeGreaterThanOrEqual(2);
+    expect(report.idle!.seconds).toBeGreaterThanOrEqual(1.9); // the watched window, as the clock measured it (1.99992 once)
     expect(report.idle!.percentOfCore).toBeGreaterThan(0);
     expect(report.idle!.percentOfCore).toBeLessThan(100);
     expect(table).toContain("idle: npm start with no traffic");

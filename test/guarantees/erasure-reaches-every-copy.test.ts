@@ -171,7 +171,10 @@ describe("an erasure reaches every copy", () => {
     const left = async () => (await users.items.query({ query: "SELECT c.id FROM c WHERE c.type != 'erasure'" }, { partitionKey: "ivy" }).fetchAll()).resources;
     // Settled: the posts change feed has handled every change (its own late repairs done), and the account is clean.
     const postsConsumer = changeFeedTriggers.find((trigger) => trigger.name === "postsChangeFeed")!;
-    await within(60_000, async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0);
+    await within(
+      GENEROUS_MS,
+      async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0,
+    );
 
     // The stale holder's writes: the record of where ivy wrote, and her post's copy in her list.
     await users.items.create({ id: `contribution:${kimsPost}`, type: "contribution", userId: "ivy", postId: kimsPost, since: new Date().toISOString() });
@@ -179,7 +182,7 @@ describe("an erasure reaches every copy", () => {
     await users.items.upsert({ ...copy, id: ivysPost, type: "post", userId: "ivy", postId: ivysPost, sourceLsn: 0 });
     expect(await left()).toHaveLength(2);
     // Generous: on a busy machine the users change feed may retry its batch (1 s, then doubling) before it succeeds.
-    await within(60_000, async () => (await left()).length === 0);
+    await within(GENEROUS_MS, async () => (await left()).length === 0);
   }, 300_000);
 });
 
@@ -231,7 +234,7 @@ describe("an erasure cut short", () => {
 
       host = start(dataDir);
       call = caller((await host.ready).url);
-      const done = await within(60_000, async () => {
+      const done = await within(GENEROUS_MS, async () => {
         const status = await call("GET", "/users/eve/erasure", "eve");
         return status.body?.status === "completed" && status.body;
       });
