@@ -1,10 +1,10 @@
 import autocannon from "autocannon";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { devToken } from "../local/dev-auth";
+import { startSystem } from "./system-process";
 
 /** One request of the article under a concurrent load, on today's code and on the baseline's, in one run. */
 export interface RouteComparison {
@@ -80,16 +80,6 @@ export const ROUTES: Record<string, LoadRequest> = {
   "C4 like": { method: "POST", path: (s, n) => `/posts/${s.posts[n % s.posts.length]}/likes`, as: (n) => n },
 };
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
 /** The baseline's checkout, installed: dist/baseline/<commit>, made once (a marker says the install finished) and kept for later runs. */
 export function prepareBaseline(root: string, ref: string, log: (line: string) => void): { directory: string; commit: string } {
   const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
@@ -107,53 +97,6 @@ export function prepareBaseline(root: string, ref: string, log: (line: string) =
     writeFileSync(installed, `${new Date().toISOString()}\n`);
   }
   return { directory, commit };
-}
-
-/** A whole local system (`npm start -- --in-memory`) of one checkout, as a process of its own. */
-interface RunningSystem {
-  api: string;
-  stop(): Promise<void>;
-}
-
-async function startSystem(directory: string, secret: string): Promise<RunningSystem> {
-  const [port, cosmosPort] = [await freePort(), await freePort()];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    EMBEDDED_COSMOS_PORT: String(cosmosPort),
-    AUTH_DEV_SECRET: secret,
-    LOG_REQUESTS: "false",
-  };
-  for (const name of Object.keys(env)) if (name.startsWith("OTEL_EXPORTER_") || name === "COSMOS_ENDPOINT") delete env[name];
-  const child: ChildProcess = spawn("npm", ["start", "--silent", "--", "--in-memory"], {
-    cwd: directory,
-    env,
-    stdio: ["ignore", "ignore", "pipe"],
-    detached: true,
-  });
-  let errors = "";
-  child.stderr!.on("data", (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-2000)));
-  const api = `http://127.0.0.1:${port}/api`;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  for (const deadline = Date.now() + 120_000; ;) {
-    if (child.exitCode !== null) throw new Error(`npm start in ${directory} exited with ${child.exitCode}: ${errors}`);
-    const ready = await fetch(`${api}/feed`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`npm start in ${directory} did not answer within 120 s: ${errors}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return {
-    api,
-    async stop() {
-      // npm and the node it started: the whole process group, as Ctrl-C reaches them.
-      process.kill(-child.pid!, "SIGINT");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
-    },
-  };
 }
 
 async function send(api: string, method: string, path: string, token: string, body?: unknown): Promise<Record<string, unknown>> {

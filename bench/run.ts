@@ -23,7 +23,7 @@ import { measureIdle } from "./idle";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measureInstances } from "./instances";
-import { compareWithBaseline } from "./baseline";
+import { compareWithBaseline, prepareBaseline } from "./baseline";
 import { formatTable, row, type ApiOverhead, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
@@ -48,6 +48,8 @@ export interface BenchOptions {
   coldStartSamples: number;
   /** Seconds the idle local system is watched for its CPU; 0 skips it. */
   idleSeconds: number;
+  /** Seconds after start before the idle watch begins (start-up's own work is not idleness). */
+  idleSettleSeconds: number;
   /** Seconds of each concurrent load of the scale figures; 0 skips them. */
   scaleSeconds: number;
   /** Likers in the like storm of the scale figures. */
@@ -213,6 +215,7 @@ async function runBenchmark(options: BenchOptions): Promise<Report> {
 
 /** The request benchmark, then (unless skipped) the local pipeline figures. */
 export async function runAll(options: BenchOptions): Promise<Report> {
+  const log = (line: string) => options.progress && console.error(line);
   const report = await runBenchmark(options);
   if (options.pipeline.renameItems > 0) report.pipeline = await measurePipeline(options.pipeline);
   if (!options.endpoint && options.serverCommentSeconds > 0) {
@@ -222,13 +225,16 @@ export async function runAll(options: BenchOptions): Promise<Report> {
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
-  if (!options.endpoint && options.idleSeconds > 0) report.idle = await measureIdle(projectRoot(), options.idleSeconds);
+  if (!options.endpoint && options.idleSeconds > 0) {
+    const baseline = options.baseline && { ref: options.baseline.ref, directory: prepareBaseline(projectRoot(), options.baseline.ref, log).directory };
+    report.idle = await measureIdle(projectRoot(), { seconds: options.idleSeconds, settleSeconds: options.idleSettleSeconds, baseline });
+  }
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
   if (!options.endpoint && options.baseline)
     report.baseline = await compareWithBaseline(projectRoot(), {
       ...options.baseline,
       connections: 32,
-      log: (line) => options.progress && console.error(line),
+      log,
     });
   return report;
 }
@@ -249,6 +255,7 @@ async function main(): Promise<void> {
       "server-seconds": { type: "string", default: "10" },
       "cold-start-samples": { type: "string", default: "15" },
       "idle-seconds": { type: "string", default: "30" },
+      "idle-settle-seconds": { type: "string", default: "30" },
       "scale-seconds": { type: "string", default: "5" },
       "storm-likers": { type: "string", default: "1000" },
       "scan-items": { type: "string", default: "60000" },
@@ -282,6 +289,7 @@ async function main(): Promise<void> {
     serverCommentSeconds: number("server-seconds", values["server-seconds"], 0, 3600),
     coldStartSamples: number("cold-start-samples", values["cold-start-samples"], 0, 1000),
     idleSeconds: number("idle-seconds", values["idle-seconds"], 0, 3600),
+    idleSettleSeconds: number("idle-settle-seconds", values["idle-settle-seconds"], 0, 3600),
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),

@@ -40,8 +40,12 @@ const SPAN_NAMING: InstanceSpanNaming = {
   outcome: ATTRIBUTES.outcome,
 };
 
-/** Binding settings npm start sets apart from Azure's: the backlog timer runs every 10 s, so the operations page's lag follows a run. */
-const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { BACKLOG_SCHEDULE: "*/10 * * * * *" };
+/**
+ * Binding settings npm start sets apart from Azure's: the backlog timer runs every 30 s (Azure:
+ * each minute), so the operations page's lag follows within half a minute; more often would
+ * cost an idle host more than its change feeds do (docs/benchmark.md, idle).
+ */
+const LOCAL_BINDING_SETTINGS: Readonly<Record<string, string>> = { BACKLOG_SCHEDULE: "*/30 * * * * *" };
 
 /** Dev sign-in with the app's rule for user ids. */
 const devSignIn = (secret: string) => ({
@@ -231,6 +235,10 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const { monitored, leases } = containers(trigger);
     return new ChangeFeedPump(monitored, leases, trigger, {
       pollMs: options.pollMs ?? trigger.feedPollDelayMs,
+      // The embedded server runs here: a drained lease waits for a write to its container instead of polling.
+      changes: embedded
+        ? (notify: () => void) => embedded!.watchItems((change) => change.database === trigger.databaseName && change.container === trigger.containerName && notify())
+        : undefined,
       maxItems: 100,
       owner: options.leaseOwner ?? "local-host",
       accountHost,

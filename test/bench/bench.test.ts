@@ -49,6 +49,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       serverCommentSeconds: 1,
       coldStartSamples: 2,
       idleSeconds: 2,
+      idleSettleSeconds: 1,
       scaleSeconds: 1,
       stormLikers: 60,
       scanItems: 2000,

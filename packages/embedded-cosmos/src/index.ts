@@ -4,6 +4,7 @@ import { DataDirectory } from "./persistence/storage";
 import { ThroughputBudget } from "./limits/throughput";
 import { FaultInjector, type FaultSpec } from "./limits/faults";
 import type { Clock } from "./engine/clock";
+import type { ItemsChanged } from "./engine/account";
 import type { CostFeatures } from "./limits/request-units";
 
 export interface CosmosOptions {
@@ -46,6 +47,12 @@ export interface RunningCosmos {
   key: string;
   /** What the fault injector has injected so far, by effect (absent without faults). */
   faults?: FaultInjector;
+  /**
+   * Calls `listener` after each committed write to a container's items, whoever made it: a change
+   * feed reader in this process can then wait for changes rather than poll for them. Returns the
+   * function that stops the calls.
+   */
+  watchItems(listener: (change: ItemsChanged) => void): () => void;
   stop(): Promise<void>;
 }
 
@@ -87,6 +94,7 @@ export async function startCosmos(options: CosmosOptions = {}): Promise<RunningC
     endpoint: `http://${host}:${port}/`,
     key,
     faults: server.faults,
+    watchItems: (listener) => server.account.watchItems(listener),
     async stop() {
       await server.close();
       directory?.close();
@@ -119,3 +127,4 @@ export { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "./limits
 export { authorizationHeaders } from "./protocol/auth";
 export { commaList, hostnameOf, isAllowedHost, isLoopbackHost } from "./protocol/host-names";
 export type { Clock } from "./engine/clock";
+export type { ItemsChanged } from "./engine/account";

@@ -45,6 +45,12 @@ function completeIndexingPolicy(given: unknown): JsonObject {
 /** One change to the account, as a data directory journals it (persistence/ writes and replays them). */
 export type JournalRecord = { [key: string]: unknown };
 
+/** Which container's items a committed transaction changed. */
+export interface ItemsChanged {
+  database: string;
+  container: string;
+}
+
 /** The whole in-memory account: databases, containers, scripts. */
 export class Account {
   readonly databases = new Map<string, Database>();
@@ -60,6 +66,19 @@ export class Account {
 
   /** Told about every change (the data directory's journal); absent in memory-only mode. */
   journal?: (record: JournalRecord) => void;
+
+  /** Told after each committed write to a container's items (see `watchItems`). */
+  private readonly itemWatchers = new Set<(change: ItemsChanged) => void>();
+
+  /**
+   * Calls `listener` after every committed transaction that changed a container's items, in this
+   * process: an in-process change feed reader can wait for a change instead of polling for it.
+   * Returns the function that stops the calls.
+   */
+  watchItems(listener: (change: ItemsChanged) => void): () => void {
+    this.itemWatchers.add(listener);
+    return () => this.itemWatchers.delete(listener);
+  }
 
   /** Each container's throughput offer. */
   readonly offers = new Offers(
@@ -189,7 +208,10 @@ export class Account {
   addContainer(dbId: string, resource: JsonObject, partitions: number): ContainerState {
     const db = this.database(dbId);
     const data = new Container(resource, db.resource._rid as string, partitions, this.clock);
-    data.journal = (puts) => this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
+    data.journal = (puts) => {
+      this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
+      for (const listener of this.itemWatchers) listener({ database: dbId, container: resource.id as string });
+    };
     const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
     db.containers.set(resource.id as string, state);
     return state;

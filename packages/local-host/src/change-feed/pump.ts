@@ -16,7 +16,17 @@ export interface LeaseTiming {
 }
 
 export interface PumpOptions {
+  /** How long a drained lease waits before it reads its range again (the trigger's feedPollDelay). */
   pollMs: number;
+  /**
+   * Subscribes to the monitored container's committed writes, where the server runs in this
+   * process (returns the unsubscribe). With it a drained lease still waits `pollMs`, but reads
+   * again only once a write came or IDLE_POLL_MS passed: the same delay under traffic, and no
+   * poll every second when nothing happens.
+   */
+  changes?: (notify: () => void) => () => void;
+  /** With `changes`: the longest a drained lease waits for a write before it reads anyway (IDLE_POLL_MS). */
+  idlePollMs?: number;
   maxItems: number;
   /** This consumer's name on its leases. One name per host: a restarted host takes its own leases back at once. */
   owner: string;
@@ -25,6 +35,9 @@ export interface PumpOptions {
   leases: LeaseTiming;
   log: (line: string) => void;
 }
+
+/** The trigger's default feedPollDelay: how often a drained lease reads when it is told of writes. */
+export const IDLE_POLL_MS = 5000;
 
 export const DEFAULT_LEASE_TIMING: LeaseTiming = { expirationMs: 60_000, renewMs: 17_000, acquireMs: 13_000 };
 
@@ -57,6 +70,10 @@ export class ChangeFeedPump {
   private balancer: Promise<void> = Promise.resolve();
   /** Set after the first acquire round: a lease missing later was deleted, not yet created. */
   private started = false;
+  /** Writes the monitored container was told of (with `changes`), and the waits they end. */
+  private writes = 0;
+  private readonly writeWaiters = new Set<() => void>();
+  private unsubscribe = () => {};
 
   constructor(
     private readonly container: Container,
@@ -69,12 +86,18 @@ export class ChangeFeedPump {
   }
 
   start(): void {
+    this.unsubscribe =
+      this.options.changes?.(() => {
+        this.writes++;
+        for (const wake of [...this.writeWaiters]) wake();
+      }) ?? this.unsubscribe;
     this.balancer = this.balance().catch((error: unknown) => this.options.log(`${this.trigger.name} stopped: ${(error as Error).message}`));
   }
 
   /** Stops taking batches; the batch in hand is finished and checkpointed, then the leases are released for others. */
   async stop(): Promise<void> {
     this.abort.abort();
+    this.unsubscribe();
     await this.balancer;
     await Promise.all([...this.workers]);
     await Promise.allSettled([...this.held.values()].map((lease) => this.leases.update(lease, { owner: "" })));
@@ -185,6 +208,7 @@ export class ChangeFeedPump {
     let fromCheckpoint = lease.document.continuation !== "";
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost;) {
       let response;
+      const writesBefore = this.writes;
       try {
         // A poll is no work of its own, so an idle host adds no spans; a batch it finds is traced where it is handled.
         response = await untraced(() => iterator.readNext());
@@ -203,7 +227,7 @@ export class ChangeFeedPump {
         continue;
       }
       if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
-        await pause(this.options.pollMs, this.abort.signal);
+        await this.drained(writesBefore);
         continue;
       }
       if (!(await this.deliver(response.result, id))) return; // stopped mid-retry: the batch stays unacknowledged
@@ -221,6 +245,27 @@ export class ChangeFeedPump {
     }
     if (lease.deleted) this.logDeleted(lease);
     else if (lease.lost) this.log(`${this.trigger.name}: lease ${id} lost to another consumer; it continues from the last checkpoint`);
+  }
+
+  /**
+   * A drained lease's wait: the poll delay; then, when told of writes and none came since the
+   * read began, until one comes or the idle poll delay has passed since the read. Counting the
+   * writes from before the read means a write made while it was under way is not slept through.
+   */
+  private async drained(writesBefore: number): Promise<void> {
+    await pause(this.options.pollMs, this.abort.signal);
+    if (!this.options.changes || this.writes !== writesBefore || this.abort.signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.writeWaiters.delete(wake);
+        this.abort.signal.removeEventListener("abort", wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, (this.options.idlePollMs ?? IDLE_POLL_MS) - this.options.pollMs));
+      this.writeWaiters.add(wake);
+      this.abort.signal.addEventListener("abort", wake, { once: true });
+    });
   }
 
   /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
