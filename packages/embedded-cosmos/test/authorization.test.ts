@@ -45,6 +45,15 @@ describe("the embedded server's authorization", () => {
     expect((await fetch(docs, { headers: stale })).status).toBe(401);
   });
 
+  it("refuses a signature it has already accepted when it comes with another verb or for another resource", async () => {
+    const forRoot = authorizationHeaders(f.cosmos.key, "GET", "/dbs");
+    const root = new URL("dbs", f.cosmos.endpoint).toString();
+    expect((await fetch(root, { headers: forRoot })).status).toBe(200);
+    expect((await fetch(root, { headers: forRoot })).status).toBe(200); // accepted again, from what was checked
+    expect((await fetch(docs, { headers: forRoot })).status).toBe(401);
+    expect((await fetch(root, { method: "POST", headers: forRoot, body: JSON.stringify({ id: "x" }) })).status).toBe(401);
+  });
+
   it("serves a request signed with the account key, raw or through the SDK", async () => {
     const response = await fetch(docs, { headers: authorizationHeaders(f.cosmos.key, "GET", new URL(docs).pathname) });
     expect(response.status).toBe(200);

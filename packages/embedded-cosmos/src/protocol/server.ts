@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomUUID } from "node:crypto";
 import { Account } from "../engine/account";
 import { isHybridRow } from "../wire/hybrid-row";
-import { verifyMasterKey } from "./auth";
+import { verifyMasterKey, type VerifiedSignatures } from "./auth";
 import { hostnameOf, isAllowedHost } from "./host-names";
 import { DocumentRoutes } from "./documents";
 import { ResourceRoutes } from "./resources";
@@ -26,6 +26,8 @@ export class CosmosServer {
   private readonly resources: ResourceRoutes;
   private readonly http: Server;
   private sweeper?: NodeJS.Timeout;
+  /** Master-key signatures this server has already checked (see verifyMasterKey). */
+  private readonly verifiedSignatures: VerifiedSignatures = new Map();
 
   private readonly limits: ScriptLimits;
   /** Item operations per second per physical partition; unlimited when absent. */
@@ -95,7 +97,7 @@ export class CosmosServer {
       this.checkHost(req.headers.host);
       const call = await this.parse(req);
       // What the fault injector has injected is no data: chaos runs read it without the key.
-      if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header);
+      if (!(call.segments[0] === "_embedded" && call.segments.length === 2)) verifyMasterKey(this.key, call.method, call.segments, call.header, this.verifiedSignatures);
       call.segments = this.byName(call.segments);
       await this.injectFaults(call);
       reply = withMeter(features, () => this.route(call));
