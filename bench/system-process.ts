@@ -81,4 +81,3 @@ export async function startSystem(directory: string, secret: string): Promise<Ru
     },
   };
 }
-

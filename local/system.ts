@@ -237,7 +237,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       pollMs: options.pollMs ?? trigger.feedPollDelayMs,
       // The embedded server runs here: a drained lease waits for a write to its container instead of polling.
       changes: embedded
-        ? (notify: () => void) => embedded!.watchItems((change) => change.database === trigger.databaseName && change.container === trigger.containerName && notify())
+        ? (notify: () => void) =>
+            embedded!.watchItems((change) => change.database === trigger.databaseName && change.container === trigger.containerName && notify())
         : undefined,
       maxItems: 100,
       owner: options.leaseOwner ?? "local-host",
