@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { formatTable } from "../../bench/report";
+import { runAll } from "../../bench/run";
+
+/**
+ * The benchmark's figures taken from fresh processes: cold start (the deployable bundle loaded
+ * in new processes), idle (npm start watched with no traffic) and one and two instances on one
+ * account. Apart from bench.test.ts, so the two run side by side.
+ */
+describe("benchmark from fresh processes (a tiny run: it works and its figures agree with each other)", () => {
+  it("reports cold start, idle CPU and one and two instances", async () => {
+    const report = await runAll({
+      users: 2,
+      seed: 3,
+      iterations: 1,
+      feedSize: 20,
+      database: "benchtest",
+      progress: false,
+      pipeline: { posts: 3, renameItems: 0, renamePosts: 6 },
+      serverCommentSeconds: 0,
+      coldStartSamples: 2,
+      idleSeconds: 2,
+      // Watched from the moment it answers: start-up's tail is then in the window, so an idle figure
+      // of 0 means the CPU was not read (a settled host may use less than /proc's 10 ms in 2 s).
+      idleSettleSeconds: 0,
+      scaleSeconds: 0,
+      stormLikers: 60,
+      scanItems: 0,
+      instances: { upTo: 2, seconds: 1, rebalance: false },
+    });
+    const table = formatTable(report);
+    // One and two instances on one account: load through both, a new post followed to every Q6.
+    expect(report.instances?.map((figure) => figure.instances)).toEqual([1, 2]);
+    for (const figure of report.instances!) {
+      expect(figure.requestsPerSecond).toBeGreaterThan(0);
+      expect(figure.visibleMs.p50).toBeLessThanOrEqual(figure.visibleMs.max);
+      expect(figure.rebalanceSeconds).toBeUndefined();
+    }
+    expect(table).toMatch(/\| 2 \| \d+ \| \d+ ms \|/);
+    // Cold start: fresh processes load the bundle and the tsc output.
+    const cold = report.coldStart!;
+    expect(cold.samples).toBe(2);
+    expect(cold.bundled.p50).toBeGreaterThan(0);
+    expect(cold.bundled.p50).toBeLessThanOrEqual(cold.bundled.p95);
+    expect(cold.unbundled.p50).toBeGreaterThan(0);
+    expect(cold.bundled.bytes).toBeGreaterThan(100_000);
+    // With a connection string Azure Monitor's exporters load as well: never faster than without.
+    expect(cold.withTelemetry.p50).toBeGreaterThan(0);
+    expect(cold.withTelemetry.bytes).toBeGreaterThan(100_000);
+    expect(table).toContain("Application Insights connection string");
+    // Idle: the local system watched with no traffic uses some CPU, less than a whole core.
+    expect(report.idle!.seconds).toBeGreaterThanOrEqual(1.9); // the watched window, as the clock measured it (1.99992 once)
+    expect(report.idle!.percentOfCore).toBeGreaterThan(0);
+    expect(report.idle!.percentOfCore).toBeLessThan(100);
+    expect(table).toContain("idle: npm start with no traffic");
+    expect(table).toContain("cold start");
+  }, 300_000);
+});
