@@ -58,7 +58,7 @@ export class Container {
   private undo: UndoRecord[] | undefined;
   private readonly indexes: ContainerIndexes<StoredItem>;
   private readonly links: Links;
-  /** Told about every committed transaction that changed items (the data directory's journal). */
+  /** Told about every committed transaction that changed items (the data directory's journal, the account's item watchers). */
   journal?: (puts: StoredPut[]) => void;
 
   constructor(

@@ -70,9 +70,8 @@ export class ChangeFeedPump {
   private balancer: Promise<void> = Promise.resolve();
   /** Set after the first acquire round: a lease missing later was deleted, not yet created. */
   private started = false;
-  /** Writes the monitored container was told of (with `changes`), and the waits they end. */
-  private writes = 0;
-  private readonly writeWaiters = new Set<() => void>();
+  /** Aborted by the next write the monitored container is told of (with `changes`), then replaced. */
+  private nextWrite = new AbortController();
   private unsubscribe = () => {};
 
   constructor(
@@ -88,8 +87,8 @@ export class ChangeFeedPump {
   start(): void {
     this.unsubscribe =
       this.options.changes?.(() => {
-        this.writes++;
-        for (const wake of [...this.writeWaiters]) wake();
+        this.nextWrite.abort();
+        this.nextWrite = new AbortController();
       }) ?? this.unsubscribe;
     this.balancer = this.balance().catch((error: unknown) => this.options.log(`${this.trigger.name} stopped: ${(error as Error).message}`));
   }
@@ -208,7 +207,7 @@ export class ChangeFeedPump {
     let fromCheckpoint = lease.document.continuation !== "";
     for (let failures = 0; !this.abort.signal.aborted && !lease.lost;) {
       let response;
-      const writesBefore = this.writes;
+      const writeSinceRead = this.nextWrite.signal;
       try {
         // A poll is no work of its own, so an idle host adds no spans; a batch it finds is traced where it is handled.
         response = await untraced(() => iterator.readNext());
@@ -227,7 +226,7 @@ export class ChangeFeedPump {
         continue;
       }
       if (response.statusCode === StatusCodes.NotModified || response.result.length === 0) {
-        await this.drained(writesBefore);
+        await this.drained(writeSinceRead);
         continue;
       }
       if (!(await this.deliver(response.result, id))) return; // stopped mid-retry: the batch stays unacknowledged
@@ -249,23 +248,13 @@ export class ChangeFeedPump {
 
   /**
    * A drained lease's wait: the poll delay; then, when told of writes and none came since the
-   * read began, until one comes or the idle poll delay has passed since the read. Counting the
-   * writes from before the read means a write made while it was under way is not slept through.
+   * read began, until one comes or the idle poll delay has passed since the read. The signal is
+   * taken before the read, so a write made while the read was under way is not slept through.
    */
-  private async drained(writesBefore: number): Promise<void> {
+  private async drained(writeSinceRead: AbortSignal): Promise<void> {
     await pause(this.options.pollMs, this.abort.signal);
-    if (!this.options.changes || this.writes !== writesBefore || this.abort.signal.aborted) return;
-    await new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.writeWaiters.delete(wake);
-        this.abort.signal.removeEventListener("abort", wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, Math.max(0, (this.options.idlePollMs ?? IDLE_POLL_MS) - this.options.pollMs));
-      this.writeWaiters.add(wake);
-      this.abort.signal.addEventListener("abort", wake, { once: true });
-    });
+    if (!this.options.changes || writeSinceRead.aborted || this.abort.signal.aborted) return;
+    await pause(Math.max(0, (this.options.idlePollMs ?? IDLE_POLL_MS) - this.options.pollMs), AbortSignal.any([this.abort.signal, writeSinceRead]));
   }
 
   /** The trigger's exponential backoff: the minimum interval, doubling, capped at the maximum. */
