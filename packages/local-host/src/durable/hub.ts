@@ -7,6 +7,7 @@ import { untraced } from "../telemetry";
 import type { EntityRecord } from "./entities";
 import {
   CLIENT_ATTEMPTS,
+  createIfAbsent,
   messageDocument,
   PartitionStore,
   recordId,
@@ -110,11 +111,7 @@ export class TaskHub {
     const container = (this.container = await untilAnswered(() => this.createContainer()));
     for (let index = 0; index < this.count; index++) {
       const lease: LeaseDocument = { id: "lease", partition: String(index), kind: "lease", owner: "", timestamp: new Date(0).toISOString() };
-      await untilAnswered(() =>
-        container.items.create(lease).catch((error: unknown) => {
-          if (cosmosStatus(error) !== 409) throw error;
-        }),
-      );
+      await untilAnswered(() => createIfAbsent(container, lease));
     }
     this.loops.push(this.balance(), this.receive());
   }
@@ -190,15 +187,7 @@ export class TaskHub {
   /** Sends a client's request to the partition of the instance or entity `id`. */
   async send(id: string, message: HubMessage): Promise<void> {
     const document = messageDocument(this.partitionKeyOf(id), message);
-    await untilAnswered(
-      () =>
-        this.hub()
-          .items.create(document)
-          .catch((error: unknown) => {
-            if (cosmosStatus(error) !== 409) throw error; // an attempt that timed out arrived after all
-          }),
-      CLIENT_ATTEMPTS,
-    );
+    await untilAnswered(() => createIfAbsent(this.hub(), document), CLIENT_ATTEMPTS);
   }
 
   /** The stored record of an instance (as its holder last wrote it). */

@@ -123,9 +123,7 @@ export class PartitionStore implements InstanceStore {
     const document = messageDocument(to, message);
     this.enqueue(`message to partition ${to}`, async () => {
       await this.fenced();
-      await this.container.items.create(document).catch((error: unknown) => {
-        if (cosmosStatus(error) !== 409) throw error;
-      });
+      await createIfAbsent(this.container, document);
     });
   }
 
@@ -207,6 +205,16 @@ export class PartitionStore implements InstanceStore {
       }
     });
   }
+}
+
+/**
+ * Creates `document` unless it is there already (409): an attempt that timed out may have
+ * arrived after all, and hosts starting together make the same leases.
+ */
+export async function createIfAbsent(container: Container, document: StoredDocument): Promise<void> {
+  await container.items.create(document).catch((error: unknown) => {
+    if (cosmosStatus(error) !== 409) throw error;
+  });
 }
 
 export function messageDocument(partition: string, message: HubMessage): MessageDocument {
