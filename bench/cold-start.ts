@@ -1,20 +1,55 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { AZURE_MONITOR_BUNDLE, bundle, IDENTITY_BUNDLE } from "../scripts/bundle";
+import { join, resolve } from "node:path";
+import { AZURE_MONITOR_BUNDLE, bundle } from "../scripts/bundle";
 import { percentile } from "./measure";
+
+interface Figure {
+  p50: number;
+  p95: number;
+}
 
 export interface ColdStartFigures {
   /** Fresh processes measured per variant. */
   samples: number;
   /** Loading the deployment bundle (dist/deploy/index.js), median and p95 ms. */
-  bundled: { p50: number; p95: number; bytes: number };
-  /** The same with an Application Insights connection string set, as in Azure: Azure Monitor's exporters (azure-monitor.js) and Entra ID's credential (azure-identity.js) load too; bytes of the two. */
-  withTelemetry: { p50: number; p95: number; bytes: number };
+  bundled: Figure & { bytes: number };
+  /** The same with an Application Insights connection string set, as in Azure: the OpenTelemetry SDK's providers (azure-monitor.js) load too; its bytes. */
+  withTelemetry: Figure & { bytes: number };
   /** Loading the tsc output (dist/functions/index.js) and node_modules, as an unbundled package would. */
-  unbundled: { p50: number; p95: number };
+  unbundled: Figure;
+  /** A baseline's deployment bundle, built by its own bundler, loaded with the same connection string, interleaved with the above. */
+  baseline?: Figure & { ref: string; bytes: number };
 }
+
+/** A connection string of the documented form; nothing is sent in the moment the process lives. */
+const TELEMETRY = { APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:9/" };
+
+/** A fresh process that requires `entry` and prints how long that took, in ms. */
+function loadMs(cwd: string, entry: string, env: NodeJS.ProcessEnv = {}): number {
+  // The figure on a line of its own: an SDK may print a line of its own as it starts.
+  const script = `const t=performance.now();require(${JSON.stringify(entry)});process.stdout.write("\\n"+(performance.now()-t))`;
+  const environment = { ...process.env, APPLICATIONINSIGHTS_CONNECTION_STRING: "", ...env };
+  const output = execFileSync(process.execPath, ["-e", script], { cwd, env: environment, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return Number(output.trim().split("\n").pop());
+}
+
+/** The baseline checkout's deployment bundle, made by its own scripts/bundle.ts (compiled first), in a folder of its own. */
+function baselineBundle(checkout: string): string {
+  const directory = resolve(checkout);
+  execFileSync(process.execPath, [join(directory, "node_modules/typescript/bin/tsc"), "-b"], { cwd: directory, stdio: "ignore" });
+  const file = join(mkdtempSync(join(tmpdir(), "cold-start-baseline-")), "index.js");
+  const build = `require(${JSON.stringify(join(directory, "dist/scripts/bundle.js"))}).bundle(${JSON.stringify(directory)}, ${JSON.stringify(file)})`;
+  execFileSync(process.execPath, ["-e", build], { cwd: directory, stdio: "ignore" });
+  if (!existsSync(file)) throw new Error(`the baseline in ${directory} made no bundle at ${file}`);
+  return file;
+}
+
+const figures = (ms: number[]): Figure => {
+  ms.sort((a, b) => a - b);
+  return { p50: percentile(ms, 50), p95: percentile(ms, 95) };
+};
 
 /**
  * Time to load the function app's registrations in a fresh Node.js process: what a cold start
@@ -23,39 +58,24 @@ export interface ColdStartFigures {
  * elapsed time. Outside the Functions worker @azure/functions registers in "test mode", which
  * does the same module loading.
  */
-export function measureColdStart(root: string, samples: number): ColdStartFigures {
+export function measureColdStart(root: string, samples: number, baseline?: { ref: string; directory: string }): ColdStartFigures {
   // A bundle of its own, so the figure is today's code and dist/deploy stays whatever `npm run build` made.
   const { file } = bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
+  const baselineFile = baseline && baselineBundle(baseline.directory);
   const unbundledEntry = join(root, "dist/functions/index.js");
-  const loadMs = (entry: string, env: NodeJS.ProcessEnv = {}): number => {
-    // The figure on a line of its own: an SDK may print a line of its own as it starts.
-    const script = `const t=performance.now();require(${JSON.stringify(entry)});process.stdout.write("\\n"+(performance.now()-t))`;
-    const environment = { ...process.env, APPLICATIONINSIGHTS_CONNECTION_STRING: "", ...env };
-    const output = execFileSync(process.execPath, ["-e", script], { cwd: root, env: environment, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-    return Number(output.trim().split("\n").pop());
-  };
-  // A connection string of the documented form; nothing is sent in the moment the process lives.
-  const telemetry = { APPLICATIONINSIGHTS_CONNECTION_STRING: "InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=http://127.0.0.1:9/" };
-  const bundledMs: number[] = [];
-  const telemetryMs: number[] = [];
-  const unbundledMs: number[] = [];
+  const ms = { bundled: [] as number[], withTelemetry: [] as number[], unbundled: [] as number[], baseline: [] as number[] };
   for (let i = 0; i < samples; i++) {
     // interleaved, so a busy moment hurts all alike
-    bundledMs.push(loadMs(file));
-    telemetryMs.push(loadMs(file, telemetry));
-    unbundledMs.push(loadMs(unbundledEntry));
+    ms.bundled.push(loadMs(root, file));
+    ms.withTelemetry.push(loadMs(root, file, TELEMETRY));
+    ms.unbundled.push(loadMs(root, unbundledEntry));
+    if (baseline && baselineFile) ms.baseline.push(loadMs(baseline.directory, baselineFile, TELEMETRY));
   }
-  const figures = (ms: number[]) => {
-    ms.sort((a, b) => a - b);
-    return { p50: percentile(ms, 50), p95: percentile(ms, 95) };
-  };
   return {
     samples,
-    bundled: { ...figures(bundledMs), bytes: statSync(file).size },
-    withTelemetry: {
-      ...figures(telemetryMs),
-      bytes: [AZURE_MONITOR_BUNDLE, IDENTITY_BUNDLE].reduce((sum, name) => sum + statSync(join(dirname(file), name)).size, 0),
-    },
-    unbundled: figures(unbundledMs),
+    bundled: { ...figures(ms.bundled), bytes: statSync(file).size },
+    withTelemetry: { ...figures(ms.withTelemetry), bytes: statSync(join(file, "..", AZURE_MONITOR_BUNDLE)).size },
+    unbundled: figures(ms.unbundled),
+    baseline: baseline && baselineFile ? { ...figures(ms.baseline), ref: baseline.ref, bytes: statSync(baselineFile).size } : undefined,
   };
 }

@@ -224,11 +224,11 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.scaleSeconds > 0)
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
-  if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples);
-  if (!options.endpoint && options.idleSeconds > 0) {
-    const baseline = options.baseline && { ref: options.baseline.ref, directory: prepareBaseline(projectRoot(), options.baseline.ref, log).directory };
+  // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).
+  const baseline = options.baseline && { ref: options.baseline.ref, directory: prepareBaseline(projectRoot(), options.baseline.ref, log).directory };
+  if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples, baseline);
+  if (!options.endpoint && options.idleSeconds > 0)
     report.idle = await measureIdle(projectRoot(), { seconds: options.idleSeconds, settleSeconds: options.idleSettleSeconds, baseline });
-  }
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
   if (!options.endpoint && options.baseline)
     report.baseline = await compareWithBaseline(projectRoot(), {

@@ -5,15 +5,16 @@
 // every cold start would read: the distro brings the Node SDK with every OTLP and Prometheus
 // exporter, gRPC, protobuf, YAML configuration and instrumentations of other libraries (about
 // 9 MiB, most of a cold start). docs/operations.md says what the distro's extras would add.
+// The exporters themselves load with the first batch (azure-monitor-exporters.ts).
 import { metrics } from "@opentelemetry/api";
 import { logs } from "@opentelemetry/api-logs";
-import { AzureMonitorLogExporter, AzureMonitorMetricExporter, AzureMonitorTraceExporter, RateLimitedSampler } from "@azure/monitor-opentelemetry-exporter";
-import { DefaultAzureCredential } from "@azure/identity";
+import { RateLimitedSampler } from "@azure/monitor-opentelemetry-exporter";
 import { azureFunctionsDetector } from "@opentelemetry/resource-detector-azure";
 import { detectResources, envDetector } from "@opentelemetry/resources";
-import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs";
-import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
+import { AggregationTemporality, InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
+import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace-node";
+import type { Exporters } from "./azure-monitor-exporters";
 
 /** Traces kept per second and instance, the distro's default: a busy instance sends a sample, each span carrying its rate, never a flood. */
 const TRACES_PER_SECOND = 5;
@@ -27,27 +28,58 @@ export type StopTelemetry = () => Promise<void>;
  * the Function App as Azure Monitor names it (the Functions detector: service name, instance).
  */
 export function startAzureMonitor(connectionString: string): StopTelemetry {
-  const exporterOptions = { connectionString, credential: new DefaultAzureCredential() };
+  const exporters = exportersOnFirstBatch(connectionString);
   const resource = detectResources({ detectors: [envDetector, azureFunctionsDetector] });
   const tracerProvider = new NodeTracerProvider({
     resource,
     // Its decision follows the trace id, so the spans of one trace are kept or dropped together, across processes too.
     sampler: new RateLimitedSampler(TRACES_PER_SECOND),
-    spanProcessors: [new BatchSpanProcessor(new AzureMonitorTraceExporter(exporterOptions))],
+    spanProcessors: [new BatchSpanProcessor(exporters.traces)],
   });
   // The W3C trace context propagator and the async context manager, as the distro registers them.
   tracerProvider.register();
-  const meterProvider = new MeterProvider({
-    resource,
-    readers: [new PeriodicExportingMetricReader({ exporter: new AzureMonitorMetricExporter(exporterOptions) })],
-  });
+  const meterProvider = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter: exporters.metrics })] });
   metrics.setGlobalMeterProvider(meterProvider);
-  const loggerProvider = new LoggerProvider({
-    resource,
-    processors: [new BatchLogRecordProcessor({ exporter: new AzureMonitorLogExporter(exporterOptions) })],
-  });
+  const loggerProvider = new LoggerProvider({ resource, processors: [new BatchLogRecordProcessor({ exporter: exporters.logs })] });
   logs.setGlobalLoggerProvider(loggerProvider);
   return async () => {
     await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown(), loggerProvider.shutdown()]);
+  };
+}
+
+/**
+ * Azure Monitor's metric exporter's temporality, which the reader asks for when it is made, before
+ * the exporter is loaded: delta, except up-down counters, which are cumulative (a test holds it to
+ * the exporter's own answer for every instrument type).
+ */
+export function azureMonitorTemporality(type: InstrumentType): AggregationTemporality {
+  return type === InstrumentType.UP_DOWN_COUNTER || type === InstrumentType.OBSERVABLE_UP_DOWN_COUNTER
+    ? AggregationTemporality.CUMULATIVE
+    : AggregationTemporality.DELTA;
+}
+
+/**
+ * The processors' exporters, each handing its batches to Azure Monitor's, which are loaded (and
+ * their credential made) when the first batch of any kind leaves. A shutdown or flush before that
+ * has nothing to send and loads nothing.
+ */
+export function exportersOnFirstBatch(connectionString: string): { traces: SpanExporter; metrics: PushMetricExporter; logs: LogRecordExporter } {
+  let loaded: Exporters | undefined;
+  const load = (): Exporters =>
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (loaded ??= (require("./azure-monitor-exporters") as typeof import("./azure-monitor-exporters")).azureMonitorExporters(connectionString));
+  return {
+    traces: { export: (batch, done) => load().traces.export(batch, done), shutdown: async () => loaded?.traces.shutdown() },
+    metrics: {
+      export: (batch, done) => void load().metrics.export(batch, done),
+      selectAggregationTemporality: azureMonitorTemporality,
+      forceFlush: async () => loaded?.metrics.forceFlush(),
+      shutdown: async () => loaded?.metrics.shutdown(),
+    },
+    logs: {
+      export: (batch, done) => load().logs.export(batch, done),
+      forceFlush: async () => loaded?.logs.forceFlush(),
+      shutdown: async () => loaded?.logs.shutdown(),
+    },
   };
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { formatTable } from "../../bench/report";
+import { join } from "node:path";
+import { measureColdStart } from "../../bench/cold-start";
+import { formatTable, type Report } from "../../bench/report";
 import { runAll } from "../../bench/run";
 
 /**
@@ -55,4 +57,16 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
     expect(table).toContain("idle: npm start with no traffic");
     expect(table).toContain("cold start");
   }, 300_000);
+
+  it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", () => {
+    // Today's checkout as its own baseline: the machinery without installing another one.
+    const root = join(__dirname, "../..");
+    const cold = measureColdStart(root, 1, { ref: "HEAD", directory: root });
+    expect(cold.baseline).toMatchObject({ ref: "HEAD" });
+    expect(cold.baseline!.p50).toBeGreaterThan(0);
+    expect(cold.baseline!.bytes).toBe(cold.bundled.bytes);
+    const table = formatTable({ meta: {}, rows: [], apiOverhead: [], coldStart: cold } as unknown as Report);
+    expect(table).toContain("| HEAD: p50 / p95 | ratio | target |");
+    expect(table).toMatch(/beside HEAD's bundle \([\d.]+ MiB\) with the same setting \| \d+ \/ \d+ ms \| \d+ \/ \d+ ms \| \d+\.\d\d \| under 150 ms/);
+  }, 120_000);
 });

@@ -4,7 +4,10 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AzureMonitorMetricExporter } from "@azure/monitor-opentelemetry-exporter";
+import { InstrumentType } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { azureMonitorTemporality, exportersOnFirstBatch } from "../../functions/azure-monitor";
 import { packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
 import { ingestionEndpoint, type Envelope } from "../support/ingestion";
@@ -68,6 +71,9 @@ afterAll(async () => {
 function runInstance(traceId: string): Promise<{ code: number | null; output: string }> {
   const script = `
     require(require("node:path").resolve("index.js"));
+    // What a cold start read: the exporters and the credential wait for the first batch.
+    const loaded = Object.keys(require.cache).map((file) => require("node:path").basename(file));
+    console.log("loaded at start: " + JSON.stringify(loaded.filter((file) => file.startsWith("azure-")).sort()));
     setImmediate(async () => {
       const core = globalThis.__functionsCore;
       const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json", "00-${traceId}-00f067aa0ba902b7-01");
@@ -92,10 +98,21 @@ function runInstance(traceId: string): Promise<{ code: number | null; output: st
 }
 
 describe("the deployed bundle's telemetry", () => {
+  it("asks for the temporality Azure Monitor's metric exporter asks for, before that exporter is loaded", () => {
+    const exporter = new AzureMonitorMetricExporter({ connectionString: "InstrumentationKey=00000000-0000-0000-0000-000000000003" });
+    const types = Object.values(InstrumentType);
+    expect(types.length).toBeGreaterThanOrEqual(7);
+    for (const type of types) expect(azureMonitorTemporality(type), type).toBe(exporter.selectAggregationTemporality(type));
+    const first = exportersOnFirstBatch("InstrumentationKey=00000000-0000-0000-0000-000000000003").metrics;
+    expect(first.selectAggregationTemporality).toBe(azureMonitorTemporality);
+  });
+
   it("reaches Application Insights with the managed identity's token: the invocation's request in the host's trace, under the app's name, and its metrics", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const run = await runInstance(traceId);
     expect(run.code, run.output).toBe(0);
+    // The start loaded the SDK's providers only; the envelopes below went through the exporters loaded with the first batch.
+    expect(run.output).toContain('loaded at start: ["azure-monitor.js"]');
 
     // Sent when the worker stopped (app-terminate), not left in a batch.
     const requests = envelopes.filter((envelope) => envelope.data.baseType === "RequestData");

@@ -58,8 +58,20 @@ describe("the deployable function app", () => {
     expect(second.code, second.output).toBe(0);
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
     // The source maps stay beside the package, out of what azd zips.
-    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual(["azure-identity.js", "azure-monitor.js", "host.json", "index.js", "package.json"]);
-    expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual(["azure-identity.js.map", "azure-monitor.js.map", "index.js.map"]);
+    expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual([
+      "azure-identity.js",
+      "azure-monitor-exporters.js",
+      "azure-monitor.js",
+      "host.json",
+      "index.js",
+      "package.json",
+    ]);
+    expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual([
+      "azure-identity.js.map",
+      "azure-monitor-exporters.js.map",
+      "azure-monitor.js.map",
+      "index.js.map",
+    ]);
     expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
   }, 120_000);
