@@ -12,7 +12,8 @@ const EXPORTERS = "./azure-monitor-exporters";
 export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
 export const EXPORTERS_BUNDLE = "azure-monitor-exporters.js";
 export const IDENTITY_BUNDLE = "azure-identity.js";
-export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE] as const;
+export const AXIOS_BUNDLE = "axios.js";
+export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE] as const;
 
 /**
  * The telemetry bundles take each package's ES module build where it has one (the `module`
@@ -25,6 +26,9 @@ const ES_MODULES_FIRST = { mainFields: ["module", "main"] };
 /** `@azure/identity`, wherever the app or the exporters import it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
 const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, external: ["./azure-identity"] };
 
+/** durable-functions' `axios` answered by functions/durable-client-http.ts, which reads axios from axios.js beside the bundle when the first durable client is made. */
+export const axiosApart = (root: string) => ({ alias: { axios: join(root, "functions/durable-client-http.ts") }, external: ["./axios"] });
+
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
  * file: no node_modules to install or load, and one file to read on a cold start. The
@@ -32,7 +36,8 @@ const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, exter
  * file beside it (`azure-monitor.js`), so a cold start without one never reads it; Azure
  * Monitor's exporters, which those providers load with their first batch, a third
  * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
- * exporters need, a fourth (`azure-identity.js`).
+ * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client, which only a
+ * durable client needs, a fifth (`axios.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -52,8 +57,8 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     ...common,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
-    alias: IDENTITY_APART.alias,
-    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external],
+    alias: { ...IDENTITY_APART.alias, ...axiosApart(root).alias },
+    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...axiosApart(root).external],
   });
   buildSync({
     ...common,
@@ -77,6 +82,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     ...IDENTITY_APART,
   });
   buildSync({ ...common, entryPoints: [join(root, "functions/azure-identity.ts")], outfile: join(dirname(file), IDENTITY_BUNDLE) });
+  buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(dirname(file), AXIOS_BUNDLE) });
   return { file, bytes: statSync(file).size };
 }
 

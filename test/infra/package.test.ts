@@ -3,7 +3,11 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEPLOY_FOLDER, packageApp, sourceMapFolder } from "../../scripts/bundle";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildSync } from "esbuild";
+import { clientBindingData } from "local-host";
+import { AXIOS_BUNDLE, axiosApart, DEPLOY_FOLDER, packageApp, sourceMapFolder } from "../../scripts/bundle";
 import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
@@ -59,6 +63,7 @@ describe("the deployable function app", () => {
     expect(`${first.output}${second.output}`).toMatch(/waiting for the build in process \d+/);
     // The source maps stay beside the package, out of what azd zips.
     expect(azdZipContents(join(root, DEPLOY_FOLDER)).sort()).toEqual([
+      "axios.js",
       "azure-identity.js",
       "azure-monitor-exporters.js",
       "azure-monitor.js",
@@ -67,6 +72,7 @@ describe("the deployable function app", () => {
       "package.json",
     ]);
     expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual([
+      "axios.js.map",
       "azure-identity.js.map",
       "azure-monitor-exporters.js.map",
       "azure-monitor.js.map",
@@ -208,4 +214,56 @@ describe("the deployable function app", () => {
     for (const header of ["ETag", "Location", "Retry-After", "Idempotent-Replayed"]) expect(exposed.split(", "), header).toContain(header);
     expect(JSON.parse(response.body)).toMatchObject({ openapi: "3.1.0" });
   }, 60_000);
+
+  it("gives durable-functions' client its HTTP client from axios.js, read when the first client is made", async () => {
+    // durable-functions bundled as index.js bundles it, beside the axios.js a package holds.
+    const folder = mkdtempSync(join(tmpdir(), "durable-client-"));
+    const entry = `import * as df from "durable-functions"; import { InvocationContext } from "@azure/functions";
+      export function client(data) {
+        const input = df.input.durableClient();
+        const context = new InvocationContext({ options: { extraInputs: [input] } });
+        context.extraInputs.set(input, data);
+        return df.getClient(context);
+      }`;
+    const common = { bundle: true, platform: "node", format: "cjs", logLevel: "error" } as const;
+    buildSync({
+      ...common,
+      stdin: { contents: entry, resolveDir: root },
+      outfile: join(folder, "client.js"),
+      ...axiosApart(root),
+      external: ["@azure/functions-core", ...axiosApart(root).external],
+    });
+    buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(folder, AXIOS_BUNDLE) });
+    const asked: string[] = [];
+    const extension = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          name: "eraseAccount",
+          instanceId: "erase-u1",
+          runtimeStatus: "Running",
+          input: null,
+          output: null,
+          customStatus: null,
+          createdTime: new Date().toISOString(),
+          lastUpdatedTime: new Date().toISOString(),
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => extension.listen(0, "127.0.0.1", resolve));
+    try {
+      const axiosLoaded = () => Object.keys(require.cache).includes(join(folder, AXIOS_BUNDLE));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
+      const { client } = require(join(folder, "client.js")) as { client: (data: unknown) => { getStatus(id: string): Promise<{ runtimeStatus: string }> } };
+      expect(axiosLoaded()).toBe(false);
+      const durable = client(clientBindingData(`http://127.0.0.1:${(extension.address() as AddressInfo).port}`));
+      expect(axiosLoaded()).toBe(true);
+      expect((await durable.getStatus("erase-u1")).runtimeStatus).toBe("Running");
+      expect(asked).toEqual([expect.stringMatching(/^GET \/.*erase-u1/)]);
+    } finally {
+      await new Promise((resolve) => extension.close(resolve));
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
