@@ -8,6 +8,7 @@
 // The exporters themselves load with the first batch (azure-monitor-exporters.ts).
 import { metrics } from "@opentelemetry/api";
 import { logs } from "@opentelemetry/api-logs";
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { RateLimitedSampler } from "@azure/monitor-opentelemetry-exporter";
 import { azureFunctionsDetector } from "@opentelemetry/resource-detector-azure";
 import { detectResources, envDetector } from "@opentelemetry/resources";
@@ -61,23 +62,34 @@ export function azureMonitorTemporality(type: InstrumentType): AggregationTempor
 /**
  * The processors' exporters, each handing its batches to Azure Monitor's, which are loaded (and
  * their credential made) when the first batch of any kind leaves. A shutdown or flush before that
- * has nothing to send and loads nothing.
+ * has nothing to send and loads nothing. Exporters that cannot be made (a connection string
+ * Azure Monitor refuses) fail each batch with the reason, said once on the worker's log; the app
+ * serves on.
  */
 export function exportersOnFirstBatch(connectionString: string): { traces: SpanExporter; metrics: PushMetricExporter; logs: LogRecordExporter } {
   let loaded: Exporters | undefined;
-  const load = (): Exporters =>
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    (loaded ??= (require("./azure-monitor-exporters") as typeof import("./azure-monitor-exporters")).azureMonitorExporters(connectionString));
+  let refused: Error | undefined;
+  const send = (done: (result: ExportResult) => void, use: (exporters: Exporters) => void) => {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      loaded ??= (require("./azure-monitor-exporters") as typeof import("./azure-monitor-exporters")).azureMonitorExporters(connectionString);
+    } catch (error) {
+      if (!refused) console.error(`Application Insights: the exporters could not be made, telemetry is not sent: ${String(error)}`);
+      refused = error instanceof Error ? error : new Error(String(error));
+      return done({ code: ExportResultCode.FAILED, error: refused });
+    }
+    use(loaded);
+  };
   return {
-    traces: { export: (batch, done) => load().traces.export(batch, done), shutdown: async () => loaded?.traces.shutdown() },
+    traces: { export: (batch, done) => send(done, (e) => e.traces.export(batch, done)), shutdown: async () => loaded?.traces.shutdown() },
     metrics: {
-      export: (batch, done) => void load().metrics.export(batch, done),
+      export: (batch, done) => send(done, (e) => void e.metrics.export(batch, done)),
       selectAggregationTemporality: azureMonitorTemporality,
       forceFlush: async () => loaded?.metrics.forceFlush(),
       shutdown: async () => loaded?.metrics.shutdown(),
     },
     logs: {
-      export: (batch, done) => load().logs.export(batch, done),
+      export: (batch, done) => send(done, (e) => e.logs.export(batch, done)),
       forceFlush: async () => loaded?.logs.forceFlush(),
       shutdown: async () => loaded?.logs.shutdown(),
     },

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AzureMonitorMetricExporter } from "@azure/monitor-opentelemetry-exporter";
 import { InstrumentType } from "@opentelemetry/sdk-metrics";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { azureMonitorTemporality, exportersOnFirstBatch } from "../../functions/azure-monitor";
 import { packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
@@ -105,6 +106,25 @@ describe("the deployed bundle's telemetry", () => {
     for (const type of types) expect(azureMonitorTemporality(type), type).toBe(exporter.selectAggregationTemporality(type));
     const first = exportersOnFirstBatch("InstrumentationKey=00000000-0000-0000-0000-000000000003").metrics;
     expect(first.selectAggregationTemporality).toBe(azureMonitorTemporality);
+  });
+
+  it("fails each batch with the reason when Azure Monitor refuses the connection string, and the app serves on", async () => {
+    const said = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      // The compiled module, as an unbundled app loads it: it reads the exporters' module beside it.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- tsc's CommonJS output
+      const compiled = require(join(root, "dist/functions/azure-monitor.js")) as typeof import("../../functions/azure-monitor");
+      const exporters = compiled.exportersOnFirstBatch("not a connection string");
+      const results = await Promise.all([1, 2].map(() => new Promise<ExportResult>((resolve) => exporters.traces.export([], resolve))));
+      for (const result of results) {
+        expect(result.code).toBe(ExportResultCode.FAILED);
+        expect(result.error?.message).toMatch(/connection string/);
+      }
+      expect(said).toHaveBeenCalledTimes(1);
+      await exporters.traces.shutdown();
+    } finally {
+      said.mockRestore();
+    }
   });
 
   it("reaches Application Insights with the managed identity's token: the invocation's request in the host's trace, under the app's name, and its metrics", async () => {
