@@ -13,7 +13,8 @@ export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
 export const EXPORTERS_BUNDLE = "azure-monitor-exporters.js";
 export const IDENTITY_BUNDLE = "azure-identity.js";
 export const AXIOS_BUNDLE = "axios.js";
-export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE] as const;
+export const VALIDATOR_BUNDLE = "validator.js";
+export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE] as const;
 
 /**
  * The telemetry bundles take each package's ES module build where it has one (the `module`
@@ -26,8 +27,15 @@ const ES_MODULES_FIRST = { mainFields: ["module", "main"] };
 /** `@azure/identity`, wherever the app or the exporters import it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
 const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, external: ["./azure-identity"] };
 
-/** durable-functions' `axios` answered by functions/durable-client-http.ts, which reads axios from axios.js beside the bundle when the first durable client is made. */
-export const axiosApart = (root: string) => ({ alias: { axios: join(root, "functions/durable-client-http.ts") }, external: ["./axios"] });
+/**
+ * What durable-functions needs only in a durable client, read from files beside the bundle when
+ * the first client is made or checks a URL: its `axios` answered by functions/durable-client-http.ts
+ * (axios.js), its `validator` by functions/durable-client-url.ts (validator.js).
+ */
+export const durableClientApart = (root: string) => ({
+  alias: { axios: join(root, "functions/durable-client-http.ts"), validator: join(root, "functions/durable-client-url.ts") },
+  external: ["./axios", "./validator"],
+});
 
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
@@ -36,8 +44,8 @@ export const axiosApart = (root: string) => ({ alias: { axios: join(root, "funct
  * file beside it (`azure-monitor.js`), so a cold start without one never reads it; Azure
  * Monitor's exporters, which those providers load with their first batch, a third
  * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
- * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client, which only a
- * durable client needs, a fifth (`axios.js`).
+ * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client and URL check,
+ * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -57,8 +65,8 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     ...common,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
-    alias: { ...IDENTITY_APART.alias, ...axiosApart(root).alias },
-    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...axiosApart(root).external],
+    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias },
+    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...durableClientApart(root).external],
   });
   buildSync({
     ...common,
@@ -83,6 +91,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
   });
   buildSync({ ...common, entryPoints: [join(root, "functions/azure-identity.ts")], outfile: join(dirname(file), IDENTITY_BUNDLE) });
   buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(dirname(file), AXIOS_BUNDLE) });
+  buildSync({ ...common, entryPoints: [join(root, "functions/validator.ts")], outfile: join(dirname(file), VALIDATOR_BUNDLE) });
   return { file, bytes: statSync(file).size };
 }
 

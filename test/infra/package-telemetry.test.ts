@@ -72,9 +72,9 @@ afterAll(async () => {
 function runInstance(traceId: string): Promise<{ code: number | null; output: string }> {
   const script = `
     require(require("node:path").resolve("index.js"));
-    // What a cold start read: the exporters and the credential wait for the first batch, axios for the first durable client.
+    // What a cold start read: the exporters and the credential wait for the first batch, axios and validator for the first durable client.
     const loaded = Object.keys(require.cache).map((file) => require("node:path").basename(file));
-    console.log("loaded at start: " + JSON.stringify(loaded.filter((file) => file.startsWith("azure-") || file === "axios.js").sort()));
+    console.log("loaded at start: " + JSON.stringify(loaded.filter((file) => file.startsWith("azure-") || file === "axios.js" || file === "validator.js").sort()));
     setImmediate(async () => {
       const core = globalThis.__functionsCore;
       const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json", "00-${traceId}-00f067aa0ba902b7-01");

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSync } from "esbuild";
 import { clientBindingData } from "local-host";
-import { AXIOS_BUNDLE, axiosApart, DEPLOY_FOLDER, packageApp, sourceMapFolder } from "../../scripts/bundle";
+import { AXIOS_BUNDLE, DEPLOY_FOLDER, durableClientApart, packageApp, sourceMapFolder, VALIDATOR_BUNDLE } from "../../scripts/bundle";
 import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
@@ -70,6 +70,7 @@ describe("the deployable function app", () => {
       "host.json",
       "index.js",
       "package.json",
+      "validator.js",
     ]);
     expect(readdirSync(sourceMapFolder(join(root, DEPLOY_FOLDER))).sort()).toEqual([
       "axios.js.map",
@@ -77,6 +78,7 @@ describe("the deployable function app", () => {
       "azure-monitor-exporters.js.map",
       "azure-monitor.js.map",
       "index.js.map",
+      "validator.js.map",
     ]);
     expect(readdirSync(join(root, "dist/web"))).toEqual(expect.arrayContaining(["index.html", "app.js", "styles.css"]));
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
@@ -215,8 +217,8 @@ describe("the deployable function app", () => {
     expect(JSON.parse(response.body)).toMatchObject({ openapi: "3.1.0" });
   }, 60_000);
 
-  it("gives durable-functions' client its HTTP client from axios.js, read when the first client is made", async () => {
-    // durable-functions bundled as index.js bundles it, beside the axios.js a package holds.
+  it("gives durable-functions' client its HTTP client and URL check from axios.js and validator.js, read when the first client is made", async () => {
+    // durable-functions bundled as index.js bundles it, beside the axios.js and validator.js a package holds.
     const folder = mkdtempSync(join(tmpdir(), "durable-client-"));
     const entry = `import * as df from "durable-functions"; import { InvocationContext } from "@azure/functions";
       export function client(data) {
@@ -230,10 +232,11 @@ describe("the deployable function app", () => {
       ...common,
       stdin: { contents: entry, resolveDir: root },
       outfile: join(folder, "client.js"),
-      ...axiosApart(root),
-      external: ["@azure/functions-core", ...axiosApart(root).external],
+      ...durableClientApart(root),
+      external: ["@azure/functions-core", ...durableClientApart(root).external],
     });
     buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(folder, AXIOS_BUNDLE) });
+    buildSync({ ...common, entryPoints: [join(root, "functions/validator.ts")], outfile: join(folder, VALIDATOR_BUNDLE) });
     const asked: string[] = [];
     const extension = createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
@@ -253,14 +256,22 @@ describe("the deployable function app", () => {
     });
     await new Promise<void>((resolve) => extension.listen(0, "127.0.0.1", resolve));
     try {
-      const axiosLoaded = () => Object.keys(require.cache).includes(join(folder, AXIOS_BUNDLE));
+      const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
-      const { client } = require(join(folder, "client.js")) as { client: (data: unknown) => { getStatus(id: string): Promise<{ runtimeStatus: string }> } };
-      expect(axiosLoaded()).toBe(false);
+      const { client } = require(join(folder, "client.js")) as {
+        client: (data: unknown) => {
+          getStatus(id: string): Promise<{ runtimeStatus: string }>;
+          createCheckStatusResponse(request: { url: string }, id: string): { json(): Promise<unknown> };
+        };
+      };
+      expect(loaded()).toEqual([]);
       const durable = client(clientBindingData(`http://127.0.0.1:${(extension.address() as AddressInfo).port}`));
-      expect(axiosLoaded()).toBe(true);
+      expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE]);
       expect((await durable.getStatus("erase-u1")).runtimeStatus).toBe("Running");
       expect(asked).toEqual([expect.stringMatching(/^GET \/.*erase-u1/)]);
+      // The URL check at work: a status link takes the origin of the request that asked for it.
+      const links = (await durable.createCheckStatusResponse({ url: "https://blog.example/api/users/u1" }, "erase-u1").json()) as Record<string, string>;
+      expect(links.statusQueryGetUri).toMatch(/^https:\/\/blog\.example\/.*erase-u1/);
     } finally {
       await new Promise((resolve) => extension.close(resolve));
       rmSync(folder, { recursive: true, force: true });
