@@ -1,4 +1,4 @@
-import { buildSync } from "esbuild";
+import { buildSync, type BuildOptions } from "esbuild";
 import { appendFileSync, copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { projectRoot } from "../src/store/script-files";
@@ -37,6 +37,20 @@ export const durableClientApart = (root: string) => ({
   external: ["./axios", "./validator"],
 });
 
+/** How every bundle is built. */
+const COMMON = {
+  bundle: true,
+  platform: "node",
+  // The Function App runs Node.js 22 (infra/app/api.bicep).
+  target: "node22",
+  format: "cjs",
+  sourcemap: "external",
+  logLevel: "warning",
+  // ES modules bundled as CommonJS lose import.meta.url (@azure/identity reads its folder from it): each file's own URL.
+  banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { "import.meta.url": "__importMetaUrl" },
+} as const satisfies BuildOptions;
+
 /**
  * Every function registration (functions/index.ts) bundled with its dependencies into one
  * file: no node_modules to install or load, and one file to read on a cold start. The
@@ -49,29 +63,15 @@ export const durableClientApart = (root: string) => ({
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
-  const common = {
-    bundle: true,
-    platform: "node",
-    // The Function App runs Node.js 22 (infra/app/api.bicep).
-    target: "node22",
-    format: "cjs",
-    sourcemap: "external",
-    logLevel: "warning",
-    // ES modules bundled as CommonJS lose import.meta.url (@azure/identity reads its folder from it): each file's own URL.
-    banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    define: { "import.meta.url": "__importMetaUrl" },
-  } as const;
   buildSync({
-    ...common,
+    ...COMMON,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
     alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias },
     external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...durableClientApart(root).external],
   });
-  buildSync({
-    ...common,
-    entryPoints: [join(root, "functions/azure-monitor.ts")],
-    outfile: join(dirname(file), AZURE_MONITOR_BUNDLE),
+  const folder = dirname(file);
+  bundleApart(root, folder, AZURE_MONITOR_BUNDLE, {
     ...ES_MODULES_FIRST,
     // The providers need only the exporter package's sampler. The package declares itself free of
     // side effects, but its dist/esm/package.json (which only sets the module type) hides that from
@@ -82,17 +82,14 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     },
     external: [EXPORTERS, ...IDENTITY_APART.external],
   });
-  buildSync({
-    ...common,
-    entryPoints: [join(root, "functions/azure-monitor-exporters.ts")],
-    outfile: join(dirname(file), EXPORTERS_BUNDLE),
-    ...ES_MODULES_FIRST,
-    ...IDENTITY_APART,
-  });
-  buildSync({ ...common, entryPoints: [join(root, "functions/azure-identity.ts")], outfile: join(dirname(file), IDENTITY_BUNDLE) });
-  buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(dirname(file), AXIOS_BUNDLE) });
-  buildSync({ ...common, entryPoints: [join(root, "functions/validator.ts")], outfile: join(dirname(file), VALIDATOR_BUNDLE) });
+  bundleApart(root, folder, EXPORTERS_BUNDLE, { ...ES_MODULES_FIRST, ...IDENTITY_APART });
+  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE] as const) bundleApart(root, folder, name);
   return { file, bytes: statSync(file).size };
+}
+
+/** One of the files beside index.js: functions/<name>.ts bundled on its own into `folder`/<name>.js. */
+export function bundleApart(root: string, folder: string, name: Exclude<(typeof BUNDLES)[number], "index.js">, options: BuildOptions = {}): void {
+  buildSync({ ...COMMON, entryPoints: [join(root, "functions", name.replace(/\.js$/, ".ts"))], outfile: join(folder, name), ...options });
 }
 
 /** The deployable folder's name under dist/: what azure.yaml's `dist`, `func start` and the package test read. */

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSync } from "esbuild";
 import { clientBindingData } from "local-host";
-import { AXIOS_BUNDLE, DEPLOY_FOLDER, durableClientApart, packageApp, sourceMapFolder, VALIDATOR_BUNDLE } from "../../scripts/bundle";
+import { AXIOS_BUNDLE, bundleApart, DEPLOY_FOLDER, durableClientApart, packageApp, sourceMapFolder, VALIDATOR_BUNDLE } from "../../scripts/bundle";
 import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
@@ -227,16 +227,18 @@ describe("the deployable function app", () => {
         context.extraInputs.set(input, data);
         return df.getClient(context);
       }`;
-    const common = { bundle: true, platform: "node", format: "cjs", logLevel: "error" } as const;
     buildSync({
-      ...common,
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      logLevel: "error",
       stdin: { contents: entry, resolveDir: root },
       outfile: join(folder, "client.js"),
       ...durableClientApart(root),
       external: ["@azure/functions-core", ...durableClientApart(root).external],
     });
-    buildSync({ ...common, entryPoints: [join(root, "functions/axios.ts")], outfile: join(folder, AXIOS_BUNDLE) });
-    buildSync({ ...common, entryPoints: [join(root, "functions/validator.ts")], outfile: join(folder, VALIDATOR_BUNDLE) });
+    bundleApart(root, folder, AXIOS_BUNDLE);
+    bundleApart(root, folder, VALIDATOR_BUNDLE);
     const asked: string[] = [];
     const extension = createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
