@@ -29,8 +29,10 @@ export interface BaselineFigures {
 export interface BaselineOptions {
   /** A git ref of this repository; checked out (git archive) and installed (npm ci) under dist/baseline/<commit>, once. */
   ref: string;
-  /** An already installed checkout to use instead of the ref's (a test runs today's code against itself). */
+  /** An already installed checkout to use instead of the ref's (a test runs today's code against itself; npm run bench passes the one it prepared). */
   directory?: string;
+  /** The commit that checkout holds, for the report; the ref when absent. */
+  commit?: string;
   seconds: number;
   rounds: number;
   connections: number;
@@ -168,7 +170,9 @@ async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: str
  */
 export async function compareWithBaseline(root: string, options: BaselineOptions): Promise<BaselineFigures> {
   const log = options.log ?? (() => {});
-  const { directory, commit } = options.directory ? { directory: options.directory, commit: options.ref } : prepareBaseline(root, options.ref, log);
+  const { directory, commit } = options.directory
+    ? { directory: options.directory, commit: options.commit ?? options.ref }
+    : prepareBaseline(root, options.ref, log);
   const secret = randomBytes(32).toString("base64url");
   const users = Array.from({ length: USERS }, (_, i) => `bench-user-${i}`);
   const tokens = await Promise.all(users.map((user) => devToken(user, secret)));

@@ -225,14 +225,15 @@ export async function runAll(options: BenchOptions): Promise<Report> {
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
   // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).
-  const baseline = options.baseline && { ref: options.baseline.ref, directory: prepareBaseline(projectRoot(), options.baseline.ref, log).directory };
+  const baseline = options.baseline && { ref: options.baseline.ref, ...prepareBaseline(projectRoot(), options.baseline.ref, log) };
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples, baseline);
   if (!options.endpoint && options.idleSeconds > 0)
     report.idle = await measureIdle(projectRoot(), { seconds: options.idleSeconds, settleSeconds: options.idleSettleSeconds, baseline });
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
-  if (!options.endpoint && options.baseline)
+  if (!options.endpoint && options.baseline && baseline)
     report.baseline = await compareWithBaseline(projectRoot(), {
       ...options.baseline,
+      ...baseline,
       connections: 32,
       log,
     });
