@@ -9,7 +9,7 @@ import { InstrumentType } from "@opentelemetry/sdk-metrics";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { azureMonitorTemporality, exportersOnFirstBatch } from "../../functions/azure-monitor";
-import { packageApp } from "../../scripts/bundle";
+import { BUNDLES, packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
 import { ingestionEndpoint, type Envelope } from "../support/ingestion";
 import { runToExit } from "../support/process";
@@ -74,7 +74,7 @@ function runInstance(traceId: string): Promise<{ code: number | null; output: st
     require(require("node:path").resolve("index.js"));
     // What a cold start read: the exporters and the credential wait for the first batch, axios and validator for the first durable client.
     const loaded = Object.keys(require.cache).map((file) => require("node:path").basename(file));
-    console.log("loaded at start: " + JSON.stringify(loaded.filter((file) => file.startsWith("azure-") || file === "axios.js" || file === "validator.js").sort()));
+    console.log("loaded at start: " + JSON.stringify(loaded.filter((file) => ${JSON.stringify(BUNDLES.slice(1))}.includes(file)).sort()));
     setImmediate(async () => {
       const core = globalThis.__functionsCore;
       const response = await core.invokeHttp("getOpenApi", "http://localhost/api/openapi.json", "00-${traceId}-00f067aa0ba902b7-01");
