@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { databaseName } from "../infra/containers.json";
 
 /** Every setting's default, in one place: the environment's schema and hosts that build settings both take them from here. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { invalid, notFound } from "../model/errors";
 import type { ItemContainer } from "../model/item-schemas";
 import type { ListPosition, Page } from "../store/lists";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "../model/limits";
 
 /** What a text field refuses, each with the reason a client is told. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { contributionId } from "./items";
 import { LIMITS } from "./limits";
 

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSync } from "esbuild";
 import { clientBindingData } from "local-host";
-import { AXIOS_BUNDLE, bundleApart, DEPLOY_FOLDER, durableClientApart, packageApp, sourceMapFolder, VALIDATOR_BUNDLE } from "../../scripts/bundle";
+import { AXIOS_BUNDLE, bundle, bundleApart, DEPLOY_FOLDER, durableClientApart, packageApp, sourceMapFolder, VALIDATOR_BUNDLE } from "../../scripts/bundle";
 import { mapStack } from "../../scripts/map-stack";
 import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
@@ -100,6 +100,18 @@ describe("the deployable function app", () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it("carries of zod what the app's schemas use, with its one locale (en), not every member of its namespace", () => {
+    const folder = mkdtempSync(join(tmpdir(), "zod-shaken-"));
+    try {
+      const { file } = bundle(root, join(folder, "index.js"));
+      // esbuild names each module it bundles in a comment line: a locale that came along is there.
+      const locales = [...readFileSync(file, "utf8").matchAll(/^\/\/ node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm)].map((match) => match[1]);
+      expect(locales).toEqual(["en"]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 
   it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", () => {
     // Exactly what azd zips, in a folder with no repository and no node_modules.

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { accountErased, invalid, notFound } from "../../model/errors";
 import * as accountExport from "../../store/account-export";
 import * as erasure from "../../store/erasure";
