@@ -3,8 +3,7 @@ import { localSystem, within, type Client } from "../support/system";
 
 let app: Client;
 beforeAll(async () => {
-  // As npm start runs it: the embedded server on a thread of its own.
-  app = await localSystem({ cosmosThread: true });
+  app = await localSystem();
   await app.call("POST", "/users", { as: "ann", body: { username: "Ann" } });
   await app.call("POST", "/users", { as: "ben", body: { username: "Ben" } });
 });
