@@ -1,6 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import * as z from "zod";
-import type { ZodTypeAny } from "zod";
 import { problemDetails } from "./responses";
 import type { Route } from "./route-definition";
 import { id, idempotencyKey } from "./schemas";
@@ -69,7 +68,7 @@ function problem(status: number) {
 
 const problemRef = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
 
-function success(route: Route, answer: { status: number; description: string; schema?: ZodTypeAny }): ResponseConfig {
+function success(route: Route, answer: { status: number; description: string; schema?: z.ZodTypeAny }): ResponseConfig {
   const names: HeaderName[] = [
     "Server-Timing",
     ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []),

@@ -1,5 +1,4 @@
 import * as z from "zod";
-import type { ZodTypeAny } from "zod";
 import { instrumented } from "./instrumented";
 import type { OperationDoc, Route, RouteEntry } from "./route-definition";
 import {
@@ -26,7 +25,7 @@ const READ_ERRORS = [400, 404, 412, ...STORE];
 /** Every route honours both (RFC 9110 13.1): a read's If-Match and a write's If-None-Match are 412 when they fail. */
 const CONDITIONS: NonNullable<OperationDoc["headers"]> = ["If-Match", "If-None-Match"];
 const WRITE_ERRORS = [400, 401, 403, 404, 412, 413, 415, ...STORE];
-const list = (summary: string, request: string, item: ZodTypeAny): RouteEntry["doc"] => ({
+const list = (summary: string, request: string, item: z.ZodTypeAny): RouteEntry["doc"] => ({
   summary,
   request,
   success: [
