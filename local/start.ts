@@ -61,6 +61,8 @@ async function main(): Promise<void> {
       likeBatchMax: tuning.likeBatchMax,
       dataDir,
       recoverDamagedData: flags["recover-data"],
+      // The database apart from the app's event loop, as Cosmos DB is in Azure (docs/local-host.md).
+      cosmosThread: true,
       faults,
       webDir: join(__dirname, "../web"),
       corsAllowedOrigins: commaList(process.env.CORS_ALLOWED_ORIGINS),

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
-import { startCosmos, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
+import { startCosmos, startCosmosThread, type FaultSpec, type RunningCosmos } from "embedded-cosmos";
 import { cosmosUsageOf } from "../src/api/instrumented";
 import { BINDING_SETTING_DEFAULTS, type Settings } from "../src/config";
 import { invocationServices } from "../src/pipeline/invocation";
@@ -114,6 +114,11 @@ export interface LocalSystemOptions {
   dataDir?: string;
   /** Start even when a data file is damaged: set it aside and load what is sound (`--recover-data`). */
   recoverDamagedData?: boolean;
+  /**
+   * The embedded server on a thread of its own (npm start), so the host's event loop carries only
+   * what a Functions worker's carries; in this thread when absent (tests that start many systems).
+   */
+  cosmosThread?: boolean;
   log?: (line: string) => void;
 }
 
@@ -155,7 +160,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   let embedded: RunningCosmos | undefined;
   const cosmos =
     options.cosmos ??
-    (embedded = await startCosmos({
+    (embedded = await (options.cosmosThread ? startCosmosThread : startCosmos)({
       port: options.cosmosPort ?? 0,
       dataDir: options.dataDir && join(options.dataDir, "cosmos"),
       faults: options.faults,

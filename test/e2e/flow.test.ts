@@ -3,7 +3,8 @@ import { localSystem, within, type Client } from "../support/system";
 
 let app: Client;
 beforeAll(async () => {
-  app = await localSystem();
+  // As npm start runs it: the embedded server on a thread of its own.
+  app = await localSystem({ cosmosThread: true });
   await app.call("POST", "/users", { as: "ann", body: { username: "Ann" } });
   await app.call("POST", "/users", { as: "ben", body: { username: "Ben" } });
 });
