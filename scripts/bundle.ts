@@ -14,7 +14,8 @@ export const EXPORTERS_BUNDLE = "azure-monitor-exporters.js";
 export const IDENTITY_BUNDLE = "azure-identity.js";
 export const AXIOS_BUNDLE = "axios.js";
 export const VALIDATOR_BUNDLE = "validator.js";
-export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE] as const;
+export const MOMENT_BUNDLE = "moment.js";
+export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE] as const;
 
 /**
  * The telemetry bundles take each package's ES module build where it has one (the `module`
@@ -35,6 +36,15 @@ const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, exter
 export const durableClientApart = (root: string) => ({
   alias: { axios: join(root, "functions/durable-client-http.ts"), validator: join(root, "functions/durable-client-url.ts") },
   external: ["./axios", "./validator"],
+});
+
+/**
+ * What durable-functions needs only when an orchestration runs, read from a file beside the
+ * bundle then: its `moment` answered by functions/durable-timers.ts (moment.js).
+ */
+export const durableTimersApart = (root: string) => ({
+  alias: { moment: join(root, "functions/durable-timers.ts") },
+  external: ["./moment"],
 });
 
 /** How every bundle is built. */
@@ -59,7 +69,8 @@ const COMMON = {
  * Monitor's exporters, which those providers load with their first batch, a third
  * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
  * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client and URL check,
- * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`).
+ * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`); its date
+ * library, which only an orchestration needs, a seventh (`moment.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -67,8 +78,8 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     ...COMMON,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
-    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias },
-    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...durableClientApart(root).external],
+    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias, ...durableTimersApart(root).alias },
+    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...durableClientApart(root).external, ...durableTimersApart(root).external],
   });
   const folder = dirname(file);
   bundleApart(root, folder, AZURE_MONITOR_BUNDLE, {
@@ -83,7 +94,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     external: [EXPORTERS, ...IDENTITY_APART.external],
   });
   bundleApart(root, folder, EXPORTERS_BUNDLE, { ...ES_MODULES_FIRST, ...IDENTITY_APART });
-  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE] as const) bundleApart(root, folder, name);
+  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE] as const) bundleApart(root, folder, name);
   return { file, bytes: statSync(file).size };
 }
 
