@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSync } from "esbuild";
+import { clientBindingData } from "local-host";
+import { describe, expect, it } from "vitest";
+import { AXIOS_BUNDLE, bundleApart, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
+import { decision, History, replay } from "../support/replay";
+import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { OrchestrationContext } from "durable-functions";
+
+/** An orchestrator that waits `waitMs` from its start. */
+const timer = (waitMs: number) =>
+  function* (context: OrchestrationContext) {
+    yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + waitMs));
+  };
+
+const root = join(__dirname, "../..");
+
+/**
+ * What the deployable bundle gives durable-functions in place of the packages it needs only now
+ * and then (scripts/bundle.ts): each built apart beside the bundle, and read only when first
+ * needed.
+ */
+describe("durable-functions' rarely needed packages, bundled apart", () => {
+  it("gives durable-functions' client its HTTP client and URL check from axios.js and validator.js, read when the first client is made", async () => {
+    // durable-functions bundled as index.js bundles it, beside the axios.js and validator.js a package holds.
+    const folder = mkdtempSync(join(tmpdir(), "durable-client-"));
+    const entry = `import * as df from "durable-functions"; import { InvocationContext } from "@azure/functions";
+      export function client(data) {
+        const input = df.input.durableClient();
+        const context = new InvocationContext({ options: { extraInputs: [input] } });
+        context.extraInputs.set(input, data);
+        return df.getClient(context);
+      }`;
+    buildSync({
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      logLevel: "error",
+      stdin: { contents: entry, resolveDir: root },
+      outfile: join(folder, "client.js"),
+      ...durableClientApart(root),
+      external: ["@azure/functions-core", ...durableClientApart(root).external],
+    });
+    bundleApart(root, folder, AXIOS_BUNDLE);
+    bundleApart(root, folder, VALIDATOR_BUNDLE);
+    const asked: string[] = [];
+    const extension = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          name: "eraseAccount",
+          instanceId: "erase-u1",
+          runtimeStatus: "Running",
+          input: null,
+          output: null,
+          customStatus: null,
+          createdTime: new Date().toISOString(),
+          lastUpdatedTime: new Date().toISOString(),
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => extension.listen(0, "127.0.0.1", resolve));
+    try {
+      const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
+      const { client } = require(join(folder, "client.js")) as {
+        client: (data: unknown) => {
+          getStatus(id: string): Promise<{ runtimeStatus: string }>;
+          createCheckStatusResponse(request: { url: string }, id: string): { json(): Promise<unknown> };
+        };
+      };
+      expect(loaded()).toEqual([]);
+      const durable = client(clientBindingData(`http://127.0.0.1:${(extension.address() as AddressInfo).port}`));
+      expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE]);
+      expect((await durable.getStatus("erase-u1")).runtimeStatus).toBe("Running");
+      expect(asked).toEqual([expect.stringMatching(/^GET \/.*erase-u1/)]);
+      // The URL check at work: a status link takes the origin of the request that asked for it.
+      const links = (await durable.createCheckStatusResponse({ url: "https://blog.example/api/users/u1" }, "erase-u1").json()) as Record<string, string>;
+      expect(links.statusQueryGetUri).toMatch(/^https:\/\/blog\.example\/.*erase-u1/);
+    } finally {
+      await new Promise((resolve) => extension.close(resolve));
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("gives durable-functions' orchestrations their dates from moment.js, read when the first orchestration runs, short and long timers alike", async () => {
+    // durable-functions' replay engine bundled as index.js bundles it, beside the moment.js a package holds.
+    const folder = mkdtempSync(join(tmpdir(), "durable-timers-"));
+    const entry = `import { InvocationContext } from "@azure/functions";
+      import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
+      export function run(history, waitMs) {
+        const orchestrator = new Orchestrator(function* (context) {
+          yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + waitMs));
+        });
+        const settings = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" };
+        return orchestrator.handle({ history, input: null, instanceId: "timers", isReplaying: false, ...settings }, new InvocationContext({ functionName: "timers" }));
+      }`;
+    buildSync({
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      logLevel: "error",
+      stdin: { contents: entry, resolveDir: root },
+      outfile: join(folder, "orchestrator.js"),
+      ...durableTimersApart(root),
+      external: ["@azure/functions-core", ...durableTimersApart(root).external],
+    });
+    bundleApart(root, folder, MOMENT_BUNDLE);
+    try {
+      const loaded = () => Object.keys(require.cache).includes(join(folder, MOMENT_BUNDLE));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
+      const { run } = require(join(folder, "orchestrator.js")) as {
+        run: (history: unknown[], waitMs: number) => Promise<{ actions: PackageAction[][] }>;
+      };
+      expect(loaded()).toBe(false);
+      // What the bundle decides, against the package itself with moment from node_modules.
+      const unbundled = (history: History, waitMs: number) => replay(timer(waitMs), history);
+      const bundled = async (history: History, waitMs: number) => (await run(history.events, waitMs)).actions.flat().map(decision);
+      const hour = 3_600_000;
+      const short = new History("timers", null);
+      expect(await bundled(short, hour)).toEqual((await unbundled(short, hour)).decisions);
+      expect((await unbundled(short, hour)).decisions).toEqual([{ type: "CreateTimer", fireAt: new Date(short.now.getTime() + hour).toISOString() }]);
+      expect(loaded()).toBe(true);
+      // Past the extension's longest timer (6 days) the package waits in steps of 3 days, by moment's arithmetic: the first step fired.
+      const week = 7 * 24 * hour;
+      const long = new History("timers", null);
+      const started = long.now.getTime();
+      const step = long.timerCreated(new Date(long.now.getTime() + 3 * 24 * hour));
+      long.episode(3 * 24 * hour).timerFired(step, long.now);
+      expect(await bundled(long, week)).toEqual((await unbundled(long, week)).decisions);
+      expect(await bundled(long, week)).toEqual([{ type: "CreateTimer", fireAt: new Date(started + week).toISOString() }]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
