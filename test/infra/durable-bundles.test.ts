@@ -19,6 +19,22 @@ const timer = (waitMs: number) =>
 
 const root = join(__dirname, "../..");
 
+/** `entry` bundled into `folder`/`name` as index.js bundles the app: what `apart` names is left to the files beside it. */
+function bundleEntry(folder: string, name: string, entry: string, apart: { alias: Record<string, string>; external: string[] }): string {
+  const file = join(folder, name);
+  buildSync({
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    logLevel: "error",
+    stdin: { contents: entry, resolveDir: root },
+    outfile: file,
+    ...apart,
+    external: ["@azure/functions-core", ...apart.external],
+  });
+  return file;
+}
+
 /**
  * What the deployable bundle gives durable-functions in place of the packages it needs only now
  * and then (scripts/bundle.ts): each built apart beside the bundle, and read only when first
@@ -35,16 +51,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
         context.extraInputs.set(input, data);
         return df.getClient(context);
       }`;
-    buildSync({
-      bundle: true,
-      platform: "node",
-      format: "cjs",
-      logLevel: "error",
-      stdin: { contents: entry, resolveDir: root },
-      outfile: join(folder, "client.js"),
-      ...durableClientApart(root),
-      external: ["@azure/functions-core", ...durableClientApart(root).external],
-    });
+    const clientFile = bundleEntry(folder, "client.js", entry, durableClientApart(root));
     bundleApart(root, folder, AXIOS_BUNDLE);
     bundleApart(root, folder, VALIDATOR_BUNDLE);
     const asked: string[] = [];
@@ -68,7 +75,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
     try {
       const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
-      const { client } = require(join(folder, "client.js")) as {
+      const { client } = require(clientFile) as {
         client: (data: unknown) => {
           getStatus(id: string): Promise<{ runtimeStatus: string }>;
           createCheckStatusResponse(request: { url: string }, id: string): { json(): Promise<unknown> };
@@ -100,21 +107,12 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
         const settings = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" };
         return orchestrator.handle({ history, input: null, instanceId: "timers", isReplaying: false, ...settings }, new InvocationContext({ functionName: "timers" }));
       }`;
-    buildSync({
-      bundle: true,
-      platform: "node",
-      format: "cjs",
-      logLevel: "error",
-      stdin: { contents: entry, resolveDir: root },
-      outfile: join(folder, "orchestrator.js"),
-      ...durableTimersApart(root),
-      external: ["@azure/functions-core", ...durableTimersApart(root).external],
-    });
+    const orchestratorFile = bundleEntry(folder, "orchestrator.js", entry, durableTimersApart(root));
     bundleApart(root, folder, MOMENT_BUNDLE);
     try {
       const loaded = () => Object.keys(require.cache).includes(join(folder, MOMENT_BUNDLE));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
-      const { run } = require(join(folder, "orchestrator.js")) as {
+      const { run } = require(orchestratorFile) as {
         run: (history: unknown[], waitMs: number) => Promise<{ actions: PackageAction[][] }>;
       };
       expect(loaded()).toBe(false);
