@@ -7,14 +7,14 @@ import { buildSync } from "esbuild";
 import { clientBindingData } from "local-host";
 import { describe, expect, it } from "vitest";
 import { AXIOS_BUNDLE, bundleApart, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
-import { decision, History, replay } from "../support/replay";
-import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { History, replay } from "../support/replay";
 import type { OrchestrationContext } from "durable-functions";
 
-/** An orchestrator that waits `waitMs` from its start. */
+/** An orchestrator that waits `waitMs` from its start, then is done. */
 const timer = (waitMs: number) =>
   function* (context: OrchestrationContext) {
     yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + waitMs));
+    return "done";
   };
 
 const root = join(__dirname, "../..");
@@ -96,42 +96,36 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
   });
 
   it("gives durable-functions' orchestrations their dates from moment.js, read when the first orchestration runs, short and long timers alike", async () => {
-    // durable-functions' replay engine bundled as index.js bundles it, beside the moment.js a package holds.
+    // The same replay (test/support/replay.ts) bundled as index.js bundles durable-functions, beside the moment.js a package holds.
     const folder = mkdtempSync(join(tmpdir(), "durable-timers-"));
-    const entry = `import { InvocationContext } from "@azure/functions";
-      import { Orchestrator } from "durable-functions/lib/src/orchestrations/Orchestrator";
-      export function run(history, waitMs) {
-        const orchestrator = new Orchestrator(function* (context) {
-          yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + waitMs));
-        });
-        const settings = { upperSchemaVersion: 2, maximumShortTimerDuration: "6.00:00:00", longRunningTimerIntervalDuration: "3.00:00:00" };
-        return orchestrator.handle({ history, input: null, instanceId: "timers", isReplaying: false, ...settings }, new InvocationContext({ functionName: "timers" }));
-      }`;
-    const orchestratorFile = bundleEntry(folder, "orchestrator.js", entry, durableTimersApart(root));
+    const replayFile = bundleEntry(folder, "replay.js", `export { replay } from "./test/support/replay";`, durableTimersApart(root));
     bundleApart(root, folder, MOMENT_BUNDLE);
     try {
       const loaded = () => Object.keys(require.cache).includes(join(folder, MOMENT_BUNDLE));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
-      const { run } = require(orchestratorFile) as {
-        run: (history: unknown[], waitMs: number) => Promise<{ actions: PackageAction[][] }>;
-      };
+      const bundledReplay = (require(replayFile) as { replay: typeof replay }).replay;
       expect(loaded()).toBe(false);
       // What the bundle decides, against the package itself with moment from node_modules.
-      const unbundled = (history: History, waitMs: number) => replay(timer(waitMs), history);
-      const bundled = async (history: History, waitMs: number) => (await run(history.events, waitMs)).actions.flat().map(decision);
+      const both = async (history: History, waitMs: number) => {
+        const [bundled, unbundled] = [await bundledReplay(timer(waitMs), history), await replay(timer(waitMs), history)];
+        expect(bundled).toEqual(unbundled);
+        return bundled;
+      };
       const hour = 3_600_000;
+      const day = 24 * hour;
       const short = new History("timers", null);
-      expect(await bundled(short, hour)).toEqual((await unbundled(short, hour)).decisions);
-      expect((await unbundled(short, hour)).decisions).toEqual([{ type: "CreateTimer", fireAt: new Date(short.now.getTime() + hour).toISOString() }]);
+      expect((await both(short, hour)).decisions).toEqual([{ type: "CreateTimer", fireAt: new Date(short.now.getTime() + hour).toISOString() }]);
       expect(loaded()).toBe(true);
-      // Past the extension's longest timer (6 days) the package waits in steps of 3 days, by moment's arithmetic: the first step fired.
-      const week = 7 * 24 * hour;
+      // Past the extension's longest timer (6 days) the package waits in steps, by moment's
+      // arithmetic: 3 days (the interval), then the 4 left (no longer past the longest).
       const long = new History("timers", null);
       const started = long.now.getTime();
-      const step = long.timerCreated(new Date(long.now.getTime() + 3 * 24 * hour));
-      long.episode(3 * 24 * hour).timerFired(step, long.now);
-      expect(await bundled(long, week)).toEqual((await unbundled(long, week)).decisions);
-      expect(await bundled(long, week)).toEqual([{ type: "CreateTimer", fireAt: new Date(started + week).toISOString() }]);
+      const firstStep = long.timerCreated(new Date(started + 3 * day));
+      long.episode(3 * day).timerFired(firstStep, long.now);
+      expect(await both(long, 7 * day)).toMatchObject({ isDone: false });
+      const lastStep = long.timerCreated(new Date(started + 7 * day));
+      long.episode(4 * day).timerFired(lastStep, long.now);
+      expect(await both(long, 7 * day)).toMatchObject({ isDone: true, output: "done" });
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

@@ -89,7 +89,7 @@ export interface Decision {
   fireAt?: string;
 }
 
-export const decision = (action: PackageAction): Decision => ({
+const decision = (action: PackageAction): Decision => ({
   type: ActionType[action.actionType],
   ...(action.functionName ? { name: action.functionName } : {}),
   ...(action.input !== undefined
