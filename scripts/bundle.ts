@@ -55,6 +55,10 @@ const COMMON = {
   target: "node22",
   format: "cjs",
   sourcemap: "external",
+  // Without comments and indentation index.js is a third smaller, and pure ASCII (comments of some
+  // packages are not), so a cold start reads and scans less. Names stay: stacks still name each
+  // function, and `npm run map-stack` maps their line:column through the source maps.
+  minifyWhitespace: true,
   logLevel: "warning",
   // ES modules bundled as CommonJS lose import.meta.url (@azure/identity reads its folder from it): each file's own URL.
   banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },

@@ -89,8 +89,10 @@ describe("the deployable function app", () => {
       const bundled = readFileSync(join(folder, "deploy/index.js"), "utf8").split("\n");
       expect(bundled.at(-2)).toBe("//# sourceMappingURL=../deploy-sourcemaps/index.js.map");
       // A frame in problemResponse, as Azure's logs show it (the folder the host runs the package from).
-      const line = bundled.findIndex((text) => text.startsWith("function problemResponse(")) + 1;
-      const stack = `Error: boom\n    at problemResponse (/home/site/wwwroot/index.js:${line}:10)\n    at node:internal/process/task_queues:95:5`;
+      // The bundle is minified to long lines: the frame's column says where on its line.
+      const index = bundled.findIndex((text) => text.includes("function problemResponse("));
+      const column = bundled[index].indexOf("function problemResponse(") + 10;
+      const stack = `Error: boom\n    at problemResponse (/home/site/wwwroot/index.js:${index + 1}:${column})\n    at node:internal/process/task_queues:95:5`;
       expect(mapStack(stack, sourceMapFolder(join(folder, "deploy")))).toBe(
         "Error: boom\n    at problemResponse (src/api/problems.ts:53:17)\n    at node:internal/process/task_queues:95:5",
       );
@@ -103,8 +105,9 @@ describe("the deployable function app", () => {
     const folder = mkdtempSync(join(tmpdir(), "zod-shaken-"));
     try {
       const { file } = bundle(root, join(folder, "index.js"));
-      // esbuild names each module it bundles in a comment line: a locale that came along is there.
-      const locales = [...readFileSync(file, "utf8").matchAll(/^\/\/ node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm)].map((match) => match[1]);
+      // The source map names every module that put code in the bundle: a locale that came along is there.
+      const { sources } = JSON.parse(readFileSync(`${file}.map`, "utf8")) as { sources: string[] };
+      const locales = sources.flatMap((source) => /node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/.exec(source)?.[1] ?? []);
       expect(locales).toEqual(["en"]);
     } finally {
       rmSync(folder, { recursive: true, force: true });
