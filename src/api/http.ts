@@ -13,6 +13,8 @@ import { id, idempotencyKey } from "./schemas";
 export interface ApiResult {
   status: number;
   body?: unknown;
+  /** `body` already serialized, for an answer kept and served to many readers: sent as it is. */
+  json?: string;
   etag?: string;
   location?: string;
   headers?: Record<string, string>;
@@ -261,7 +263,10 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag))
     return { status: 304, headers };
   if (result.body === undefined) return { status: result.status, headers };
-  return { status: result.status, headers: { ...headers, "content-type": "application/json" }, jsonBody: result.body };
+  const json = { ...headers, "content-type": "application/json" };
+  return result.json === undefined
+    ? { status: result.status, headers: json, jsonBody: result.body }
+    : { status: result.status, headers: json, body: result.json };
 }
 
 /**

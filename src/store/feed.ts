@@ -27,6 +27,16 @@ interface FeedCache {
   items?: ShortPost[];
   readAt: number;
   refresh?: Promise<ShortPost[]>;
+  /** The first `limit` items of this turn, by limit: one array each, so what a reader makes of it can be kept with it. */
+  pages: Map<number, readonly ShortPost[]>;
+}
+
+/** The first `limit` of a turn's items, the same array for every reader of the turn. */
+function pageOf(cache: FeedCache, items: ShortPost[], limit: number): readonly ShortPost[] {
+  if (cache.items !== items) return items.slice(0, limit); // a turn already replaced: this reader's alone
+  let page = cache.pages.get(limit);
+  if (!page) cache.pages.set(limit, (page = items.slice(0, limit)));
+  return page;
 }
 
 /** One micro-cache per store, so each process (a function instance) keeps its own. */
@@ -38,26 +48,27 @@ const feedCaches = new WeakMap<BlogStore, FeedCache>();
  * the feed's single partition sees a request rate per instance, not per reader. The feed is
  * fed by the change feed, so it is already a moment behind; a second more is the price.
  */
-export async function readFeedCached(limit: number): Promise<ShortPost[]> {
+export async function readFeedCached(limit: number): Promise<readonly ShortPost[]> {
   const current = store();
   const ttlMs = current.settings.feedCacheMs;
   if (ttlMs <= 0) return readFeed(limit);
   let cache = feedCaches.get(current);
-  if (!cache) feedCaches.set(current, (cache = { readAt: 0 }));
+  if (!cache) feedCaches.set(current, (cache = { readAt: 0, pages: new Map() }));
   const hit = cache.items !== undefined && current.now() - cache.readAt < ttlMs;
   recordFeedCache(hit);
-  if (hit) return cache.items!.slice(0, limit);
+  if (hit) return pageOf(cache, cache.items!, limit);
   const entry = cache;
   entry.refresh ??= (async () => {
     const startedAt = current.now();
     try {
       const items = await readFeed(LIMITS.feedSize);
       entry.items = items;
+      entry.pages = new Map();
       entry.readAt = startedAt;
       return items;
     } finally {
       entry.refresh = undefined;
     }
   })();
-  return (await entry.refresh).slice(0, limit);
+  return pageOf(entry, await entry.refresh, limit);
 }

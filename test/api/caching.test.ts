@@ -50,6 +50,28 @@ describe("the feed micro-cache", () => {
     expect(feedRequests(fresh.usage.requests)).toBe(1);
     expect(fresh.response.body.items.map((p: { postId: string }) => p.postId)).toEqual([second, postId]);
   });
+  it("builds what a turn of the cache serves once per limit, not once per reader: a malformed feed item is logged once a turn", async () => {
+    now += 2100;
+    // Written behind the API's back, newer than any post, so every page of the feed holds it.
+    await api.blog.feed.items.create({ id: "malformed", type: "post", postId: "malformed", creationDate: "2999-01-01T00:00:00.000Z" });
+    const logged: string[] = [];
+    api.onLog((line) => line.includes("'malformed'") && logged.push(line));
+    try {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => api.request("GET", "/api/feed")));
+      expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+      expect(new Set(answers.map((a) => a.headers.etag)).size).toBe(1);
+      expect(answers[0].body.items.map((p: { postId: string }) => p.postId)).not.toContain("malformed");
+      expect(logged).toHaveLength(1);
+      await api.request("GET", "/api/feed?limit=1");
+      expect(logged).toHaveLength(2); // another limit, another answer
+      now += 2100;
+      await api.request("GET", "/api/feed");
+      expect(logged).toHaveLength(3); // the next turn
+    } finally {
+      await api.blog.feed.item("malformed", "post").delete();
+      now += 2100;
+    }
+  });
 });
 
 describe("cache headers", () => {

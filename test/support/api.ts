@@ -87,7 +87,9 @@ export async function apiFixture(
     });
     const response = await match.route.handler(httpRequest, context);
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
-    return { status: response.status ?? 200, headers: responseHeaders, body: response.jsonBody };
+    // A kept answer comes serialized (`body`); every other JSON answer as `jsonBody`.
+    const answered = typeof response.body === "string" ? JSON.parse(response.body) : response.jsonBody;
+    return { status: response.status ?? 200, headers: responseHeaders, body: answered };
   }
 
   return {

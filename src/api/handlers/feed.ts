@@ -1,14 +1,26 @@
 import { readFeedCached } from "../../store/feed";
-import { entityTagOf } from "../http";
-import { endpoint } from "../http";
+import type { ShortPost } from "../../model/short-form";
+import { endpoint, entityTagOf, type ApiResult } from "../http";
 import { feedQuery } from "../schemas";
 import { servedItems } from "../served";
 
 /** A CDN or browser may serve the feed for a second, and a stale one while it fetches anew. */
 const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
 
+/**
+ * The answer made of each page of the micro-cache, kept with it: every reader of a turn gets the
+ * same body, so it is checked, serialized and tagged once a turn, not once a request.
+ */
+const answers = new WeakMap<readonly ShortPost[], ApiResult>();
+
 /** GET /feed — Q6: the newest posts in short form, from the single feed partition (through the instance's micro-cache). */
 export const getFeed = endpoint({ query: feedQuery }, async ({ query, warn }) => {
-  const body = { items: servedItems("feed", await readFeedCached(query.limit), warn) };
-  return { status: 200, body, etag: entityTagOf(body), headers: { "cache-control": FEED_CACHE_CONTROL } };
+  const page = await readFeedCached(query.limit);
+  let answer = answers.get(page);
+  if (!answer) {
+    const body = { items: servedItems("feed", page, warn) };
+    answer = { status: 200, body, json: JSON.stringify(body), etag: entityTagOf(body), headers: { "cache-control": FEED_CACHE_CONTROL } };
+    answers.set(page, answer);
+  }
+  return answer;
 });
