@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import * as z from "zod";
-import { problemDetails } from "./responses";
-import type { Route } from "./route-definition";
+import { problemDetails, RESPONSES } from "./responses";
+import type { OperationDoc, Route } from "./route-definition";
 import { id, idempotencyKey } from "./schemas";
 
 // responses.ts has extended zod with `.openapi()`, used below for the request headers.
@@ -68,7 +68,7 @@ function problem(status: number) {
 
 const problemRef = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
 
-function success(route: Route, answer: { status: number; description: string; schema?: z.ZodTypeAny }): ResponseConfig {
+function success(route: Route, answer: OperationDoc["success"][number]): ResponseConfig {
   const names: HeaderName[] = [
     "Server-Timing",
     ...(route.method === "GET" || route.method === "PUT" ? (["ETag"] as const) : []),
@@ -77,7 +77,7 @@ function success(route: Route, answer: { status: number; description: string; sc
   return {
     description: answer.description,
     headers: headerRefs(names),
-    ...(answer.schema ? { content: { "application/json": { schema: answer.schema } } } : {}),
+    ...(answer.schema ? { content: { "application/json": { schema: RESPONSES[answer.schema] } } } : {}),
   };
 }
 

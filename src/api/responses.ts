@@ -113,3 +113,20 @@ export const exportPageResponse = z
   })
   .strict()
   .openapi("ExportPage");
+
+/** The success answers by name, as the route table names them (`OperationDoc.success`). */
+export const RESPONSES = {
+  User: userResponse,
+  Post: postResponse,
+  Comment: commentResponse,
+  Like: likeResponse,
+  Feed: feedResponse,
+  ShortPostPage: pageOf(shortPostResponse),
+  CommentPage: pageOf(commentResponse),
+  LikePage: pageOf(likeResponse),
+  Erasure: erasureResponse,
+  ExportPage: exportPageResponse,
+  OpenApiDocument: z.object({ openapi: z.string() }).passthrough(),
+} satisfies Record<string, z.ZodTypeAny>;
+
+export type ResponseName = keyof typeof RESPONSES;

@@ -1,6 +1,7 @@
 import type { HttpHandler, HttpMethod } from "@azure/functions";
 import type { ZodTypeAny } from "zod";
 import type { Endpoint } from "./http";
+import type { ResponseName } from "./responses";
 
 /** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
 export interface OperationDoc {
@@ -13,8 +14,11 @@ export interface OperationDoc {
   readsSeveralPartitions?: string;
   query?: ZodTypeAny;
   body?: ZodTypeAny;
-  /** Success answers: status, what it means, and the body schema (none for 204/304). */
-  success: { status: number; description: string; schema?: ZodTypeAny }[];
+  /**
+   * Success answers: status, what it means, and the body's shape by name (none for 204/304). By
+   * name, so the route table builds no response schema: only the OpenAPI document needs them.
+   */
+  success: { status: number; description: string; schema?: ResponseName }[];
   /** Problem statuses this route can answer (400, 429, 503 and so on), each problem+json. */
   errors: number[];
   /** Request headers it honours beyond Authorization. */
