@@ -15,7 +15,17 @@ export const IDENTITY_BUNDLE = "azure-identity.js";
 export const AXIOS_BUNDLE = "axios.js";
 export const VALIDATOR_BUNDLE = "validator.js";
 export const MOMENT_BUNDLE = "moment.js";
-export const BUNDLES = ["index.js", AZURE_MONITOR_BUNDLE, EXPORTERS_BUNDLE, IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE] as const;
+export const PROXY_AGENTS_BUNDLE = "proxy-agents.js";
+export const BUNDLES = [
+  "index.js",
+  AZURE_MONITOR_BUNDLE,
+  EXPORTERS_BUNDLE,
+  IDENTITY_BUNDLE,
+  AXIOS_BUNDLE,
+  VALIDATOR_BUNDLE,
+  MOMENT_BUNDLE,
+  PROXY_AGENTS_BUNDLE,
+] as const;
 
 /**
  * The telemetry bundles take each package's ES module build where it has one (the `module`
@@ -47,6 +57,16 @@ export const durableTimersApart = (root: string) => ({
   external: ["./moment"],
 });
 
+/**
+ * The proxy agents the Azure SDKs' HTTP client makes only for a request through a proxy, read
+ * from a file beside the bundle then: both packages answered by functions/proxy-agents-on-demand.ts
+ * (proxy-agents.js).
+ */
+export const proxyAgentsApart = (root: string) => ({
+  alias: { "https-proxy-agent": join(root, "functions/proxy-agents-on-demand.ts"), "http-proxy-agent": join(root, "functions/proxy-agents-on-demand.ts") },
+  external: ["./proxy-agents"],
+});
+
 /** How every bundle is built. */
 const COMMON = {
   bundle: true,
@@ -74,7 +94,8 @@ const COMMON = {
  * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
  * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client and URL check,
  * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`); its date
- * library, which only an orchestration needs, a seventh (`moment.js`).
+ * library, which only an orchestration needs, a seventh (`moment.js`); the Azure SDKs' HTTP proxy
+ * agents, which only a request through a proxy needs, an eighth (`proxy-agents.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -82,8 +103,15 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     ...COMMON,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
-    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias, ...durableTimersApart(root).alias },
-    external: ["@azure/functions-core", AZURE_MONITOR, ...IDENTITY_APART.external, ...durableClientApart(root).external, ...durableTimersApart(root).external],
+    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias, ...durableTimersApart(root).alias, ...proxyAgentsApart(root).alias },
+    external: [
+      "@azure/functions-core",
+      AZURE_MONITOR,
+      ...IDENTITY_APART.external,
+      ...durableClientApart(root).external,
+      ...durableTimersApart(root).external,
+      ...proxyAgentsApart(root).external,
+    ],
   });
   const folder = dirname(file);
   bundleApart(root, folder, AZURE_MONITOR_BUNDLE, {
@@ -98,7 +126,7 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     external: [EXPORTERS, ...IDENTITY_APART.external],
   });
   bundleApart(root, folder, EXPORTERS_BUNDLE, { ...ES_MODULES_FIRST, ...IDENTITY_APART });
-  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE] as const) bundleApart(root, folder, name);
+  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE, PROXY_AGENTS_BUNDLE] as const) bundleApart(root, folder, name);
   return { file, bytes: statSync(file).size };
 }
 

@@ -3,10 +3,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildSync } from "esbuild";
 import { clientBindingData } from "local-host";
 import { describe, expect, it } from "vitest";
 import { AXIOS_BUNDLE, bundleApart, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
+import { bundleEntry } from "../support/bundle-entry";
 import { History, replay } from "../support/replay";
 import type { OrchestrationContext } from "durable-functions";
 
@@ -18,22 +18,6 @@ const timer = (waitMs: number) =>
   };
 
 const root = join(__dirname, "../..");
-
-/** `entry` bundled into `folder`/`name` as index.js bundles the app: what `apart` names is left to the files beside it. */
-function bundleEntry(folder: string, name: string, entry: string, apart: { alias: Record<string, string>; external: string[] }): string {
-  const file = join(folder, name);
-  buildSync({
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    logLevel: "error",
-    stdin: { contents: entry, resolveDir: root },
-    outfile: file,
-    ...apart,
-    external: ["@azure/functions-core", ...apart.external],
-  });
-  return file;
-}
 
 /**
  * What the deployable bundle gives durable-functions in place of the packages it needs only now
