@@ -15,6 +15,7 @@ export const IDENTITY_BUNDLE = "azure-identity.js";
 export const AXIOS_BUNDLE = "axios.js";
 export const VALIDATOR_BUNDLE = "validator.js";
 export const MOMENT_BUNDLE = "moment.js";
+export const CLONE_DEEP_BUNDLE = "clone-deep.js";
 export const PROXY_AGENTS_BUNDLE = "proxy-agents.js";
 export const BUNDLES = [
   "index.js",
@@ -23,6 +24,7 @@ export const BUNDLES = [
   IDENTITY_BUNDLE,
   AXIOS_BUNDLE,
   VALIDATOR_BUNDLE,
+  CLONE_DEEP_BUNDLE,
   MOMENT_BUNDLE,
   PROXY_AGENTS_BUNDLE,
 ] as const;
@@ -41,11 +43,16 @@ const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, exter
 /**
  * What durable-functions needs only in a durable client, read from files beside the bundle when
  * the first client is made or checks a URL: its `axios` answered by functions/durable-client-http.ts
- * (axios.js), its `validator` by functions/durable-client-url.ts (validator.js).
+ * (axios.js), its `validator` by functions/durable-client-url.ts (validator.js), its
+ * `lodash/cloneDeep` by functions/durable-client-clone.ts (clone-deep.js).
  */
 export const durableClientApart = (root: string) => ({
-  alias: { axios: join(root, "functions/durable-client-http.ts"), validator: join(root, "functions/durable-client-url.ts") },
-  external: ["./axios", "./validator"],
+  alias: {
+    axios: join(root, "functions/durable-client-http.ts"),
+    validator: join(root, "functions/durable-client-url.ts"),
+    "lodash/cloneDeep": join(root, "functions/durable-client-clone.ts"),
+  },
+  external: ["./axios", "./validator", "./clone-deep"],
 });
 
 /**
@@ -93,9 +100,10 @@ const COMMON = {
  * Monitor's exporters, which those providers load with their first batch, a third
  * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
  * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client and URL check,
- * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`); its date
- * library, which only an orchestration needs, a seventh (`moment.js`); the Azure SDKs' HTTP proxy
- * agents, which only a request through a proxy needs, an eighth (`proxy-agents.js`).
+ * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`), and the
+ * deep copy it makes of the client's binding data, a seventh (`clone-deep.js`); its date library,
+ * which only an orchestration needs, an eighth (`moment.js`); the Azure SDKs' HTTP proxy agents,
+ * which only a request through a proxy needs, a ninth (`proxy-agents.js`).
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
@@ -126,7 +134,8 @@ export function bundle(root: string, file: string): { file: string; bytes: numbe
     external: [EXPORTERS, ...IDENTITY_APART.external],
   });
   bundleApart(root, folder, EXPORTERS_BUNDLE, { ...ES_MODULES_FIRST, ...IDENTITY_APART });
-  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, MOMENT_BUNDLE, PROXY_AGENTS_BUNDLE] as const) bundleApart(root, folder, name);
+  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE, MOMENT_BUNDLE, PROXY_AGENTS_BUNDLE] as const)
+    bundleApart(root, folder, name);
   return { file, bytes: statSync(file).size };
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clientBindingData } from "local-host";
 import { describe, expect, it } from "vitest";
-import { AXIOS_BUNDLE, bundleApart, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
+import { AXIOS_BUNDLE, bundleApart, CLONE_DEEP_BUNDLE, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
 import { bundleEntry } from "../support/bundle-entry";
 import { History, replay } from "../support/replay";
 import type { OrchestrationContext } from "durable-functions";
@@ -25,8 +25,8 @@ const root = join(__dirname, "../..");
  * needed.
  */
 describe("durable-functions' rarely needed packages, bundled apart", () => {
-  it("gives durable-functions' client its HTTP client and URL check from axios.js and validator.js, read when the first client is made", async () => {
-    // durable-functions bundled as index.js bundles it, beside the axios.js and validator.js a package holds.
+  it("gives durable-functions' client its HTTP client, URL check and deep copy from axios.js, validator.js and clone-deep.js, read when the first client is made", async () => {
+    // durable-functions bundled as index.js bundles it, beside the axios.js, validator.js and clone-deep.js a package holds.
     const folder = mkdtempSync(join(tmpdir(), "durable-client-"));
     const entry = `import * as df from "durable-functions"; import { InvocationContext } from "@azure/functions";
       export function client(data) {
@@ -38,6 +38,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
     const clientFile = bundleEntry(folder, "client.js", entry, durableClientApart(root));
     bundleApart(root, folder, AXIOS_BUNDLE);
     bundleApart(root, folder, VALIDATOR_BUNDLE);
+    bundleApart(root, folder, CLONE_DEEP_BUNDLE);
     const asked: string[] = [];
     const extension = createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
@@ -57,7 +58,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
     });
     await new Promise<void>((resolve) => extension.listen(0, "127.0.0.1", resolve));
     try {
-      const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
+      const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
       const { client } = require(clientFile) as {
         client: (data: unknown) => {
@@ -67,7 +68,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
       };
       expect(loaded()).toEqual([]);
       const durable = client(clientBindingData(`http://127.0.0.1:${(extension.address() as AddressInfo).port}`));
-      expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE]);
+      expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE]);
       expect((await durable.getStatus("erase-u1")).runtimeStatus).toBe("Running");
       expect(asked).toEqual([expect.stringMatching(/^GET \/.*erase-u1/)]);
       // The URL check at work: a status link takes the origin of the request that asked for it.
