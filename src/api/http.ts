@@ -247,7 +247,15 @@ function writePreconditions(ifMatch: string | undefined, ifNoneMatch: string | u
 }
 
 /** A strong entity tag for a JSON body that has none of its own (a list): the same items in the same order, the same tag. */
-export const entityTagOf = (body: unknown) => `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
+export const entityTagOf = (body: unknown) => tagOfJson(JSON.stringify(body));
+
+const tagOfJson = (json: string) => `"${createHash("sha256").update(json).digest("base64url").slice(0, 27)}"`;
+
+/** A 200 kept and served to many readers (`json`): its body serialized once, and tagged from that. */
+export function keptAnswer(body: unknown, headers: Record<string, string>): ApiResult {
+  const json = JSON.stringify(body);
+  return { status: 200, body, json, etag: tagOfJson(json), headers };
+}
 
 /** GET and HEAD read; If-None-Match makes them 304 (writes evaluate it before writing instead: `writePreconditions`). */
 const isRead = (method: string) => method === "GET" || method === "HEAD";
@@ -263,10 +271,10 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
   if (isRead(request.method) && result.status === 200 && noneMatchHits(request.headers.get("if-none-match") ?? undefined, result.etag))
     return { status: 304, headers };
   if (result.body === undefined) return { status: result.status, headers };
-  const json = { ...headers, "content-type": "application/json" };
+  const jsonHeaders = { ...headers, "content-type": "application/json" };
   return result.json === undefined
-    ? { status: result.status, headers: json, jsonBody: result.body }
-    : { status: result.status, headers: json, body: result.json };
+    ? { status: result.status, headers: jsonHeaders, jsonBody: result.body }
+    : { status: result.status, headers: jsonHeaders, body: result.json };
 }
 
 /**

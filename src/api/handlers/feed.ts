@@ -1,6 +1,6 @@
 import { readFeedCached } from "../../store/feed";
 import type { ShortPost } from "../../model/short-form";
-import { endpoint, entityTagOf, type ApiResult } from "../http";
+import { endpoint, keptAnswer, type ApiResult } from "../http";
 import { feedQuery } from "../schemas";
 import { servedItems } from "../served";
 
@@ -18,8 +18,7 @@ export const getFeed = endpoint({ query: feedQuery }, async ({ query, warn }) =>
   const page = await readFeedCached(query.limit);
   let answer = answers.get(page);
   if (!answer) {
-    const body = { items: servedItems("feed", page, warn) };
-    answer = { status: 200, body, json: JSON.stringify(body), etag: entityTagOf(body), headers: { "cache-control": FEED_CACHE_CONTROL } };
+    answer = keptAnswer({ items: servedItems("feed", page, warn) }, { "cache-control": FEED_CACHE_CONTROL });
     answers.set(page, answer);
   }
   return answer;

@@ -1,5 +1,4 @@
-import { endpoint, entityTagOf } from "../http";
-import type { OpenApiDocument } from "../openapi";
+import { endpoint, keptAnswer, type ApiResult } from "../http";
 import type { Route } from "../route-definition";
 
 /**
@@ -10,13 +9,12 @@ import type { Route } from "../route-definition";
  * for them (about 15 ms).
  */
 export function openApiEndpoint(described: () => readonly Route[]) {
-  let document: { body: OpenApiDocument; etag: string } | undefined;
+  let document: ApiResult | undefined;
   return endpoint({}, async () => {
     if (!document) {
       const { openApiDocument } = await import("../openapi.js");
-      const body = openApiDocument(described());
-      document = { body, etag: entityTagOf(body) };
+      document = keptAnswer(openApiDocument(described()), { "cache-control": "public, max-age=300" });
     }
-    return { status: 200, body: document.body, etag: document.etag, headers: { "cache-control": "public, max-age=300" } };
+    return document;
   });
 }
