@@ -69,10 +69,10 @@ export const durableTimersApart = (root: string) => ({
  * from a file beside the bundle then: both packages answered by functions/proxy-agents-on-demand.ts
  * (proxy-agents.js).
  */
-export const proxyAgentsApart = (root: string) => ({
-  alias: { "https-proxy-agent": join(root, "functions/proxy-agents-on-demand.ts"), "http-proxy-agent": join(root, "functions/proxy-agents-on-demand.ts") },
-  external: ["./proxy-agents"],
-});
+export const proxyAgentsApart = (root: string) => {
+  const onDemand = join(root, "functions/proxy-agents-on-demand.ts");
+  return { alias: { "https-proxy-agent": onDemand, "http-proxy-agent": onDemand }, external: ["./proxy-agents"] };
+};
 
 /** How every bundle is built. */
 const COMMON = {
@@ -107,19 +107,13 @@ const COMMON = {
  * `@azure/functions-core` is the Functions worker's own module, provided at run time.
  */
 export function bundle(root: string, file: string): { file: string; bytes: number } {
+  const apart = [IDENTITY_APART, durableClientApart(root), durableTimersApart(root), proxyAgentsApart(root)];
   buildSync({
     ...COMMON,
     entryPoints: [join(root, "functions/index.ts")],
     outfile: file,
-    alias: { ...IDENTITY_APART.alias, ...durableClientApart(root).alias, ...durableTimersApart(root).alias, ...proxyAgentsApart(root).alias },
-    external: [
-      "@azure/functions-core",
-      AZURE_MONITOR,
-      ...IDENTITY_APART.external,
-      ...durableClientApart(root).external,
-      ...durableTimersApart(root).external,
-      ...proxyAgentsApart(root).external,
-    ],
+    alias: Object.assign({}, ...apart.map((files) => files.alias)),
+    external: ["@azure/functions-core", AZURE_MONITOR, ...apart.flatMap((files) => files.external)],
   });
   const folder = dirname(file);
   bundleApart(root, folder, AZURE_MONITOR_BUNDLE, {
