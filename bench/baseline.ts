@@ -13,6 +13,8 @@ export interface RouteComparison {
   baseline: { requestsPerSecond: number; p99Ms: number };
   /** Today's requests per second over the baseline's: 1.0 or more is as fast or faster. */
   ratio: number;
+  /** Requests per second in each system's unmeasured warm-up before the rounds (absent with no warm-up). */
+  warmup?: { current: number; baseline: number };
 }
 
 export interface BaselineFigures {
@@ -23,6 +25,8 @@ export interface BaselineFigures {
   /** Seconds of load per route, per system and round. */
   seconds: number;
   rounds: number;
+  /** Seconds of unmeasured load per route and system before its rounds. */
+  warmupSeconds: number;
   routes: RouteComparison[];
 }
 
@@ -35,6 +39,12 @@ export interface BaselineOptions {
   commit?: string;
   seconds: number;
   rounds: number;
+  /**
+   * Seconds of load per route and system before the measured rounds (0: none). V8 optimizes a
+   * process's hot functions over its first seconds of load; without a warm-up the first round
+   * measures that compilation (and the larger build, with more code to compile, pays more of it).
+   */
+  warmupSeconds?: number;
   connections: number;
   /** Only these requests (ids as in ROUTES); all when absent. */
   only?: string[];
@@ -134,12 +144,12 @@ async function seed(api: string, tokens: string[], users: string[]): Promise<See
   return { users, posts };
 }
 
-async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: string[], options: BaselineOptions) {
+async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: string[], options: BaselineOptions, seconds = options.seconds) {
   let n = 0;
   const result = await autocannon({
     url: api,
     connections: options.connections,
-    duration: options.seconds,
+    duration: seconds,
     requests: [
       {
         setupRequest: (request) => {
@@ -163,6 +173,22 @@ async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: str
   return { requests: result.requests.total - failed, seconds: result.duration, p99Ms: result.latency.p99 };
 }
 
+/** Each system loaded with the route, unmeasured, for the warm-up's seconds: what each managed is kept apart from the rounds. */
+async function warmUp(
+  systems: Record<"current" | "baseline", { api: string }>,
+  route: LoadRequest,
+  seeded: Record<"current" | "baseline", Seeded>,
+  tokens: string[],
+  options: BaselineOptions,
+) {
+  if (!options.warmupSeconds) return undefined;
+  const rate = async (which: "current" | "baseline") => {
+    const figure = await load(systems[which].api, route, seeded[which], tokens, options, options.warmupSeconds);
+    return figure.requests / figure.seconds;
+  };
+  return { current: await rate("current"), baseline: await rate("baseline") };
+}
+
 /**
  * Today's code and a baseline's, each as `npm start` runs it (a process with its embedded Cosmos
  * DB server, telemetry as it is by default), loaded with the same requests in one run: per route,
@@ -182,6 +208,7 @@ export async function compareWithBaseline(root: string, options: BaselineOptions
     const routes: RouteComparison[] = [];
     for (const [request, route] of Object.entries(ROUTES)) {
       if (options.only && !options.only.includes(request.split(" ")[0])) continue;
+      const warmup = await warmUp(systems, route, seeded, tokens, options);
       const totals = { current: { requests: 0, seconds: 0, p99Ms: 0 }, baseline: { requests: 0, seconds: 0, p99Ms: 0 } };
       for (let round = 0; round < options.rounds; round++) {
         const order = round % 2 === 0 ? (["current", "baseline"] as const) : (["baseline", "current"] as const);
@@ -194,12 +221,19 @@ export async function compareWithBaseline(root: string, options: BaselineOptions
       }
       const rate = (t: { requests: number; seconds: number }) => t.requests / t.seconds;
       const figure = (t: typeof totals.current) => ({ requestsPerSecond: rate(t), p99Ms: t.p99Ms });
-      routes.push({ request, current: figure(totals.current), baseline: figure(totals.baseline), ratio: rate(totals.current) / rate(totals.baseline) });
+      routes.push({
+        request,
+        current: figure(totals.current),
+        baseline: figure(totals.baseline),
+        ratio: rate(totals.current) / rate(totals.baseline),
+        ...(warmup ? { warmup } : {}),
+      });
       log(
         `baseline: ${request}: ${rate(totals.current).toFixed(0)} req/s against ${rate(totals.baseline).toFixed(0)} (x${(rate(totals.current) / rate(totals.baseline)).toFixed(2)})`,
       );
     }
-    return { ref: options.ref, commit, connections: options.connections, seconds: options.seconds, rounds: options.rounds, routes };
+    const { ref, connections, seconds, rounds, warmupSeconds = 0 } = options;
+    return { ref, commit, connections, seconds, rounds, warmupSeconds, routes };
   } finally {
     await Promise.all([systems.current.stop(), systems.baseline.stop()]);
   }

@@ -225,13 +225,15 @@ export function formatTable(report: Report): string {
   if (b) {
     lines.push(
       "",
-      `| ${b.connections} connections, ${b.rounds} x ${b.seconds} s each | req/s | p99 ms | ${b.ref} (${b.commit.slice(0, 7)}): req/s | p99 ms | ratio (target >= 1.0) |`,
-      "|---|---|---|---|---|---|",
+      `| ${b.connections} connections, ${b.rounds} x ${b.seconds} s each${b.warmupSeconds ? ` after ${b.warmupSeconds} s of warm-up` : ""} | req/s | p99 ms | ${b.ref} (${b.commit.slice(0, 7)}): req/s | p99 ms | ratio (target >= 1.0) | warm-up: req/s, ratio |`,
+      "|---|---|---|---|---|---|---|",
     );
-    for (const r of b.routes)
+    for (const r of b.routes) {
+      const warmup = r.warmup ? `${f(r.warmup.current, 0)} against ${f(r.warmup.baseline, 0)}, ${f(r.warmup.current / r.warmup.baseline, 2)}` : "-";
       lines.push(
-        `| ${r.request} | ${f(r.current.requestsPerSecond, 0)} | ${f(r.current.p99Ms, 0)} | ${f(r.baseline.requestsPerSecond, 0)} | ${f(r.baseline.p99Ms, 0)} | ${f(r.ratio, 2)} |`,
+        `| ${r.request} | ${f(r.current.requestsPerSecond, 0)} | ${f(r.current.p99Ms, 0)} | ${f(r.baseline.requestsPerSecond, 0)} | ${f(r.baseline.p99Ms, 0)} | ${f(r.ratio, 2)} | ${warmup} |`,
       );
+    }
   }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }

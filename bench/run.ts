@@ -59,7 +59,7 @@ export interface BenchOptions {
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
-  baseline?: { ref: string; seconds: number; rounds: number };
+  baseline?: { ref: string; seconds: number; rounds: number; warmupSeconds: number };
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -266,6 +266,7 @@ async function main(): Promise<void> {
       baseline: { type: "string" },
       "baseline-seconds": { type: "string", default: "5" },
       "baseline-rounds": { type: "string", default: "2" },
+      "baseline-warmup": { type: "string", default: "10" },
     },
   });
   const number = (name: string, value: string | undefined, min: number, max: number) => {
@@ -304,6 +305,7 @@ async function main(): Promise<void> {
           ref: values.baseline,
           seconds: number("baseline-seconds", values["baseline-seconds"], 1, 600),
           rounds: number("baseline-rounds", values["baseline-rounds"], 1, 20),
+          warmupSeconds: number("baseline-warmup", values["baseline-warmup"], 0, 600),
         }
       : undefined,
   });
