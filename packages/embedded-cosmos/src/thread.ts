@@ -14,15 +14,6 @@ export type FromThread = { type: "listening"; endpoint: string; key: string } | 
 const threadEntry = () => [join(__dirname, "thread-main.js"), join(__dirname, "../dist/thread-main.js")].find(existsSync)!;
 
 /**
- * The server's young generation: 4 MB semi-spaces (V8's young generation is three of them), as
- * `npm run cosmos` gives the server in a process of its own (`--max-semi-space-size=4`), which
- * keeps its peak memory down under a write load. Set here, per thread, so that the app's thread
- * beside it keeps Node.js's default, as the Functions worker has it in Azure: a young generation
- * that small makes a loaded app promote each request's garbage and collect its old one every second.
- */
-const SERVER_YOUNG_GENERATION_MB = 12;
-
-/**
  * The embedded server on a thread of its own, as a database runs apart from the app: its request
  * handling, queries, scripts and journal no longer share the caller's event loop (and, on a
  * machine with a second core, use it). The same server and options as `startCosmos`, and the same
@@ -31,7 +22,7 @@ const SERVER_YOUNG_GENERATION_MB = 12;
  * rejects; a failure after it crashes the process, as it would with the server in it.
  */
 export async function startCosmosThread(options: ThreadOptions = {}): Promise<RunningCosmos> {
-  const worker = new Worker(threadEntry(), { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: SERVER_YOUNG_GENERATION_MB } });
+  const worker = new Worker(threadEntry(), { workerData: options });
   const watchers = new Set<(change: ItemsChanged) => void>();
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   const listening = await new Promise<{ endpoint: string; key: string }>((resolve, reject) => {
