@@ -173,6 +173,8 @@ async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: str
   return { requests: result.requests.total - failed, seconds: result.duration, p99Ms: result.latency.p99 };
 }
 
+const requestsPerSecond = (load: { requests: number; seconds: number }) => load.requests / load.seconds;
+
 /** Each system loaded with the route, unmeasured, for the warm-up's seconds: what each managed is kept apart from the rounds. */
 async function warmUp(
   systems: Record<"current" | "baseline", { api: string }>,
@@ -182,10 +184,8 @@ async function warmUp(
   options: BaselineOptions,
 ) {
   if (!options.warmupSeconds) return undefined;
-  const rate = async (which: "current" | "baseline") => {
-    const figure = await load(systems[which].api, route, seeded[which], tokens, options, options.warmupSeconds);
-    return figure.requests / figure.seconds;
-  };
+  const rate = async (which: "current" | "baseline") =>
+    requestsPerSecond(await load(systems[which].api, route, seeded[which], tokens, options, options.warmupSeconds));
   return { current: await rate("current"), baseline: await rate("baseline") };
 }
 
@@ -219,18 +219,11 @@ export async function compareWithBaseline(root: string, options: BaselineOptions
           totals[which].p99Ms = Math.max(totals[which].p99Ms, figure.p99Ms);
         }
       }
-      const rate = (t: { requests: number; seconds: number }) => t.requests / t.seconds;
-      const figure = (t: typeof totals.current) => ({ requestsPerSecond: rate(t), p99Ms: t.p99Ms });
-      routes.push({
-        request,
-        current: figure(totals.current),
-        baseline: figure(totals.baseline),
-        ratio: rate(totals.current) / rate(totals.baseline),
-        ...(warmup ? { warmup } : {}),
-      });
-      log(
-        `baseline: ${request}: ${rate(totals.current).toFixed(0)} req/s against ${rate(totals.baseline).toFixed(0)} (x${(rate(totals.current) / rate(totals.baseline)).toFixed(2)})`,
-      );
+      const figure = (t: typeof totals.current) => ({ requestsPerSecond: requestsPerSecond(t), p99Ms: t.p99Ms });
+      const [current, baseline] = [figure(totals.current), figure(totals.baseline)];
+      const ratio = current.requestsPerSecond / baseline.requestsPerSecond;
+      routes.push({ request, current, baseline, ratio, ...(warmup ? { warmup } : {}) });
+      log(`baseline: ${request}: ${current.requestsPerSecond.toFixed(0)} req/s against ${baseline.requestsPerSecond.toFixed(0)} (x${ratio.toFixed(2)})`);
     }
     const { ref, connections, seconds, rounds, warmupSeconds = 0 } = options;
     return { ref, commit, connections, seconds, rounds, warmupSeconds, routes };
