@@ -68,36 +68,54 @@ async function timed(call: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-/** Q2 and Q6 as a bare store call and through the HTTP API of the local host. */
+/** Q2 and Q6 as a bare store call, their handler called directly, through the worker's invocation and through the HTTP API of the local host. */
 async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
-  const server = createHttpServer((await loadApp()).http, { log: () => {} });
+  const app = await loadApp();
+  const server = createHttpServer(app.http, { log: () => {} });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
   const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [
     ["Q2 get post", (id) => readPost(id), (id) => `${base}/posts/${id}`],
     [`Q6 feed (${feedSize})`, () => readFeed(feedSize), () => `${base}/feed?limit=${feedSize}`],
   ];
-  /** The route's handler called directly, as the Functions host calls it: validation, metering, serialization, no HTTP. */
-  const viaHandler = async (url: string) => {
+  /** The route a URL of the two cases calls, with its parameters and query. */
+  const callOf = (url: string) => {
     const { pathname, searchParams } = new URL(url);
     const path = pathname.replace(/^\/api\//, "");
     const route = path === "feed" ? routes.find((r) => r.name === "getFeed")! : routes.find((r) => r.name === "getPost")!;
     const params: Record<string, string> = path === "feed" ? {} : { postId: path.split("/")[1] };
-    const request = new HttpRequest({ method: "GET", url, params, query: Object.fromEntries(searchParams) });
+    return { route, params, query: Object.fromEntries(searchParams) };
+  };
+  /** The route's handler called directly, with the request the programming model would make: validation, metering, serialization, no HTTP. */
+  const viaHandler = async (url: string) => {
+    const { route, params, query } = callOf(url);
+    const request = new HttpRequest({ method: "GET", url, params, query });
     const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }))) as HttpResponseInit;
     if (response.status !== 200) throw new Error(`${url} -> ${response.status}`);
     JSON.stringify(response.jsonBody); // the host serializes the body
+  };
+  /**
+   * The same call as the Functions worker makes it, no HTTP: the programming model
+   * (`@azure/functions`) turns the host's data into the HttpRequest and the handler's answer into
+   * the host's (through undici's Request and Response), with the app's invocation hooks.
+   */
+  const viaInvocation = async (url: string) => {
+    const { route, params, query } = callOf(url);
+    const { response } = await app.http.find((fn) => fn.name === route.name)!.invoke({ method: "GET", url, headers: {}, params, query });
+    if (response.statusCode !== "200") throw new Error(`${url} -> ${response.statusCode} through the invocation`);
   };
   const results: ApiOverhead[] = [];
   try {
     for (const [request, bare, url] of cases) {
       const bareMs: number[] = [];
       const handlerMs: number[] = [];
+      const invocationMs: number[] = [];
       const httpMs: number[] = [];
       for (let i = 0; i <= iterations; i++) {
         const id = postIds[Math.floor(pick() * postIds.length)];
         const b = await timed(() => bare(id));
         const d = await timed(() => viaHandler(url(id)));
+        const v = await timed(() => viaInvocation(url(id)));
         const h = await timed(async () => {
           const response = await fetch(url(id));
           if (!response.ok) throw new Error(`${url(id)} -> ${response.status}`);
@@ -107,6 +125,7 @@ async function apiOverhead(iterations: number, postIds: string[], feedSize: numb
           // the first round warms connections and caches
           bareMs.push(b);
           handlerMs.push(d);
+          invocationMs.push(v);
           httpMs.push(h);
         }
       }
@@ -114,11 +133,12 @@ async function apiOverhead(iterations: number, postIds: string[], feedSize: numb
         ms.sort((a, b) => a - b);
         return { p50: percentile(ms, 50), p95: percentile(ms, 95) };
       };
-      const [bareStats, handlerStats, httpStats] = [stats(bareMs), stats(handlerMs), stats(httpMs)];
+      const [bareStats, handlerStats, invocationStats, httpStats] = [stats(bareMs), stats(handlerMs), stats(invocationMs), stats(httpMs)];
       results.push({
         request,
         bare: bareStats,
         handler: handlerStats,
+        invocation: invocationStats,
         http: httpStats,
         handlerRatio: handlerStats.p50 / bareStats.p50,
         ratio: httpStats.p50 / bareStats.p50,

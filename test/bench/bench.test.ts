@@ -101,7 +101,14 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       expect(o.ratio).toBeCloseTo(o.http.p50 / o.bare.p50, 6);
       expect(o.handlerRatio).toBeCloseTo(o.handler.p50 / o.bare.p50, 6);
       expect(o.handler.p50).toBeGreaterThan(0);
+      // The call through the worker's invocation (the programming model's conversions) answered 200, and its time is its own.
+      expect(o.invocation.p50).toBeGreaterThan(0);
+      expect(o.invocation.p95).toBeGreaterThanOrEqual(o.invocation.p50);
+      expect(table).toContain(
+        `| ${o.request} | ${o.bare.p50.toFixed(2)} / ${o.bare.p95.toFixed(2)} | ${o.handler.p50.toFixed(2)} / ${o.handler.p95.toFixed(2)} | ${o.invocation.p50.toFixed(2)} / ${o.invocation.p95.toFixed(2)} |`,
+      );
     }
+    expect(table).toContain("through the worker's invocation p50 / p95 ms");
     const pipeline = report.pipeline!;
     expect(pipeline.postVisibleMs.samples).toBe(3);
     expect(pipeline.postVisibleMs.p50).toBeLessThanOrEqual(pipeline.postVisibleMs.max);
