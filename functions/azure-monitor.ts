@@ -14,11 +14,35 @@ import { azureFunctionsDetector } from "@opentelemetry/resource-detector-azure";
 import { detectResources, envDetector } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
 import { AggregationTemporality, InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace-node";
+import { BatchSpanProcessor, NodeTracerProvider, SamplingDecision, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
 import type { Exporters } from "./azure-monitor-exporters";
 
 /** Traces kept per second and instance, the distro's default: a busy instance sends a sample, each span carrying its rate, never a flood. */
-const TRACES_PER_SECOND = 5;
+export const TRACES_PER_SECOND = 5;
+
+/** The span attribute Azure Monitor's exporter reads as the percentage an item was sampled at (its itemCount is 100 / it). */
+const SAMPLE_RATE = "microsoft.sample_rate";
+
+/**
+ * Azure Monitor's rate-limited sampler, except that an instance's first trace is kept. That
+ * sampler estimates the rate of traces from the moment it is made, so a span soon after reads as
+ * a burst: kept with a probability of 5 x the seconds since start. The worker invokes the first
+ * request within milliseconds of loading the app, so the first request of every cold start, the
+ * one an operator looks for, was dropped. Kept at 100 %, it counts once, and its child spans
+ * (kept with their parent) follow it.
+ */
+export function firstTraceKept(sampler: Sampler): Sampler {
+  let first = true;
+  return {
+    shouldSample(context, traceId, spanName, spanKind, attributes, links) {
+      const result = sampler.shouldSample(context, traceId, spanName, spanKind, attributes, links);
+      if (!first) return result;
+      first = false;
+      return { decision: SamplingDecision.RECORD_AND_SAMPLED, attributes: { ...result.attributes, [SAMPLE_RATE]: 100 } };
+    },
+    toString: () => `FirstTraceKept{${sampler.toString()}}`,
+  };
+}
 
 /** Stops the providers after exporting what they hold (the worker's appTerminate hook). */
 export type StopTelemetry = () => Promise<void>;
@@ -34,7 +58,7 @@ export function startAzureMonitor(connectionString: string): StopTelemetry {
   const tracerProvider = new NodeTracerProvider({
     resource,
     // Its decision follows the trace id, so the spans of one trace are kept or dropped together, across processes too.
-    sampler: new RateLimitedSampler(TRACES_PER_SECOND),
+    sampler: firstTraceKept(new RateLimitedSampler(TRACES_PER_SECOND)),
     spanProcessors: [new BatchSpanProcessor(exporters.traces)],
   });
   // The W3C trace context propagator and the async context manager, as the distro registers them.

@@ -5,6 +5,8 @@ import { gunzipSync } from "node:zlib";
 export interface Envelope {
   name: string;
   tags: Record<string, string>;
+  /** The percentage of such items this one stands for was sampled at (absent: 100). */
+  sampleRate?: number;
   data: { baseType: string; baseData: { name?: string; properties?: Record<string, string>; metrics?: { name: string }[] } };
 }
 
