@@ -14,7 +14,7 @@ import { SCAN_PAGE_ITEMS } from "../query/query";
 import type { ThroughputBudget } from "../limits/throughput";
 import type { FaultInjector } from "../limits/faults";
 import { isTrue, operationKind, scopeOf, type Call, type Reply } from "./rest";
-import type { ScriptLimits } from "../scripts/sandbox";
+import type { ScriptLimits } from "../scripts/script-runner";
 
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 
@@ -80,10 +80,11 @@ export class CosmosServer {
     });
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.http.closeAllConnections();
-    return new Promise((resolve) => this.http.close(() => resolve()));
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    await this.transactions.close();
   }
 
   private sweep(): void {

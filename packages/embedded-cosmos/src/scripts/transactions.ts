@@ -2,7 +2,7 @@ import type { Account, ContainerState } from "../engine/account";
 import { badRequest, CosmosError } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
 import { cost } from "../limits/request-units";
-import { runScript, type ScriptLimits } from "./sandbox";
+import { ScriptRunner, type ScriptLimits } from "./script-runner";
 
 /** What a write names: which triggers to run and which ETag to require. */
 export interface WriteOptions {
@@ -18,10 +18,19 @@ export type WriteKind = "Create" | "Replace" | "Upsert" | "Delete";
  * stored procedure, each all or nothing. Shared by REST calls and batches.
  */
 export class ScriptedTransactions {
+  private readonly scripts: ScriptRunner;
+
   constructor(
     private readonly account: Account,
-    private readonly limits: ScriptLimits,
-  ) {}
+    limits: ScriptLimits,
+  ) {
+    this.scripts = new ScriptRunner(limits);
+  }
+
+  /** Ends the scripts' thread. */
+  close(): Promise<void> {
+    return this.scripts.close();
+  }
 
   /**
    * Runs pre-triggers on the body, the write itself, then post-triggers, all in one
@@ -43,7 +52,7 @@ export class ScriptedTransactions {
     return state.data.transaction(() => {
       let input = body;
       for (const trigger of pre) {
-        const result = runScript(state.data, pk, this.links(state, dbId, collId), { body: trigger.body as string, requestBody: input }, this.limits);
+        const result = this.scripts.run(state.data, pk, this.links(state, dbId, collId), { body: trigger.body as string, requestBody: input });
         if (input !== undefined) {
           if (!isObject(result.requestBody as Json)) throw badRequest("A pre-trigger must leave the request body an object.");
           input = result.requestBody as JsonObject;
@@ -51,13 +60,7 @@ export class ScriptedTransactions {
       }
       const written = perform(input);
       for (const trigger of post) {
-        runScript(
-          state.data,
-          pk,
-          this.links(state, dbId, collId),
-          { body: trigger.body as string, requestBody: input, responseBody: written.doc },
-          this.limits,
-        );
+        this.scripts.run(state.data, pk, this.links(state, dbId, collId), { body: trigger.body as string, requestBody: input, responseBody: written.doc });
       }
       return written;
     });
@@ -77,7 +80,7 @@ export class ScriptedTransactions {
     const sproc = this.account.script(dbId, collId, "sprocs", sprocId);
     cost.script();
     const result = state.data.transaction(() => {
-      const outcome = runScript(state.data, pk, this.links(state, dbId, collId), { body: sproc.body as string, params }, this.limits);
+      const outcome = this.scripts.run(state.data, pk, this.links(state, dbId, collId), { body: sproc.body as string, params });
       if (failAfterWork) throw failAfterWork;
       return outcome;
     });
