@@ -13,7 +13,7 @@ import { cost } from "../limits/request-units";
 import { inScope, itemsOf, type Partition, type Scope } from "./logical-partitions";
 
 export type { Scope } from "./logical-partitions";
-import { checkEtag, checkItemBody, checkPatchCondition } from "./item-rules";
+import { checkEtag, checkItemBody, checkNesting, checkPatchCondition } from "./item-rules";
 import { StoredItem, type Links, type StoredPut } from "./stored-item";
 import { TtlExpiry } from "./ttl";
 import { checkUniqueKeys } from "./unique-keys";
@@ -236,7 +236,9 @@ export class Container {
     checkEtag(current, ifMatch);
     const doc = current.doc();
     checkPatchCondition(doc, condition);
-    return this.write(pk, applyPatch(doc, operations, this.partitionKey.paths));
+    const patched = applyPatch(doc, operations, this.partitionKey.paths);
+    checkNesting(patched);
+    return this.write(pk, patched);
   }
 
   /**

@@ -2,9 +2,10 @@
 // SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
-import query, { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
+import { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
+import { compileSql, RowBudgetExceeded, withRowBudget, type EngineQuery } from "./engine";
 import { indexablePredicates, type Predicate } from "./candidates";
-import { badRequest, CosmosError } from "../wire/errors";
+import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
 import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
 import { orderDirections, resumeAt } from "./resume-filter";
 import { documentNumber } from "../wire/resource-ids";
@@ -30,7 +31,7 @@ export interface QueryPage {
 /** A page as the engine evaluated it, before what the indexes did is known (engineQuery adds it). */
 type Evaluated = Omit<QueryPage, "indexHits">;
 
-type Parsed = ReturnType<typeof query>;
+type Parsed = EngineQuery;
 const parsedQueries = new Map<string, Parsed>();
 
 /** Parsed queries, cached: the same few queries run over and over. */
@@ -38,9 +39,10 @@ export function compiled(sql: string): Parsed {
   let parsed = parsedQueries.get(sql);
   if (!parsed) {
     try {
-      parsed = query(sql); // parses at once: a syntax error surfaces here
+      parsed = compileSql(sql); // parses at once: a syntax error surfaces here
     } catch (error) {
       if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error, ${error.message}`);
+      if (error instanceof RangeError) throw badRequest("The query is nested too deeply to be parsed.");
       throw error;
     }
     if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
@@ -51,7 +53,7 @@ export function compiled(sql: string): Parsed {
 
 /** Whether `doc` satisfies a `FROM c WHERE ...` condition (a conditional patch's); throws on a malformed one. */
 export function satisfies(doc: JsonObject, condition: string): boolean {
-  return query(`SELECT * ${condition}`).exec([doc]).result.length > 0;
+  return compileSql(`SELECT * ${condition}`).exec([doc]).result.length > 0;
 }
 
 type Node = { type: string; [key: string]: unknown };
@@ -88,7 +90,7 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   const aggregates = aggregateCalls(select).map((aggregate) => {
     const ast = structuredClone(parsed.ast) as Node;
     (ast.body as Node).select = { type: "select_specification", value: aggregate };
-    const single = query("SELECT VALUE 1");
+    const single = compileSql("SELECT VALUE 1");
     single.ast = ast as typeof single.ast;
     return single;
   });
@@ -98,7 +100,7 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   (ast.body as Node).select = withParameters(select, names);
   (ast.body as Node).where = null;
   if (!overItem) (ast.body as Node).from = null;
-  const outer = query("SELECT VALUE 1");
+  const outer = compileSql("SELECT VALUE 1");
   outer.ast = ast as typeof outer.ast;
   return (docs: JsonObject[], over: JsonObject[], parameters: QuerySpec["parameters"] = []): Json | undefined => {
     const values = aggregates.map((single) => single.exec(docs, { parameters }).result[0] as Json | undefined);
@@ -213,7 +215,9 @@ function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
  * Runs SQL over `scope` (the live items of one logical partition, or of all), in `_rid` order.
  * When the scope is large, the candidates are narrowed first by the indexes the WHERE clause
  * can use (equality, IN, ranges, ARRAY_CONTAINS, IS_DEFINED; intersected, smallest first); the
- * SQL engine then evaluates the whole query over those. `retrieved` counts what was read.
+ * SQL engine then evaluates the whole query over those. `retrieved` counts what was read. The
+ * request's evaluations share one row budget: a scan ends its page where the budget ran out,
+ * anything else past it is a 408, so no query holds the server for long.
  */
 export function runQuery<T extends Queryable>(
   scope: QueryScope<T>,
@@ -223,9 +227,16 @@ export function runQuery<T extends Queryable>(
   maxItemCount: number,
   scanPageItems = SCAN_PAGE_ITEMS,
 ): QueryPage {
-  if (shaped.distinct || shaped.limit !== undefined || shaped.resume || shaped.groupBy !== undefined)
-    return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
-  return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
+  try {
+    return withRowBudget(() => {
+      if (shaped.distinct || shaped.limit !== undefined || shaped.resume || shaped.groupBy !== undefined)
+        return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
+      return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
+    });
+  } catch (error) {
+    if (error instanceof RowBudgetExceeded) throw requestTimeout(`${error.message} Filter before the JOINs, or narrow the query.`);
+    throw error;
+  }
 }
 
 /** The live items a query runs over (one logical partition, or all). */
@@ -334,8 +345,8 @@ function engineQuery<T extends Queryable>(
   const indexed = selected !== undefined && selected.size <= scope.size;
   const nested = nestedAggregates(parsed.ast);
   const candidates = indexed ? [...selected].filter((item) => scope.contains(item)) : scope.items();
-  // Whatever can be paged is evaluated slice by slice (the engine's time grows faster than its
-  // input); an unindexed scan also ends its page at the budget of items read.
+  // Whatever can be paged is evaluated slice by slice; an unindexed scan also ends its page at
+  // the budget of items read.
   // What it loaded came through the indexes when they selected the candidates.
   const withHits = (page: Evaluated): QueryPage => ({ ...page, indexHits: indexed ? page.retrieved : 0 });
   if (nested.length === 0 && pageable(parsed.ast))
@@ -433,12 +444,15 @@ function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCou
   });
 }
 
-/** The engine's failures are the query's fault: 400 with its message. */
+/**
+ * The engine's failures are the query's fault: 400 with its message. One that makes more rows
+ * than an evaluation may (see engine.ts) is a 408, as a page past Azure's time budget is.
+ */
 function engineErrors<P extends Evaluated>(work: () => P): P {
   try {
     return work();
   } catch (error) {
-    if (error instanceof CosmosError) throw error;
+    if (error instanceof CosmosError || error instanceof RowBudgetExceeded) throw error;
     throw unknownFunction(error as Error) ?? badRequest(`Query could not be executed: ${(error as Error).message}`);
   }
 }
@@ -458,9 +472,8 @@ function pageable(ast: unknown): boolean {
 }
 
 /**
- * Items evaluated at a time within a page. The SQL engine's time grows much faster than its
- * input (15,000 items took seconds per page, 25,000 twenty), so a page is filled slice by slice:
- * a scan costs what it reads, once.
+ * Items evaluated at a time within a page: a page that fills early reads little more than it
+ * returns, and one that meets the row budget ends at a slice's start.
  */
 const SCAN_SLICE_ITEMS = 512;
 
@@ -476,6 +489,7 @@ function scanPage<T extends Queryable>(
   continuation: string | undefined,
   maxItemCount: number,
   pageItems: number,
+  sliceItems = SCAN_SLICE_ITEMS,
 ): Evaluated {
   const match = continuation ? /^SCAN:(\d+):(.*)$/.exec(continuation) : null;
   if (continuation && !match) throw invalidContinuation();
@@ -493,9 +507,19 @@ function scanPage<T extends Queryable>(
   let inner = match?.[2] || undefined;
   let retrieved = 0;
   while (position < end && found.length < limit) {
-    const slice = sorted.slice(position, Math.min(position + SCAN_SLICE_ITEMS, end));
+    const slice = sorted.slice(position, Math.min(position + sliceItems, end));
     const { docs, items: standIns } = engineDocs(slice, spec.query);
-    const page = restoreRids(execute(parsed, spec, docs, limit - found.length, inner), standIns);
+    let page: Evaluated;
+    try {
+      page = restoreRids(execute(parsed, spec, docs, limit - found.length, inner), standIns);
+    } catch (error) {
+      if (!(error instanceof RowBudgetExceeded)) throw error;
+      // The row budget ran out in this slice: the page ends before it, or, with nothing
+      // read yet, the slice is tried item by item; one item past the budget alone is a 408.
+      if (retrieved > 0) return { items: found, retrieved, continuation: `SCAN:${sorted[position - 1].seq}:` };
+      if (sliceItems === 1 || inner !== undefined) throw error;
+      return withRowBudget(() => scanPage(items, parsed, spec, continuation, maxItemCount, pageItems, 1));
+    }
     found.push(...page.items);
     retrieved += slice.length;
     inner = undefined;
@@ -509,7 +533,7 @@ function scanPage<T extends Queryable>(
 /** A query over a few resources held as plain objects (offers), not a container's items: no indexes, no paging. */
 export function queryResources(spec: { query: string; parameters?: { name: string; value: Json }[] }, resources: JsonObject[]): Json[] {
   try {
-    return query(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
+    return compileSql(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
   } catch (error) {
     if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error in the query: ${error.message}`);
     throw error;

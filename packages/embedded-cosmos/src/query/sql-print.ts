@@ -73,7 +73,9 @@ function printCollection(node: Node): string {
 function printSource(source: Node): string {
   const expression = printCollection(source.expression as Node);
   const alias = source.alias as Node | null;
-  return alias ? `${expression} ${alias.name as string}` : expression;
+  if (!alias) return expression;
+  // `a IN c.arr` iterates the array; `c.arr a` names the array itself, one row.
+  return source.iteration ? `${alias.name as string} IN ${expression}` : `${expression} ${alias.name as string}`;
 }
 
 /** The name the FROM clause gives each item (`FROM c`, `FROM root r`); "r" without FROM. */

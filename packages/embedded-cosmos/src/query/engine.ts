@@ -1,0 +1,124 @@
+// The one adapter over the SQL engine (@zeit/cosmosdb-query), which compiles a query to
+// JavaScript. Its code is changed in two ways before it runs, both pinned by engine.test.ts:
+// - FROM and JOIN build their rows with `.reduce(($, row) => [...$, ...rows], [])`, which
+//   copies everything gathered so far for every item: quadratic time, so one item with a
+//   60-element array joined three times held the server for many seconds. Rows are appended to
+//   the accumulator instead, and counted: a query request that makes more than a budget of rows
+//   stops with RowBudgetExceeded, so no single query can hold the server's thread or its memory.
+// - REPLICATE keeps Azure's limit: a result over 10,000 characters is undefined.
+import query from "@zeit/cosmosdb-query";
+
+export type EngineQuery = ReturnType<typeof query>;
+type ExecOptions = NonNullable<Parameters<EngineQuery["exec"]>[1]>;
+
+/** Rows one query request may make (items, and the rows their JOINs make of them). */
+export const ROW_BUDGET = 500_000;
+
+/** Azure's limit on the length of REPLICATE's result. */
+const REPLICATE_MAX_LENGTH = 10_000;
+
+/** Thrown when an evaluation passes ROW_BUDGET; the caller ends its page there or refuses the query. */
+export class RowBudgetExceeded extends Error {
+  constructor() {
+    super(`The query makes more than ${ROW_BUDGET} rows (items and the rows their JOINs make) in one request.`);
+  }
+}
+
+/** Rows made by the request under way (evaluations are synchronous: one request at a time). */
+let budget: { rows: number } | undefined;
+
+/** Runs `work` with one row budget for all its evaluations; an evaluation outside any has its own. */
+export function withRowBudget<T>(work: () => T): T {
+  const outer = budget;
+  budget = { rows: 0 };
+  try {
+    return work();
+  } finally {
+    budget = outer;
+  }
+}
+
+/**
+ * What the rewritten code calls, passed as the engine's user-defined functions (`udf.<name>`):
+ * names with `$`, which no SQL identifier has, so no query can call them.
+ */
+const bounded = {
+  $append(into: unknown[], items: unknown[]): unknown[] {
+    budget!.rows += items.length;
+    if (budget!.rows > ROW_BUDGET) throw new RowBudgetExceeded();
+    for (const item of items) into.push(item);
+    return into;
+  },
+  $replicate(text: unknown, times: unknown): string | undefined {
+    if (typeof text !== "string" || typeof times !== "number" || !Number.isFinite(times) || times < 0) return undefined;
+    const count = Math.trunc(times);
+    return text.length * count > REPLICATE_MAX_LENGTH ? undefined : text.repeat(count);
+  },
+};
+
+const ACCUMULATED = /^\[\.\.\.\$,\s*/;
+const REPLICATE = /^\$b\.REPLICATE\(/;
+
+/** The index of the `]` that closes the `[` at `open`, skipping string literals. */
+function closing(code: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < code.length; i++) {
+    const ch = code[i];
+    if (ch === '"' || ch === "'") {
+      for (i++; i < code.length && code[i] !== ch; i++) if (code[i] === "\\") i++;
+    } else if (ch === "[") depth++;
+    else if (ch === "]" && --depth === 0) return i;
+  }
+  throw new Error("The SQL engine's code has an unclosed bracket.");
+}
+
+/** `code` with every `[...$, rest]` made `udf.$append($, [rest])` and REPLICATE made bounded. */
+export function boundedCode(code: string): string {
+  let out = "";
+  for (let i = 0; i < code.length;) {
+    const ch = code[i];
+    if (ch === '"' || ch === "'") {
+      let end = i + 1;
+      for (; end < code.length && code[end] !== ch; end++) if (code[end] === "\\") end++;
+      out += code.slice(i, end + 1);
+      i = end + 1;
+      continue;
+    }
+    const rest = code.slice(i, i + 40);
+    const accumulated = ACCUMULATED.exec(rest);
+    if (accumulated) {
+      const end = closing(code, i);
+      out += `udf.$append($, [${boundedCode(code.slice(i + accumulated[0].length, end))}])`;
+      i = end + 1;
+      continue;
+    }
+    const replicate = REPLICATE.exec(rest);
+    if (replicate) {
+      out += "udf.$replicate(";
+      i += replicate[0].length;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  return out;
+}
+
+const generated = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(query("SELECT VALUE 1")), "code")!.get!;
+
+/**
+ * The engine's query for `sql` (parsed at once: a syntax error throws here), whose code is
+ * rewritten when first run (after a caller that builds its own AST has set it) and whose
+ * evaluations count against the row budget under way (see withRowBudget).
+ */
+export function compileSql(sql: string): EngineQuery {
+  const parsed = query(sql);
+  let code: string | undefined;
+  Object.defineProperty(parsed, "code", { get: () => (code ??= boundedCode(generated.call(parsed) as string)) });
+  const exec = parsed.exec.bind(parsed);
+  parsed.exec = (docs: object[], options: ExecOptions = {}) => {
+    const run = () => exec(docs, { ...options, udf: bounded }) as unknown;
+    return budget ? run() : withRowBudget(run);
+  };
+  return parsed;
+}
