@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { CosmosClient, type Container } from "@azure/cosmos";
 import { SignJWT } from "jose";
 import { authorizationHeaders } from "embedded-cosmos";
 import { LOCAL_DEV_SECRET } from "../local/dev-auth";
@@ -49,6 +50,46 @@ async function answer(url: string, init: RequestInit = {}): Promise<{ status: nu
 
 const status = async (url: string, init: RequestInit = {}) => (await answer(url, init))?.status;
 
+/** The SDK's status of a refused call; undefined when the server did not answer (restarting). */
+const refusal = (error: unknown) => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "number" ? code : undefined;
+};
+
+/**
+ * A container of its own on the embedded server, for hostile scripts and queries: the app's
+ * containers are left alone. Made once per target; a restart keeps it (the data directory does).
+ */
+const hostileContainers = new Map<string, Promise<Container>>();
+function hostileContainer({ cosmosEndpoint, cosmosKey }: Target): Promise<Container> {
+  let container = hostileContainers.get(cosmosEndpoint);
+  if (!container) {
+    const client = new CosmosClient({ endpoint: cosmosEndpoint, key: cosmosKey, connectionPolicy: { enableEndpointDiscovery: false } });
+    container = (async () => {
+      const { database } = await client.databases.createIfNotExists({ id: "hostile" });
+      const made = (await database.containers.createIfNotExists({ id: "hostile", partitionKey: { paths: ["/pk"] } })).container;
+      await made.items.upsert({ id: "wide", pk: "wide", arr: Array.from({ length: 100 }, (_, i) => i) });
+      return made;
+    })();
+    container.catch(() => hostileContainers.delete(cosmosEndpoint));
+    hostileContainers.set(cosmosEndpoint, container);
+  }
+  return container;
+}
+
+/** The stored procedure that reached the server's process: a host error caught in the script, then its constructor's constructor. */
+const ESCAPE = `function escape() {
+  var reached = "contained";
+  function probe(value) {
+    try { var g = value.constructor.constructor("return this")(); if (typeof g.process === "object") reached = "escaped"; } catch (e) {}
+  }
+  probe(this);
+  JSON.stringify = function () { return "{not json"; };
+  try { __.readDocument(__.getSelfLink() + "/docs/x", {}, function () {}); } catch (e) { probe(e); }
+  Promise.reject(new Error("unhandled"));
+  getContext().getResponse().setBody(reached);
+}`;
+
 const token = (target: Target, userId: string, claims: { iat: number; exp: number }) =>
   new SignJWT({ ...claims })
     .setProtectedHeader({ alg: "HS256" })
@@ -62,7 +103,8 @@ const durableApi = (api: string) => `${api.replace(/\/api$/, "")}${DURABLE_API_P
  * What the hostile-input black-box runs sent, each with the answer that refuses it: a page
  * rebinding its name to the Cosmos DB port or driving the Durable Functions API, names of
  * Object's members, a pacing that would spin, a DELETE with a stale If-Match, invisible text, a
- * token from the future, a client that hangs up mid-body.
+ * token from the future, a stored procedure reaching for the server's process, a query that
+ * would hold the server, a client that hangs up mid-body.
  */
 const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
   async ({ cosmosEndpoint, cosmosKey }) => {
@@ -129,6 +171,29 @@ const REQUESTS: ((target: Target, rng: () => number) => Promise<Outcome>)[] = [
     }),
     expected: [401],
   }),
+  async (target) => {
+    try {
+      const container = await hostileContainer(target);
+      const id = `escape-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+      await container.scripts.storedProcedures.create({ id, body: ESCAPE });
+      const { resource } = await container.scripts.storedProcedure(id).execute("p");
+      await container.scripts.storedProcedure(id).delete();
+      // Contained is what a refusal looks like here: the script ran and reached nothing of the server.
+      return { what: "a stored procedure reaching for the server's process", status: resource === "contained" ? 200 : 500, expected: [200] };
+    } catch (error) {
+      return { what: "a stored procedure reaching for the server's process", status: refusal(error), expected: [400, 408] };
+    }
+  },
+  async (target) => {
+    const what = "a query whose JOINs make a million rows of one item";
+    try {
+      const query = "SELECT VALUE COUNT(1) FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr";
+      await (await hostileContainer(target)).items.query(query, { partitionKey: "wide" }).fetchAll();
+      return { what, status: 200, expected: [408] };
+    } catch (error) {
+      return { what, status: refusal(error), expected: [408] };
+    }
+  },
   async ({ api }) => {
     const { host } = new URL(api);
     await raw(api, `POST /api/posts HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":`, true);
