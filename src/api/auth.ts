@@ -1,26 +1,70 @@
 import { createSecretKey, type KeyObject } from "node:crypto";
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type FetchImplementation, type JWTPayload } from "jose";
 import type { AuthSettings } from "../config";
-import { unauthenticated, unauthorized } from "../model/errors";
+import { IssuerUnavailableError, unauthenticated, unauthorized } from "../model/errors";
 import { LIMITS } from "../model/limits";
 
 type RemoteKeys = ReturnType<typeof createRemoteJWKSet>;
 const keySets = new Map<string, Promise<RemoteKeys>>();
 
+/** How long the issuer's documents may take (jose's own JWKS timeout), and how large they may be (real ones are a few KB). */
+const ISSUER_TIMEOUT_MS = 5000;
+const ISSUER_MAX_BYTES = 1024 * 1024;
+
+/** The body of `response`, read up to ISSUER_MAX_BYTES. */
+async function boundedText(response: Response, issuer: string): Promise<string> {
+  const reader = response.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let chunk = await reader?.read(); chunk && !chunk.done; chunk = await reader!.read()) {
+    size += chunk.value.byteLength;
+    if (size > ISSUER_MAX_BYTES) {
+      await reader!.cancel();
+      throw new IssuerUnavailableError(issuer, `a document larger than ${ISSUER_MAX_BYTES} bytes`);
+    }
+    chunks.push(chunk.value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A JSON document of the issuer's, bounded in time and size; any failure is the issuer's, never the token's. */
+async function issuerDocument(url: string, issuer: string, signal?: AbortSignal): Promise<{ text: string; json: unknown }> {
+  const deadline = AbortSignal.timeout(ISSUER_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, { signal: signal ? AbortSignal.any([signal, deadline]) : deadline, redirect: "manual" });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new IssuerUnavailableError(issuer, `${url} answered ${response.status}`);
+    }
+    const text = await boundedText(response, issuer);
+    return { text, json: JSON.parse(text) as unknown };
+  } catch (error) {
+    if (error instanceof IssuerUnavailableError) throw error;
+    throw new IssuerUnavailableError(issuer, `${url}: ${(error as Error).message}`);
+  }
+}
+
 /** The issuer's signing keys: AUTH_JWKS_URI, or discovered from its OpenID configuration (cached). */
 function issuerKeys(auth: AuthSettings): Promise<RemoteKeys> {
-  const key = auth.jwksUri ?? auth.issuer ?? "";
-  let keys = keySets.get(key);
+  const issuer = auth.jwksUri ?? auth.issuer ?? "";
+  let keys = keySets.get(issuer);
   if (!keys) {
+    // jose fetches the keys through this, so they are bounded as the discovery document is.
+    const boundedFetch: FetchImplementation = async (url, options) =>
+      new Response((await issuerDocument(url, issuer, options.signal)).text, { headers: { "content-type": "application/json" } });
     keys = (async () => {
-      if (auth.jwksUri) return createRemoteJWKSet(new URL(auth.jwksUri));
-      const discovery = await fetch(new URL(".well-known/openid-configuration", auth.issuer!.endsWith("/") ? auth.issuer : `${auth.issuer}/`));
-      if (!discovery.ok) throw new Error(`OpenID discovery for ${auth.issuer} failed with ${discovery.status}`);
-      const { jwks_uri } = (await discovery.json()) as { jwks_uri: string };
-      return createRemoteJWKSet(new URL(jwks_uri));
+      let jwksUri = auth.jwksUri;
+      if (!jwksUri) {
+        const discovery = new URL(".well-known/openid-configuration", auth.issuer!.endsWith("/") ? auth.issuer : `${auth.issuer}/`);
+        const { json } = await issuerDocument(discovery.href, issuer);
+        const uri = (json as { jwks_uri?: unknown } | null)?.jwks_uri;
+        if (typeof uri !== "string" || !URL.canParse(uri)) throw new IssuerUnavailableError(issuer, "its OpenID configuration names no jwks_uri");
+        jwksUri = uri;
+      }
+      return createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: ISSUER_TIMEOUT_MS, [customFetch]: boundedFetch });
     })();
-    keys.catch(() => keySets.delete(key));
-    keySets.set(key, keys);
+    keys.catch(() => keySets.delete(issuer));
+    keySets.set(issuer, keys);
   }
   return keys;
 }
@@ -75,6 +119,8 @@ async function verify(token: string, auth: AuthSettings): Promise<JWTPayload> {
       return boundedLifetime(payload);
     }
   } catch (error) {
+    if (error instanceof IssuerUnavailableError) throw error;
+    if (error instanceof errors.JWKSTimeout) throw new IssuerUnavailableError(auth.jwksUri ?? auth.issuer ?? "", error.message);
     throw unauthorized(`The bearer token was rejected: ${(error as Error).message}`);
   }
   throw unauthorized("No configured issuer accepts this token.");

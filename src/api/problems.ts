@@ -1,5 +1,5 @@
 import type { HttpResponseInit } from "@azure/functions";
-import { DomainError, MalformedItemError, type ProblemKind } from "../model/errors";
+import { DomainError, IssuerUnavailableError, MalformedItemError, type ProblemKind } from "../model/errors";
 import { cosmosStatus, identityFailure, isStoreUnavailable } from "../store/failures";
 
 const STATUS: Record<ProblemKind, { status: number; title: string }> = {
@@ -31,6 +31,9 @@ function logOnce(reason: string, write: () => void): void {
   logged.add(reason);
   write();
 }
+
+/** What a 503 for the token issuer asks the client to wait: its discovery is tried again then. */
+const ISSUER_RETRY_AFTER_SECONDS = 5;
 
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
 const STORE_RETRY_AFTER_SECONDS = 2;
@@ -71,6 +74,16 @@ export function problemResponse(error: unknown, log: (message: string, error: un
       "Service Unavailable",
       IDENTITY_RETRY_AFTER_SECONDS,
       `The data store refuses this app right now; retry after ${IDENTITY_RETRY_AFTER_SECONDS} s.`,
+    );
+  }
+  if (error instanceof IssuerUnavailableError) {
+    // The issuer's trouble, not the token's: the client may retry with the same token.
+    logOnce(error.message, () => log("token issuer unavailable", error));
+    return retryLater(
+      503,
+      "Service Unavailable",
+      ISSUER_RETRY_AFTER_SECONDS,
+      `The token issuer cannot be reached to check the token; retry after ${ISSUER_RETRY_AFTER_SECONDS} s.`,
     );
   }
   if (isStoreUnavailable(error)) {

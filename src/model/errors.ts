@@ -68,3 +68,17 @@ export class MalformedItemError extends Error {
     super(`${container} item '${itemId}' is malformed: ${reason}`);
   }
 }
+
+/**
+ * The token issuer's discovery document or signing keys could not be had (no answer in time, an
+ * error, an oversized or malformed document). Nothing the client did: the API answers 503 with
+ * Retry-After, never `invalid_token`, which would tell the client its token is bad.
+ */
+export class IssuerUnavailableError extends Error {
+  constructor(
+    readonly issuer: string,
+    reason: string,
+  ) {
+    super(`The token issuer ${issuer} is unavailable: ${reason}`);
+  }
+}

@@ -226,3 +226,70 @@ describe("npm start with an OIDC issuer and the embedded server", () => {
     }
   }, 60_000);
 });
+
+describe("issuer trouble is the issuer's, not the token's: 503 with Retry-After, bounded in time and size", () => {
+  let trouble: Server;
+  let base: string;
+  const hanging: import("node:http").ServerResponse[] = [];
+  beforeAll(async () => {
+    trouble = createServer((req, res) => {
+      const [, scenario, rest] = /^\/([^/]+)(\/.*)$/.exec(req.url ?? "") ?? [];
+      const discovery = rest === "/.well-known/openid-configuration";
+      const hang = () => hanging.push(res);
+      const huge = () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"keys": [');
+        const chunk = `${JSON.stringify({ kty: "oct", k: "x".repeat(60_000) })},`;
+        let sent = 0;
+        const more = () => {
+          // Far more than any real document; the reader stops long before the end.
+          while (sent < 400 && res.write(chunk)) sent++;
+          if (sent < 400) res.once("drain", more);
+          else res.end("{}]}");
+        };
+        more();
+      };
+      if (scenario === "hang") return hang();
+      if (scenario === "huge" && discovery) return huge();
+      if (scenario === "error") return res.writeHead(500).end("{}");
+      if (scenario === "no-jwks" && discovery) return res.end("{}");
+      if (discovery) return res.end(JSON.stringify({ issuer: `${base}/${scenario}`, jwks_uri: `${base}/${scenario}/keys` }));
+      if (scenario === "keys-hang") return hang();
+      if (scenario === "keys-huge") return huge();
+      res.writeHead(404).end("{}");
+    });
+    await new Promise<void>((resolve) => trouble.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(trouble.address() as { port: number }).port}`;
+  });
+  afterAll(() => {
+    for (const res of hanging) res.destroy();
+    trouble.close();
+  });
+
+  const rs256 = (iss: string) =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer(iss)
+      .setAudience("api://blog")
+      .setSubject("u")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(signingKey);
+
+  it("answers 503 with Retry-After for every kind of trouble, through the API", async () => {
+    for (const scenario of ["hang", "huge", "error", "no-jwks", "keys-hang", "keys-huge"]) {
+      const troubled = await apiFixture({ settings: { auth: { issuer: `${base}/${scenario}`, audience: "api://blog" } } });
+      try {
+        const response = await troubled.request("POST", "/api/users", {
+          authorization: `Bearer ${await rs256(`${base}/${scenario}`)}`,
+          body: { username: "late" },
+        });
+        expect(response.status, scenario).toBe(503);
+        expect(response.headers["retry-after"], scenario).toBe("5");
+        expect(response.headers["www-authenticate"], scenario).toBeUndefined();
+      } finally {
+        await troubled.stop();
+      }
+    }
+  });
+});
