@@ -23,14 +23,37 @@ export interface ShareToTake<L extends SharedLease> {
   steal?: L;
 }
 
+/**
+ * When this consumer first saw each lease as it is now (owner and timestamp), on its own clock.
+ * A lease's timestamp is its owner's clock: one in the future (a skewed clock, or a key holder
+ * who wrote year 9999) or one that cannot be parsed would otherwise never expire. Such a lease
+ * expires once it has stayed unchanged for the expiration interval, as this host measures it.
+ */
+export class LeaseSightings {
+  private readonly seen = new Map<string, { owner: string; timestamp: string; since: number }>();
+
+  /** Whether `lease` has lost its owner: written longer ago than `expirationMs`, or unchanged that long here. */
+  expired(lease: SharedLease, expirationMs: number, now: number): boolean {
+    const last = this.seen.get(lease.id);
+    const sighting =
+      last && last.owner === lease.owner && last.timestamp === lease.timestamp ? last : { owner: lease.owner, timestamp: lease.timestamp, since: now };
+    this.seen.set(lease.id, sighting);
+    const written = Date.parse(lease.timestamp);
+    if (Number.isFinite(written) && written <= now && now - written > expirationMs) return true;
+    return now - sighting.since > expirationMs;
+  }
+}
+
 export function shareToTake<L extends SharedLease>(
   all: readonly L[],
   held: ReadonlySet<string>,
   me: string,
   expirationMs: number,
+  sightings: LeaseSightings,
   now = Date.now(),
 ): ShareToTake<L> {
-  const expired = (lease: L) => now - Date.parse(lease.timestamp) > expirationMs;
+  const verdicts = new Map(all.map((lease) => [lease.id, sightings.expired(lease, expirationMs, now)]));
+  const expired = (lease: L) => verdicts.get(lease.id)!;
   const mine = (lease: L) => lease.owner === me;
   const owners = new Set(all.filter((lease) => lease.owner && !expired(lease)).map((lease) => lease.owner));
   owners.add(me);

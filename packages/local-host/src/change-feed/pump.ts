@@ -4,7 +4,7 @@ import { ChangeFeedStartFrom, StatusCodes, type Container, type FeedRange } from
 import type { CosmosDBTriggerFunction } from "../worker/function-app";
 import { cosmosStatus, isStoreUnavailable } from "./cosmos-failures";
 import { isLeaseLost, LeaseStore, type HeldLease, type LeaseDocument } from "./leases";
-import { shareToTake } from "../fair-share";
+import { LeaseSightings, shareToTake } from "../fair-share";
 
 export interface LeaseTiming {
   /** A lease whose owner has not written it for this long may be taken (the trigger's default: 60 s). */
@@ -69,6 +69,8 @@ export class ChangeFeedPump {
   private readonly abort = new AbortController();
   private readonly leases: LeaseStore;
   private readonly held = new Map<string, HeldLease>();
+  /** When each lease was first seen as it is, on this host's clock (see LeaseSightings). */
+  private readonly sightings = new LeaseSightings();
   private readonly workers = new Set<Promise<void>>();
   /** The SDK's feed range of each lease (the change feed iterator accepts only its own range objects). */
   private readonly ranges = new Map<string, FeedRange>();
@@ -162,7 +164,7 @@ export class ChangeFeedPump {
 
   /** Takes free and expired leases up to a fair share, then at most one from the consumer holding the most. */
   private async takeShare(all: LeaseDocument[]): Promise<void> {
-    const { share, free, steal } = shareToTake(all, new Set(this.held.keys()), this.options.owner, this.options.leases.expirationMs);
+    const { share, free, steal } = shareToTake(all, new Set(this.held.keys()), this.options.owner, this.options.leases.expirationMs, this.sightings);
     for (const lease of free) {
       if (this.held.size >= share && lease.owner !== this.options.owner) break;
       await this.take(lease);

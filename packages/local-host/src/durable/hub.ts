@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Container, Database } from "@azure/cosmos";
 import { cosmosStatus } from "../change-feed/cosmos-failures";
-import { shareToTake } from "../fair-share";
+import { LeaseSightings, shareToTake } from "../fair-share";
 import { untraced } from "../telemetry";
 import type { EntityRecord } from "./entities";
 import {
@@ -90,6 +90,8 @@ export class TaskHub {
   private readonly count: number;
   private readonly owner: string;
   private readonly held = new Map<string, Partition>();
+  /** When each lease was first seen as it is, on this host's clock (see LeaseSightings). */
+  private readonly sightings = new LeaseSightings();
   private readonly abort = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private container?: Container;
@@ -244,7 +246,7 @@ export class TaskHub {
         this.renew();
         // Shared out by partition: every lease document has the id `lease`, in its own partition.
         const leases = await Promise.all([...Array(this.count).keys()].map(async (index) => ({ ...(await this.readLease(String(index))), id: String(index) })));
-        const { share, free, steal } = shareToTake(leases, new Set(this.held.keys()), this.owner, this.timing.expirationMs);
+        const { share, free, steal } = shareToTake(leases, new Set(this.held.keys()), this.owner, this.timing.expirationMs, this.sightings);
         const document = (lease: LeaseDocument): LeaseDocument => ({ ...lease, id: "lease" });
         for (const lease of free) {
           if (this.held.size >= share && lease.owner !== this.owner) break;

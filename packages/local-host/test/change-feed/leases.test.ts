@@ -149,6 +149,27 @@ describe("a consumer killed without a word", () => {
   });
 });
 
+describe("leases whose owner's clock cannot be trusted", () => {
+  it("a lease stamped in the future, or with no readable time, is taken once it stays unchanged for the expiration here", async () => {
+    const { watched, leases } = await setup();
+    const a = consumer(watched, leases, "host-a");
+    a.pump.start();
+    await eventually(async () => (a.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await write(watched, ids("before", 5));
+    await eventually(async () => (covers([a.delivered], ids("before", 5)) ? true : undefined), 10_000);
+    await a.pump.stop();
+    // A skewed clock, or a key holder, leaves three leases held "for good" by an owner that never writes again.
+    const { resources } = await leases.items.readAll<{ id: string; Owner?: string; timestamp: string }>().fetchAll();
+    const stamps = ["9999-12-31T23:59:59.000Z", "9999-01-01T00:00:00.000Z", "not a time"];
+    for (const [i, lease] of resources.slice(0, 3).entries()) await leases.item(lease.id, lease.id).replace({ ...lease, Owner: "ghost", timestamp: stamps[i] });
+    const b = consumer(watched, leases, "host-b");
+    b.pump.start();
+    await write(watched, ids("after", 12));
+    await eventually(async () => (b.pump.ownedLeases().length === 4 ? true : undefined), 20_000);
+    await eventually(async () => (covers([b.delivered], ids("after", 12)) ? true : undefined), 20_000);
+  });
+});
+
 describe("checkpoints that fail", () => {
   it("make the batch come again from the last checkpoint: delivered at least once, some twice", async () => {
     const { watched, leases } = await setup({ faults: { seed: 3, rules: [{ effect: "503", rate: 0.4, operations: ["write"], containers: ["leases"] }] } });
