@@ -1,7 +1,7 @@
 import type { CommentItem, LikeItem, PostItem } from "../model/items";
 import { withoutSystemFields } from "../model/items";
 import { store } from "./client";
-import { listUserPosts, type ListPosition } from "./lists";
+import { listUserPosts, type ListPosition, type Page } from "./lists";
 
 /**
  * A user's data export (GET /api/users/{userId}/export), read a bounded page at a time from
@@ -25,55 +25,93 @@ export async function exportedPostsPage(userId: string, limit: number, after?: L
 export interface WritingOnPost {
   postId: string;
   comments: { id: string; content: string; creationDate: string }[];
-  /** When they liked it; null when they do not (any more). */
+  /** When they liked it; null when they do not (any more), and on a part that continues a post. */
   likedDate: string | null;
 }
 
-/** A page of the posts they commented on or liked, in the order of the records' ids, with what they wrote there; `next` when more follow. */
-export async function exportedWritingPage(userId: string, limit: number, afterId = ""): Promise<{ writing: WritingOnPost[]; next?: string }> {
+/** Where a page of writing ended: the record of the post, and, when its comments go on, the last one given. */
+export interface WritingPosition {
+  record: string;
+  comment?: ListPosition;
+}
+
+/**
+ * A page of what they wrote elsewhere, in the order of the records' ids: at most `limit` posts
+ * and `limit` comments. A post with more of their comments than the page has room for goes on
+ * in the next page, under the same postId; `next` when more follow.
+ */
+export async function exportedWritingPage(
+  userId: string,
+  limit: number,
+  after: WritingPosition = { record: "" },
+): Promise<{ writing: WritingOnPost[]; next?: WritingPosition }> {
+  const inside = after.comment !== undefined;
   const { resources } = await store()
     .users.items.query<{ id: string; postId: string }>(
       {
-        query: "SELECT TOP @take c.id, c.postId FROM c WHERE c.type = @type AND c.id > @after ORDER BY c.id",
+        query: `SELECT TOP @take c.id, c.postId FROM c WHERE c.type = @type AND c.id ${inside ? ">=" : ">"} @after ORDER BY c.id`,
         parameters: [
           { name: "@take", value: limit + 1 },
           { name: "@type", value: "contribution" },
-          { name: "@after", value: afterId },
+          { name: "@after", value: after.record },
         ],
       },
       { partitionKey: userId },
     )
     .fetchNext();
-  const page = resources.slice(0, limit);
+  const records = resources.slice(0, limit);
   const writing: WritingOnPost[] = [];
-  for (const { postId } of page) {
-    const items = await writingOnPost(userId, postId);
-    const comments = items.filter((item): item is CommentItem => item.type === "comment");
-    const like = items.find((item): item is LikeItem => item.type === "like");
-    if (comments.length === 0 && !like) continue;
-    writing.push({
-      postId,
-      comments: comments.map(({ id, content, creationDate }) => ({ id, content, creationDate })),
-      likedDate: like?.creationDate ?? null,
-    });
+  let room = limit;
+  for (const [i, { id, postId }] of records.entries()) {
+    const resumed = inside && id === after.record ? after.comment : undefined;
+    const comments = await commentsOnPost(userId, postId, room, resumed);
+    const likedDate = resumed ? null : await likedOn(userId, postId);
+    if (comments.items.length > 0 || likedDate) writing.push({ postId, comments: comments.items, likedDate });
+    room -= comments.items.length;
+    if (comments.next) return { writing, next: { record: id, comment: comments.next } };
+    const more = i < records.length - 1 || resources.length > limit;
+    if (room === 0 || !more) return { writing, next: more ? { record: id } : undefined };
   }
-  return { writing, next: resources.length > limit ? page[page.length - 1].id : undefined };
+  return { writing };
 }
 
-async function writingOnPost(userId: string, postId: string): Promise<(CommentItem | LikeItem)[]> {
+/** Up to `limit` of their live comments on one post, oldest first, after `after`; `next` when more follow. */
+async function commentsOnPost(userId: string, postId: string, limit: number, after?: ListPosition): Promise<Page<WritingOnPost["comments"][number]>> {
   const { resources } = await store()
-    .posts.items.query<CommentItem | LikeItem>(
+    .posts.items.query<WritingOnPost["comments"][number]>(
       {
         query:
-          "SELECT c.id, c.type, c.content, c.creationDate FROM c WHERE c.userId = @userId AND (c.type = @comment OR c.type = @like) AND NOT IS_DEFINED(c.deleted) ORDER BY c.creationDate",
+          "SELECT TOP @take c.id, c.content, c.creationDate FROM c WHERE c.type = @comment AND c.userId = @userId AND NOT IS_DEFINED(c.deleted) " +
+          "AND (c.creationDate > @date OR (c.creationDate = @date AND c.id > @id)) ORDER BY c.type DESC, c.creationDate ASC, c.id ASC",
         parameters: [
-          { name: "@userId", value: userId },
+          { name: "@take", value: limit + 1 },
           { name: "@comment", value: "comment" },
+          { name: "@userId", value: userId },
+          { name: "@date", value: after?.date ?? "" },
+          { name: "@id", value: after?.id ?? "" },
+        ],
+      },
+      { partitionKey: postId, maxItemCount: limit + 1 },
+    )
+    .fetchNext();
+  const items = resources.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, next: resources.length > limit ? { date: last.creationDate, id: last.id } : undefined };
+}
+
+/** When they liked the post, if they do. */
+async function likedOn(userId: string, postId: string): Promise<string | null> {
+  const { resources } = await store()
+    .posts.items.query<string>(
+      {
+        query: "SELECT TOP 1 VALUE c.creationDate FROM c WHERE c.type = @like AND c.userId = @userId AND NOT IS_DEFINED(c.deleted)",
+        parameters: [
           { name: "@like", value: "like" },
+          { name: "@userId", value: userId },
         ],
       },
       { partitionKey: postId },
     )
-    .fetchAll();
-  return resources;
+    .fetchNext();
+  return resources[0] ?? null;
 }

@@ -152,6 +152,35 @@ describe("leaving: export and erasure (routes)", () => {
     expect((await admin.request("GET", "/api/users/writer/export?continuationToken=garbage", { as: "writer" })).status).toBe(400);
   });
 
+  it("bounds every export page by comments too: one post's 230 comments come 100 to a page, each once, in order", async () => {
+    for (const user of ["host", "talker"]) await admin.request("POST", "/api/users", { as: user, body: { username: user } });
+    const post = (await admin.request("POST", "/api/posts", { as: "host", body: { title: "busy", content: "x" } })).body.postId;
+    for (let i = 0; i < 230; i++) {
+      expect((await admin.request("POST", `/api/posts/${post}/comments`, { as: "talker", body: { content: `c${i}` } })).status).toBe(201);
+    }
+    await admin.request("POST", `/api/posts/${post}/likes`, { as: "talker" });
+    const changes = (await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey: post }).fetchAll()).resources.map((item, index) => ({
+      ...item,
+      _lsn: item._lsn ?? index + 1,
+    }));
+    await handlePostsChanges(changes);
+
+    const pages = [];
+    let token: string | null | undefined;
+    do {
+      const response = await admin.request("GET", `/api/users/talker/export?limit=100${token ? `&continuationToken=${token}` : ""}`, { as: "talker" });
+      expect(response.status).toBe(200);
+      pages.push(response.body);
+      token = response.body.continuationToken;
+    } while (token);
+    const parts = pages.flatMap((page) => page.writing as { postId: string; comments: { content: string }[]; likedDate: string | null }[]);
+    expect(pages.every((page) => page.writing.reduce((n: number, part: { comments: unknown[] }) => n + part.comments.length, 0) <= 100)).toBe(true);
+    expect(parts.map((part) => part.comments.length)).toEqual([100, 100, 30]);
+    expect(parts.every((part) => part.postId === post)).toBe(true);
+    expect(parts.flatMap((part) => part.comments.map((comment) => comment.content))).toEqual(Array.from({ length: 230 }, (_, i) => `c${i}`));
+    expect(parts.map((part) => part.likedDate !== null)).toEqual([true, false, false]);
+  });
+
   it("lets an admin role erase someone else's account, and nobody else", async () => {
     expect((await admin.request("DELETE", "/api/users/other", { as: "writer" })).status).toBe(403);
     expect((await admin.request("DELETE", "/api/users/other", { authorization: await withRoles("writer", ["Blog.Reader"]) })).status).toBe(403);

@@ -4,6 +4,14 @@ import type { App } from "./app";
 
 const own = (me: string) => `/users/${encodeURIComponent(me)}`;
 
+/** `writing` with a post that went on from one page to the next joined back into one entry. */
+function joinWriting(writing: ExportPage["writing"], more: ExportPage["writing"]): ExportPage["writing"] {
+  const last = writing[writing.length - 1];
+  const [first, ...rest] = more;
+  if (!last || !first || first.postId !== last.postId) return [...writing, ...more];
+  return [...writing.slice(0, -1), { ...last, comments: [...last.comments, ...first.comments] }, ...rest];
+}
+
 /** Every page of the export joined into the one document the person keeps (the API pages it so no request loads it all). */
 async function wholeExport(app: App, me: string): Promise<Omit<ExportPage, "continuationToken">> {
   let token: string | null = null;
@@ -11,7 +19,7 @@ async function wholeExport(app: App, me: string): Promise<Omit<ExportPage, "cont
   do {
     const query: string = `?limit=100${token ? `&continuationToken=${encodeURIComponent(token)}` : ""}`;
     const { continuationToken, ...page }: ExportPage = await app.api.getOwn<ExportPage>(`${own(me)}/export${query}`);
-    whole = whole ? { ...whole, posts: [...whole.posts, ...page.posts], writing: [...whole.writing, ...page.writing] } : page;
+    whole = whole ? { ...whole, posts: [...whole.posts, ...page.posts], writing: joinWriting(whole.writing, page.writing) } : page;
     token = continuationToken;
   } while (token);
   return whole;

@@ -65,7 +65,16 @@ export const getErasure = endpoint({ auth: "owner or admin" }, async ({ params: 
 /** Export pages: posts first (keyset on the list's sort key), then the records of where the user wrote (by id). */
 const exportPosition = z.union([
   z.object({ s: z.literal("posts"), d: z.string().max(64), i: z.string().min(1).max(300) }).strict(),
-  z.object({ s: z.literal("writing"), i: z.string().max(400) }).strict(),
+  z
+    .object({
+      s: z.literal("writing"),
+      i: z.string().max(400),
+      c: z
+        .object({ d: z.string().max(64), i: z.string().min(1).max(300) })
+        .strict()
+        .optional(),
+    })
+    .strict(),
 ]);
 type ExportPosition = z.infer<typeof exportPosition>;
 
@@ -86,8 +95,8 @@ function decodeExport(token: string | undefined): ExportPosition | undefined {
 const exportFileName = (userId: string) => `blog-export-${userId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
 
 /**
- * GET /users/{userId}/export — the owner's data, a bounded page at a time (`limit` posts or
- * posts written on per page), as a download. Each page is one request's worth of reads, so a
+ * GET /users/{userId}/export — the owner's data, a bounded page at a time (`limit` posts, or
+ * `limit` posts written on and `limit` comments, per page), as a download. Each page is one request's worth of reads, so a
  * large account never times out or loads everything at once; the pages together are the export.
  */
 export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({ params: { userId }, query: { limit, continuationToken } }) => {
@@ -103,8 +112,14 @@ export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({
     const following: ExportPosition = next ? { s: "posts", d: next.date, i: next.id } : { s: "writing", i: "" };
     body = { ...page, ...profile, posts, writing: [], continuationToken: encodeExport(following) };
   } else {
-    const { writing, next } = await accountExport.exportedWritingPage(userId, limit, position.i);
-    body = { ...page, posts: [], writing, continuationToken: encodeExport(next ? { s: "writing", i: next } : undefined) };
+    const after = { record: position.i, comment: position.c && { date: position.c.d, id: position.c.i } };
+    const { writing, next } = await accountExport.exportedWritingPage(userId, limit, after);
+    const following: ExportPosition | undefined = next && {
+      s: "writing",
+      i: next.record,
+      ...(next.comment ? { c: { d: next.comment.date, i: next.comment.id } } : {}),
+    };
+    body = { ...page, posts: [], writing, continuationToken: encodeExport(following) };
   }
   return {
     status: 200,
