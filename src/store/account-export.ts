@@ -1,4 +1,4 @@
-import type { CommentItem, LikeItem, PostItem } from "../model/items";
+import type { PostItem } from "../model/items";
 import { withoutSystemFields } from "../model/items";
 import { store } from "./client";
 import { listUserPosts, type ListPosition, type Page } from "./lists";
