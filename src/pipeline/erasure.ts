@@ -1,5 +1,5 @@
 import type { OrchestrationContext, Task } from "durable-functions";
-import { completeErasure, eraseLeftoversPage, eraseOwnPostsPage, eraseWritingPage } from "../store/erasure";
+import { completeErasure, eraseLeftoversPage, eraseOwnPostsPage, eraseWritingPage, readErasure } from "../store/erasure";
 import { erasureInput, orchestrationInput } from "./orchestration-inputs";
 import { activityRetry, failureBackoff, withDefaults, type PipelinePolicy } from "./policy";
 
@@ -28,11 +28,23 @@ interface PageInput {
   pageSize: number;
 }
 
+/** What a page answers: whether more follow, or why it refused to act. */
+type PageOutcome = { more: boolean } | { refused: string };
+
+/**
+ * Each activity acts only on an account whose erasure record exists: an orchestration started by
+ * hand (the durable API takes any input) must not erase a live account.
+ */
+const onlyErased =
+  <T extends { userId: string }>(page: (input: T) => Promise<{ more: boolean }>) =>
+  async (input: T): Promise<PageOutcome> =>
+    (await readErasure(input.userId)) ? page(input) : { refused: `no erasure was asked for the account '${input.userId}'` };
+
 /** Activities: one bounded page of a step each (the store's functions, src/store/erasure.ts). */
-export const eraseOwnPosts = (input: PageInput) => eraseOwnPostsPage(input.userId, input.pageSize);
-export const eraseWriting = (input: PageInput) => eraseWritingPage(input.userId, input.pageSize);
-export const eraseLeftovers = (input: PageInput) => eraseLeftoversPage(input.userId, input.pageSize);
-export const completeErasureActivity = (input: { userId: string }) => completeErasure(input.userId).then(() => ({ more: false }));
+export const eraseOwnPosts = onlyErased((input: PageInput) => eraseOwnPostsPage(input.userId, input.pageSize));
+export const eraseWriting = onlyErased((input: PageInput) => eraseWritingPage(input.userId, input.pageSize));
+export const eraseLeftovers = onlyErased((input: PageInput) => eraseLeftoversPage(input.userId, input.pageSize));
+export const completeErasureActivity = onlyErased((input: { userId: string }) => completeErasure(input.userId).then(() => ({ more: false })));
 
 const ACTIVITY_OF: Record<ErasureStep, string> = {
   ownPosts: ERASURE_ACTIVITIES.eraseOwnPosts,
@@ -48,30 +60,34 @@ const ACTIVITY_OF: Record<ErasureStep, string> = {
  * ends when a page comes back short. Every page is idempotent, so a crash or a redelivery at
  * any point only repeats a page. A round whose activity ran out of attempts waits (a durable
  * timer, backing off) and tries again: an erasure is never given up. Progress is in the record
- * (GET /api/users/{userId}/erasure), the step in the custom status.
+ * (GET /api/users/{userId}/erasure), the step in the custom status. An account with no erasure
+ * record is left alone: the instance fails once, saying so.
  */
 export function* eraseAccount(context: OrchestrationContext): Generator<Task, { erased: true } | undefined, unknown> {
   const input: ErasureInput = orchestrationInput(ERASURE, erasureInput, context.df.getInput());
   const policy = withDefaults(input.policy);
   const step = input.step ?? STEPS[0];
   context.df.setCustomStatus({ step, failures: input.failures ?? 0 });
+  let page: PageOutcome;
   try {
-    const page = (yield context.df.callActivityWithRetry(ACTIVITY_OF[step], activityRetry(policy), {
+    page = (yield context.df.callActivityWithRetry(ACTIVITY_OF[step], activityRetry(policy), {
       userId: input.userId,
       pageSize: policy.pageSize,
-    })) as { more: boolean };
-    if (page.more) {
-      context.df.continueAsNew({ ...input, step, failures: 0 });
-      return undefined;
-    }
-    const next = STEPS[STEPS.indexOf(step) + 1];
-    if (next === undefined) return { erased: true };
-    context.df.continueAsNew({ ...input, step: next, failures: 0 });
-    return undefined;
+    })) as PageOutcome;
   } catch {
     const failures = (input.failures ?? 0) + 1;
     yield context.df.createTimer(new Date(context.df.currentUtcDateTime.getTime() + failureBackoff(policy, failures)));
     context.df.continueAsNew({ ...input, step, failures });
     return undefined;
   }
+  // Not a failure to retry: the instance fails once, with its reason.
+  if ("refused" in page) throw new Error(`${ERASURE} refuses to act: ${page.refused}`);
+  if (page.more) {
+    context.df.continueAsNew({ ...input, step, failures: 0 });
+    return undefined;
+  }
+  const next = STEPS[STEPS.indexOf(step) + 1];
+  if (next === undefined) return { erased: true };
+  context.df.continueAsNew({ ...input, step: next, failures: 0 });
+  return undefined;
 }

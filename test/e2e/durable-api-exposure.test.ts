@@ -71,6 +71,19 @@ describe("an orchestration's input", () => {
     expect(JSON.stringify(value.output)).toMatch(/refreshFeedCopy refuses its input: policy.failureBackoffMs: .*got 1/);
   });
 
+  it("that names a live account makes the erasure fail once, saying why, and erases nothing", async () => {
+    expect((await app.call("POST", "/users", { as: "alive", body: { username: "alive" } })).status).toBe(201);
+    const post = (await app.call("POST", "/posts", { as: "alive", body: { title: "still here", content: "and staying" } })).body as { postId: string };
+    expect((await start("eraseAccount", "erase-live", { userId: "alive" })).status).toBe(202);
+    const { value } = await finished("erase-live");
+    expect(value.runtimeStatus).toBe("Failed");
+    expect(JSON.stringify(value.output)).toMatch(/no erasure was asked for the account 'alive'/);
+    expect((await app.call("GET", `/posts/${post.postId}`)).status).toBe(200);
+    const profile = await app.call("GET", "/users/alive");
+    expect(profile.status).toBe(200);
+    expect(JSON.stringify(profile.body)).not.toContain("completedDate");
+  });
+
   it("that no activity could act on (no post id, an unknown policy field) fails the instance once", async () => {
     for (const [id, input] of [
       ["no-post", { sourceLsn: 1, dueAt: new Date().toISOString() }],
