@@ -3,8 +3,10 @@
  * the post's commentCount and likeCount down by the live ones removed, in one transaction, so
  * the counts stay equal to the items at every moment. Removed means soft-deleted, as every
  * delete in the posts container (flag + ttl: reads stop serving them at once, Cosmos DB removes
- * them when the ttl runs out); the text and the name are dropped at once.
- * Idempotent: items already marked are not selected again. Bounded: one page (`pageSize`) of
+ * them when the ttl runs out); the text and the name are dropped at once, also from the items
+ * the writer removed before (an unliked like keeps its name until then otherwise); those count
+ * for nothing, as they were counted out when removed.
+ * Idempotent: items already marked and scrubbed are not selected again. Bounded: one page (`pageSize`) of
  * the writer's items per call; {continuation: ""} asks for another call. A write that is not
  * accepted throws, which rolls back the whole call (the items and the counts together): the
  * caller calls again with a smaller page.
@@ -21,7 +23,8 @@ function eraseWriter(postId, userId, ttlSeconds, pageSize) {
   var NOT_ACCEPTED = "eraseWriter was not accepted; call again with a smaller page.";
   var query = {
     query:
-      "SELECT TOP @pageSize * FROM c WHERE c.postId = @postId AND c.userId = @userId AND (c.type = @comment OR c.type = @like) AND NOT IS_DEFINED(c.deleted)",
+      "SELECT TOP @pageSize * FROM c WHERE c.postId = @postId AND c.userId = @userId AND (c.type = @comment OR c.type = @like) " +
+      "AND (NOT IS_DEFINED(c.deleted) OR IS_DEFINED(c.content) OR IS_DEFINED(c.userUsername) OR IS_DEFINED(c.traceparent))",
     parameters: [
       { name: "@pageSize", value: pageSize + 1 },
       { name: "@postId", value: postId },
@@ -51,9 +54,12 @@ function eraseWriter(postId, userId, ttlSeconds, pageSize) {
   function markAll(page, index, comments, likes, more) {
     if (index === page.length) return count(comments, likes, more);
     var item = page[index];
-    item.deleted = true;
-    item.deletedDate = erasedAt;
-    item.ttl = ttlSeconds;
+    var live = !item.deleted;
+    if (live) {
+      item.deleted = true;
+      item.deletedDate = erasedAt;
+      item.ttl = ttlSeconds;
+    }
     // What the writer said and under which name goes now; the id and the writer's id leave with the ttl.
     delete item.content;
     delete item.userUsername;
@@ -61,7 +67,8 @@ function eraseWriter(postId, userId, ttlSeconds, pageSize) {
     ensure(
       collection.replaceDocument(item._self, item, { etag: item._etag }, function (err) {
         if (err) throw err;
-        markAll(page, index + 1, comments + (item.type === "comment" ? 1 : 0), likes + (item.type === "like" ? 1 : 0), more);
+        var counted = live ? 1 : 0;
+        markAll(page, index + 1, comments + (item.type === "comment" ? counted : 0), likes + (item.type === "like" ? counted : 0), more);
       }),
     );
   }

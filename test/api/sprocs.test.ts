@@ -143,6 +143,33 @@ describe("bounded stored procedures resume from their continuation", () => {
     expect(resources.filter((r) => r.userId === "someone-else").every((r) => !r.deleted && r.content === "x")).toBe(true);
   });
 
+  it("eraseWriter also scrubs what the writer removed before (an unliked like): ids and dates stay, no name, no trace, no count moved", async () => {
+    await seedPartition("unliked", 0);
+    const removed = {
+      type: "like",
+      postId: "unliked",
+      userId: "u1",
+      userUsername: "old",
+      traceparent: "00-aa-bb-01",
+      creationDate: "2026-01-01T00:00:00.000Z",
+    };
+    await posts.items.create({ ...removed, id: "like:u1", deleted: true, deletedDate: "2026-01-02T00:00:00.000Z", ttl: 600 });
+    await posts.items.create({ ...removed, id: "like:u2", userId: "u2", userUsername: "other", deleted: true, ttl: 600 });
+    const post = (await posts.item("unliked", "unliked").read()).resource;
+    await posts.item("unliked", "unliked").replace({ ...post, likeCount: 0 });
+    const { resource } = await posts.scripts.storedProcedure("eraseWriter").execute("unliked", ["unliked", "u1", 60, 4]);
+    expect(resource).toEqual({ status: "erased", comments: 0, likes: 0, continuation: null });
+    const { resource: like } = await posts.item("like:u1", "unliked").read();
+    expect(
+      Object.keys(like)
+        .filter((key) => !key.startsWith("_"))
+        .sort(),
+    ).toEqual(["creationDate", "deleted", "deletedDate", "id", "postId", "ttl", "type", "userId"]);
+    expect(like).toMatchObject({ deletedDate: "2026-01-02T00:00:00.000Z", ttl: 600 });
+    expect((await posts.item("like:u2", "unliked").read()).resource).toMatchObject({ userUsername: "other", traceparent: "00-aa-bb-01" });
+    expect((await posts.item("unliked", "unliked").read()).resource.likeCount).toBe(0);
+  });
+
   it("truncateFeed keeps the feed at 100 through the trigger", async () => {
     const feed = clientFor(cosmos).database("blog").container("feed");
     for (let i = 0; i < 104; i++) {
