@@ -86,6 +86,75 @@ describe("bad input", () => {
     expect(badHeader.status).toBe(400);
   });
 
+  it("answers a malformed percent-escape in the path with 400, before anything else", async () => {
+    const response = await fetch(new URL("dbs/test/colls/%E0%A4%A/docs", f.cosmos.endpoint));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "BadRequest", message: expect.stringContaining("percent-escape") });
+  });
+
+  it("answers an object or array partition key value with 400: in the header, in the item, in a batch", async () => {
+    const c = await f.container();
+    for (const header of ['[{"a":1}]', "[[1]]"]) {
+      const response = await raw(`dbs/test/colls/${c.id}/docs`, {
+        method: "POST",
+        headers: { "x-ms-documentdb-partitionkey": header },
+        body: JSON.stringify({ id: "x", pk: "a" }),
+      });
+      expect(response.status, header).toBe(400);
+    }
+    for (const pk of [{ a: 1 }, [1]]) {
+      expect(await statusOf(c.items.create({ id: "x", pk } as never)), JSON.stringify(pk)).toBe(400);
+      const response = await raw(`dbs/test/colls/${c.id}/docs`, {
+        method: "POST",
+        headers: { "x-ms-documentdb-partitionkey": JSON.stringify([pk]), "x-ms-cosmos-is-batch-request": "True", "x-ms-cosmos-batch-atomic": "True" },
+        body: JSON.stringify([{ operationType: "Create", resourceBody: { id: "y", pk } }]),
+      });
+      expect(response.status, JSON.stringify(pk)).toBe(400);
+    }
+  });
+
+  it("answers a bulk operation whose partition key is not JSON with its own 400, and commits each valid operation once", async () => {
+    const c = await f.container();
+    const key = JSON.stringify(["same"]);
+    const { resources: ranges } = await c.readPartitionKeyRanges().fetchAll();
+    let answered: { statusCode: number }[] | undefined;
+    for (const range of ranges) {
+      const response = await raw(`dbs/test/colls/${c.id}/docs`, {
+        method: "POST",
+        headers: { "x-ms-cosmos-is-batch-request": "True", "x-ms-cosmos-batch-atomic": "False", "x-ms-documentdb-partitionkeyrangeid": range.id },
+        body: JSON.stringify([
+          { operationType: "Create", partitionKey: key, resourceBody: { id: "first", pk: "same" } },
+          { operationType: "Create", partitionKey: "{not json", resourceBody: { id: "bad", pk: "same" } },
+          { operationType: "Create", partitionKey: key, resourceBody: { id: "last", pk: "same" } },
+        ]),
+      });
+      expect(response.status).toBeLessThan(500);
+      const results = (await response.json()) as { statusCode: number }[];
+      if (results[0].statusCode === 201) answered = results;
+    }
+    expect(answered?.map((r) => r.statusCode)).toEqual([201, 400, 201]);
+    const { resources } = await c.items.query("SELECT VALUE c.id FROM c").fetchAll();
+    expect(resources.sort()).toEqual(["first", "last"]);
+  });
+
+  it("answers an x-ms-max-item-count that is not an integer with 400 naming the header", async () => {
+    const c = await f.container();
+    for (const max of ["0.5", "many"]) {
+      const response = await raw(`dbs/test/colls/${c.id}/docs`, {
+        method: "POST",
+        headers: {
+          "x-ms-documentdb-isquery": "True",
+          "content-type": "application/query+json",
+          "x-ms-documentdb-query-enablecrosspartition": "True",
+          "x-ms-max-item-count": max,
+        },
+        body: JSON.stringify({ query: "SELECT * FROM c" }),
+      });
+      expect(response.status, max).toBe(400);
+      expect((await response.json()).message, max).toContain("x-ms-max-item-count");
+    }
+  });
+
   it("answers an unknown path with 404 and keeps serving", async () => {
     expect((await raw("nothing/here", { method: "GET" })).status).toBe(404);
     const c = await f.container();

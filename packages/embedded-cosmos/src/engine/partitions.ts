@@ -1,5 +1,6 @@
 import murmur from "murmurhash3js-revisited";
 import type { Json } from "../wire/json";
+import { badRequest } from "../wire/errors";
 
 /**
  * Partitioning as the service and the SDK compute it: a logical partition key hashes to an
@@ -22,7 +23,7 @@ function encodeComponent(value: Json | undefined | Record<string, never>): Buffe
     return bytes;
   }
   if (typeof value === "string") return Buffer.concat([Buffer.from([PREFIX.string]), Buffer.from(value, "utf8"), Buffer.from([PREFIX.end])]);
-  throw new Error("A partition key value must be a string, number, boolean, null or undefined.");
+  throw badRequest("A partition key value must be a string, number, boolean or null; an object or array is none.");
 }
 
 function hashV2(components: (Json | undefined)[]): string {

@@ -9,7 +9,7 @@ import { prepareQuery } from "../query/sql-support";
 import { resumeFilterOf } from "../query/resume-filter";
 
 const QUERY_EXECUTION_INFO = JSON.stringify({ reverseRidEnabled: false, reverseIndexScan: false });
-import { docsOperation, isTrue, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
+import { docsOperation, isTrue, maxItemCountOf, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
 
 /** A batch or bulk request run on its operations, answered in the format it came in: HybridRow (the .NET SDK) or JSON (the JavaScript SDK). */
@@ -174,13 +174,7 @@ export class DocumentRoutes {
       if (needsPipeline(plan)) throw pipelineRequired(plan);
     }
     const started = performance.now();
-    const page = data.query(
-      scope,
-      prepared,
-      call.header("x-ms-continuation") || undefined,
-      Number(call.header("x-ms-max-item-count") ?? 100),
-      this.scanPageItems,
-    );
+    const page = data.query(scope, prepared, call.header("x-ms-continuation") || undefined, maxItemCountOf(call), this.scanPageItems);
     const headers: Record<string, string> = {
       "x-ms-item-count": String(page.items.length),
       // ORDER BY's ties come in ascending document order whatever the direction: the .NET SDK resumes by it.
@@ -220,8 +214,7 @@ export class DocumentRoutes {
       after = Number(ifNoneMatch.replace(/"/g, ""));
       if (!Number.isInteger(after) || after < 0) throw badRequest("Invalid change feed continuation.");
     }
-    const max = Number(call.header("x-ms-max-item-count") ?? 100);
-    const page = data.changes(scope, after, max > 0 ? max : 100, sinceTs);
+    const page = data.changes(scope, after, maxItemCountOf(call), sinceTs);
     const headers = { etag: `"${page.lsn}"`, "x-ms-item-count": String(page.items.length) };
     if (page.items.length === 0) return { status: 304, headers };
     return { status: 200, body: { _rid: data.resource._rid, Documents: page.items, _count: page.items.length }, headers };

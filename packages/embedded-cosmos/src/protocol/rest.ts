@@ -93,11 +93,25 @@ export function partitionKeyHeader(call: Call, required: boolean): string | unde
     if (required) throw badRequest("PartitionKey value must be supplied for this operation.");
     return undefined;
   }
+  let value: unknown;
   try {
-    const value = JSON.parse(header) as unknown;
-    if (!Array.isArray(value)) throw new Error("not an array");
-    return JSON.stringify(value);
+    value = JSON.parse(header);
   } catch {
     throw badRequest(`The partition key header '${header}' is invalid JSON.`);
   }
+  // Components are primitives; `{}` stands for an undefined one (a document without the key).
+  const component = (c: unknown) => c === null || ["string", "number", "boolean"].includes(typeof c) || (isObject(c) && Object.keys(c).length === 0);
+  if (!Array.isArray(value) || !value.every(component)) {
+    throw badRequest(`The partition key header '${header}' must be a JSON array of strings, numbers, booleans or nulls.`);
+  }
+  return JSON.stringify(value);
+}
+
+/** The page size a request asks for (`x-ms-max-item-count`): an integer; absent, 0 or negative is the default. */
+export function maxItemCountOf(call: Call): number {
+  const header = call.header("x-ms-max-item-count");
+  if (header === undefined || header === "") return 100;
+  const value = Number(header);
+  if (!Number.isInteger(value)) throw badRequest(`The value '${header}' specified for the header 'x-ms-max-item-count' is invalid.`);
+  return value > 0 ? value : 100;
 }

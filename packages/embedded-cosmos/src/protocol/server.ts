@@ -161,10 +161,15 @@ export class CosmosServer {
       }
     }
     const url = new URL(req.url ?? "/", "http://localhost");
-    const segments = url.pathname
-      .split("/")
-      .filter(Boolean)
-      .map((s) => decodeURIComponent(s));
+    let segments: string[];
+    try {
+      segments = url.pathname
+        .split("/")
+        .filter(Boolean)
+        .map((s) => decodeURIComponent(s));
+    } catch {
+      throw badRequest("The request path has a malformed percent-escape.");
+    }
     return { method: req.method ?? "GET", segments, header: (name) => req.headers[name] as string | undefined, body };
   }
 

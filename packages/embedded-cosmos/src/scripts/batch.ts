@@ -67,7 +67,7 @@ export function bulk(
     }
     try {
       if (!isObject(operation) || typeof operation.partitionKey !== "string") throw badRequest("Each bulk operation needs its partitionKey.");
-      const pk = JSON.stringify(JSON.parse(operation.partitionKey));
+      const pk = bulkPartitionKey(operation.partitionKey);
       // The SDK routes by the key's hash; an operation for another range was routed by a stale map.
       if (container.rangeOfKey(pk) !== range) throw new CosmosError(410, "Gone", "The partition key does not belong to this partition key range.", 1002);
       results.push(container.transaction(() => runOperation(container, transactions, dbId, collId, pk, operation)));
@@ -78,6 +78,17 @@ export function bulk(
     }
   }
   return { status: results.some((r) => r.statusCode >= 400) ? 207 : 200, body: results };
+}
+
+/** A bulk operation's partition key, a JSON array as the header carries it. */
+function bulkPartitionKey(text: string): string {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (Array.isArray(value)) return JSON.stringify(value);
+  } catch {
+    // answered below
+  }
+  throw badRequest(`The operation's partition key '${text}' is not a JSON array.`);
 }
 
 function runOperation(container: Container, transactions: ScriptedTransactions, dbId: string, collId: string, pk: string, operation: unknown): BatchResult {
