@@ -133,7 +133,8 @@ const schema = z
     AUTH_ISSUER: optional,
     AUTH_AUDIENCE: optional,
     AUTH_JWKS_URI: optional,
-    AUTH_SCOPE: optional,
+    /** Unset: DEFAULT_AUTH_SCOPE when an issuer is set; set empty: no scope required (as the Bicep parameter). */
+    AUTH_SCOPE: z.string().trim().optional(),
     AUTH_APP_ROLES: optional,
     AUTH_ADMIN_ROLES: optional,
     SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(SETTING_DEFAULTS.softDeleteTtlSeconds),
@@ -203,6 +204,12 @@ const roleList = (value: string | undefined) =>
     .map((role) => role.trim())
     .filter(Boolean);
 
+/**
+ * The scope a user's token must carry when an issuer is set and AUTH_SCOPE is not: the one the
+ * Bicep deployment names, so that no host accepts an ID token (no `scp`) as an access token.
+ */
+export const DEFAULT_AUTH_SCOPE = "access_as_user";
+
 /** The issuer settings, without the dev secret. */
 function issuerOf(values: z.infer<typeof authSchema>): Omit<AuthSettings, "devSecret"> {
   const appRoles = roleList(values.AUTH_APP_ROLES);
@@ -211,7 +218,7 @@ function issuerOf(values: z.infer<typeof authSchema>): Omit<AuthSettings, "devSe
     issuer: values.AUTH_ISSUER,
     audience: values.AUTH_AUDIENCE,
     jwksUri: values.AUTH_JWKS_URI,
-    scope: values.AUTH_SCOPE,
+    scope: values.AUTH_SCOPE === undefined ? (values.AUTH_ISSUER ? DEFAULT_AUTH_SCOPE : undefined) : values.AUTH_SCOPE || undefined,
     ...(appRoles?.length ? { appRoles } : {}),
     ...(adminRoles?.length ? { adminRoles } : {}),
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSettings, loadTuning, resolveSettings, SETTING_DEFAULTS } from "../../src/config";
+import { DEFAULT_AUTH_SCOPE, loadIssuerSettings, loadSettings, loadTuning, resolveSettings, SETTING_DEFAULTS } from "../../src/config";
 
 describe("settings", () => {
   it("reads an identity-based endpoint without a key (Entra ID in Azure)", () => {
@@ -13,6 +13,14 @@ describe("settings", () => {
     expect(() => loadSettings({ COSMOS_ENDPOINT: "http://x", COSMOS_MAX_RETRY_WAIT_SECONDS: "-1" })).toThrow(/COSMOS_MAX_RETRY_WAIT_SECONDS/);
     expect(settings.auth).toMatchObject({ issuer: "https://issuer", audience: "api://x", devSecret: undefined });
     expect(settings.softDeleteTtlSeconds).toBe(86_400);
+  });
+
+  it("requires the API's scope of an issuer's tokens by default, as the deployment does; empty requires none", () => {
+    const issuer = { AUTH_ISSUER: "https://issuer", AUTH_AUDIENCE: "api://x" };
+    expect(loadIssuerSettings(issuer).scope).toBe(DEFAULT_AUTH_SCOPE);
+    expect(loadIssuerSettings({ ...issuer, AUTH_SCOPE: "Posts.Write" }).scope).toBe("Posts.Write");
+    expect(loadIssuerSettings({ ...issuer, AUTH_SCOPE: "" }).scope).toBeUndefined();
+    expect(loadIssuerSettings({}).scope).toBeUndefined();
   });
 
   it("resolves a host's own settings once: what it gives is kept, what it leaves out (or gives as undefined) takes the default", () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from "jose";
 import { apiFixture, type ApiFixture } from "../support/api";
+import { loadIssuerSettings } from "../../src/config";
 
 /** A local OpenID provider: discovery document and JWKS on loopback, as Entra ID would serve them. */
 let provider: Server;
@@ -225,6 +226,28 @@ describe("npm start with an OIDC issuer and the embedded server", () => {
       jwks.close();
     }
   }, 60_000);
+});
+
+describe("an issuer set in the environment, with no AUTH_SCOPE", () => {
+  it("refuses an ID token (no scope) as an access token, and accepts one with the default scope", async () => {
+    const settings = loadIssuerSettings({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: "api://blog" });
+    const fromEnvironment = await apiFixture({ settings: { auth: settings } });
+    try {
+      const idToken = await token({ sub: "id-token" });
+      expect((await fromEnvironment.request("POST", "/api/users", { authorization: `Bearer ${idToken}`, body: { username: "idtoken" } })).status).toBe(401);
+      const access = await new SignJWT({ scp: "access_as_user" })
+        .setProtectedHeader({ alg: "RS256", kid: "k1" })
+        .setIssuer(issuer)
+        .setAudience("api://blog")
+        .setSubject("access-token")
+        .setIssuedAt()
+        .setExpirationTime("1h")
+        .sign(signingKey);
+      expect((await fromEnvironment.request("POST", "/api/users", { authorization: `Bearer ${access}`, body: { username: "access" } })).status).toBe(201);
+    } finally {
+      await fromEnvironment.stop();
+    }
+  });
 });
 
 describe("issuer trouble is the issuer's, not the token's: 503 with Retry-After, bounded in time and size", () => {

@@ -97,8 +97,12 @@ describe("the deployable function app", () => {
       const index = bundled.findIndex((text) => text.includes("function problemResponse("));
       const column = bundled[index].indexOf("function problemResponse(") + 10;
       const stack = `Error: boom\n    at problemResponse (/home/site/wwwroot/index.js:${index + 1}:${column})\n    at node:internal/process/task_queues:95:5`;
+      // Where the function's name stands in its source: the map must lead back there.
+      const source = readFileSync(join(root, "src/api/problems.ts"), "utf8").split("\n");
+      const line = source.findIndex((text) => text.includes("function problemResponse(")) + 1;
+      const sourceColumn = source[line - 1].indexOf("problemResponse(") + 1;
       expect(mapStack(stack, sourceMapFolder(join(folder, "deploy")))).toBe(
-        "Error: boom\n    at problemResponse (src/api/problems.ts:53:17)\n    at node:internal/process/task_queues:95:5",
+        `Error: boom\n    at problemResponse (src/api/problems.ts:${line}:${sourceColumn})\n    at node:internal/process/task_queues:95:5`,
       );
     } finally {
       rmSync(folder, { recursive: true, force: true });
