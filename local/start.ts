@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
   const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
   const settings = external ? loadSettings() : undefined;
-  // Checked as the app checks them in Azure, with or without an account.
+  // Checked as the app checks them in Azure, and honoured alike with or without an account.
   const tuning = loadTuning();
   // The built-in secret is for the embedded server only: against an account, dev tokens need a secret of your own.
   const devSecret = settings ? settings.auth.devSecret : localDevSecret();
@@ -51,11 +51,12 @@ async function main(): Promise<void> {
       port,
       cosmos: settings?.cosmos,
       cosmosPort: embeddedPort,
-      databaseName: settings?.cosmos.databaseName,
+      databaseName: tuning.databaseName,
       // The issuer settings count with the embedded server too, beside dev tokens: Entra sign-in can be tried locally.
       auth: { ...(settings?.auth ?? loadIssuerSettings()), devSecret },
       webSignIn: webSignIn(),
-      softDeleteTtlSeconds: settings?.softDeleteTtlSeconds,
+      softDeleteTtlSeconds: tuning.softDeleteTtlSeconds,
+      maxRetryWaitSeconds: tuning.maxRetryWaitSeconds,
       feedRefreshSeconds: tuning.feedRefreshSeconds,
       feedCacheMs: tuning.feedCacheMs,
       likeBatchMax: tuning.likeBatchMax,

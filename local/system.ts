@@ -75,6 +75,8 @@ export interface LocalSystemOptions {
   databaseName?: string;
   auth?: Settings["auth"];
   softDeleteTtlSeconds?: number;
+  /** How long the Cosmos DB client retries a throttled request (COSMOS_MAX_RETRY_WAIT_SECONDS, default 10). */
+  maxRetryWaitSeconds?: number;
   /** How often a counter-only change may rewrite a post's feed copy (FEED_REFRESH_SECONDS, default 5). */
   feedRefreshSeconds?: number;
   /** How long Q6 is served from the instance's micro-cache (FEED_CACHE_MS, default 1000; 0 turns it off). */
@@ -169,7 +171,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     }));
   const store = useStore(
     createStore({
-      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName },
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName, maxRetryWaitSeconds: options.maxRetryWaitSeconds },
       auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
       softDeleteTtlSeconds: options.softDeleteTtlSeconds,
       feedRefreshSeconds: options.feedRefreshSeconds,

@@ -117,6 +117,8 @@ const tuningSchema = z.object({
   FEED_REFRESH_SECONDS: z.coerce.number().int().min(0).max(3600).default(SETTING_DEFAULTS.feedRefreshSeconds),
   COSMOS_MAX_RETRY_WAIT_SECONDS: z.coerce.number().int().min(0).max(300).default(SETTING_DEFAULTS.maxRetryWaitSeconds),
   LIKE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(SETTING_DEFAULTS.likeBatchMax),
+  SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(SETTING_DEFAULTS.softDeleteTtlSeconds),
+  COSMOS_DATABASE: optional,
 });
 
 const schema = z
@@ -126,7 +128,6 @@ const schema = z
     COSMOS_ENDPOINT: optional,
     COSMOS__accountEndpoint: optional,
     COSMOS_KEY: optional,
-    COSMOS_DATABASE: optional,
     /** Read by the host (the backlog timer's binding), never by the app's code. */
     BACKLOG_SCHEDULE: optional,
     AUTH_DEV_SECRET: optional,
@@ -137,7 +138,6 @@ const schema = z
     AUTH_SCOPE: z.string().trim().optional(),
     AUTH_APP_ROLES: optional,
     AUTH_ADMIN_ROLES: optional,
-    SOFT_DELETE_TTL_SECONDS: z.coerce.number().int().positive().default(SETTING_DEFAULTS.softDeleteTtlSeconds),
   })
   .merge(tuningSchema);
 
@@ -147,8 +147,9 @@ function parse<T extends z.ZodTypeAny>(schemaOf: T, env: NodeJS.ProcessEnv): z.i
   return parsed.data;
 }
 
-/** The settings `npm start` reads from the environment beside its own options. */
-export type Tuning = Pick<Settings, "feedCacheMs" | "feedRefreshSeconds" | "likeBatchMax"> & { maxRetryWaitSeconds: number };
+/** The settings that do not choose the account: every host reads them, with the embedded server as with an account. */
+export type Tuning = Pick<Settings, "feedCacheMs" | "feedRefreshSeconds" | "likeBatchMax" | "softDeleteTtlSeconds"> &
+  Pick<Settings["cosmos"], "maxRetryWaitSeconds" | "databaseName">;
 
 /** The tuning settings from their environment names: the one mapping both hosts use. */
 const tuningOf = (values: z.infer<typeof tuningSchema>): Tuning => ({
@@ -156,6 +157,8 @@ const tuningOf = (values: z.infer<typeof tuningSchema>): Tuning => ({
   feedRefreshSeconds: values.FEED_REFRESH_SECONDS,
   maxRetryWaitSeconds: values.COSMOS_MAX_RETRY_WAIT_SECONDS,
   likeBatchMax: values.LIKE_BATCH_MAX,
+  softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
+  databaseName: values.COSMOS_DATABASE ?? SETTING_DEFAULTS.databaseName,
 });
 
 /** The tuning settings alone: for `npm start` with the embedded server, where there is no endpoint to load. */
@@ -176,16 +179,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       "AUTH_DEV_SECRET is the local secret published with the code: anyone could sign tokens with it. Set a random secret of your own (at least 32 characters), or none.",
     );
   }
-  const { maxRetryWaitSeconds, ...tuning } = tuningOf(values);
+  const { maxRetryWaitSeconds, databaseName, ...tuning } = tuningOf(values);
   return {
-    cosmos: {
-      endpoint,
-      key: values.COSMOS_KEY ?? connection.AccountKey,
-      databaseName: values.COSMOS_DATABASE ?? SETTING_DEFAULTS.databaseName,
-      maxRetryWaitSeconds,
-    },
+    cosmos: { endpoint, key: values.COSMOS_KEY ?? connection.AccountKey, databaseName, maxRetryWaitSeconds },
     auth: { devSecret: values.AUTH_DEV_SECRET, ...issuerOf(values) },
-    softDeleteTtlSeconds: values.SOFT_DELETE_TTL_SECONDS,
     ...tuning,
   };
 }

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { CosmosClient } from "@azure/cosmos";
+import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 import { describe, expect, it } from "vitest";
 import { alive, exitWithin, injectedFaults, runHost, START_SCRIPT } from "../../chaos/host";
 import { within } from "../support/system";
@@ -12,6 +14,40 @@ describe("the local host as a process", () => {
       expect(await exitWithin(host, 20_000)).toBe(1);
       expect(host.output()).toMatch(/Cosmos DB at http:\/\/127\.0\.0\.1:9\/ is unreachable/);
       expect(host.output()).not.toMatch(/ready/);
+    }
+  });
+
+  it("honours the app settings with the embedded server as with an account: database, soft-delete TTL, throttling wait", async () => {
+    const host = runHost("node", [START_SCRIPT, "--in-memory"], { COSMOS_DATABASE: "journal", SOFT_DELETE_TTL_SECONDS: "77" });
+    try {
+      const { url, cosmosEndpoint, cosmosKey } = await host.ready;
+      const client = new CosmosClient({ endpoint: cosmosEndpoint, key: cosmosKey!, connectionPolicy: { enableEndpointDiscovery: false } });
+      const { resources: databases } = await client.databases.readAll().fetchAll();
+      expect(databases.map((d) => d.id)).toEqual(["journal"]);
+      const authorization = `Bearer ${await devToken("ttl-writer", LOCAL_DEV_SECRET)}`;
+      const headers = { authorization, "content-type": "application/json" };
+      await fetch(`${url}/users`, { method: "POST", headers, body: JSON.stringify({ username: "ttlwriter" }) });
+      const post = (await (await fetch(`${url}/posts`, { method: "POST", headers, body: JSON.stringify({ title: "t", content: "c" }) })).json()) as {
+        postId: string;
+      };
+      expect((await fetch(`${url}/posts/${post.postId}`, { method: "DELETE", headers })).status).toBe(204);
+      const { resource } = await client.database("journal").container("posts").item(post.postId, post.postId).read<{ ttl?: number }>();
+      expect(resource?.ttl).toBe(77);
+      client.dispose();
+    } finally {
+      host.child.kill("SIGINT");
+      await exitWithin(host, 15_000);
+    }
+    // Every point read of a profile is throttled: with no retry wait, the SDK gives up after the first.
+    const throttled = runHost("node", [START_SCRIPT, "--in-memory", "--faults", "429=100:1@read/users"], { COSMOS_MAX_RETRY_WAIT_SECONDS: "0" });
+    try {
+      const { url, cosmosEndpoint } = await throttled.ready;
+      const before = await injectedFaults(cosmosEndpoint);
+      expect((await fetch(`${url}/users/someone`)).status).toBe(429);
+      expect((await injectedFaults(cosmosEndpoint)) - before).toBe(1);
+    } finally {
+      throttled.child.kill("SIGINT");
+      await exitWithin(throttled, 15_000);
     }
   });
 
