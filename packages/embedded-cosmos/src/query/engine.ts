@@ -27,6 +27,11 @@ export class RowBudgetExceeded extends Error {
 /** Rows made by the request under way (evaluations are synchronous: one request at a time). */
 let budget: { rows: number } | undefined;
 
+/** Rows made so far under the budget under way. */
+export function rowsMade(): number {
+  return budget?.rows ?? 0;
+}
+
 /** Runs `work` with one row budget for all its evaluations; an evaluation outside any has its own. */
 export function withRowBudget<T>(work: () => T): T {
   const outer = budget;

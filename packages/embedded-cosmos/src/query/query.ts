@@ -3,7 +3,7 @@
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
 import { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
-import { compileSql, RowBudgetExceeded, withRowBudget, type EngineQuery } from "./engine";
+import { compileSql, ROW_BUDGET, RowBudgetExceeded, rowsMade, withRowBudget, type EngineQuery } from "./engine";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
 import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
@@ -477,6 +477,9 @@ function pageable(ast: unknown): boolean {
  */
 const SCAN_SLICE_ITEMS = 512;
 
+/** Rows a scan's page makes before it ends (a tenth of the request's budget): a long scan yields the server often. */
+const SCAN_PAGE_ROWS = ROW_BUDGET / 10;
+
 /**
  * One page of a scan in insertion order, reading at most `pageItems` items: the continuation
  * `SCAN:<ordinal>:<inner>` names the last item before the slice it stopped in (and the engine's
@@ -526,6 +529,9 @@ function scanPage<T extends Queryable>(
     // The slice holds more results than the page has room for: the next page resumes inside it.
     if (page.continuation) return { items: found, retrieved, continuation: `SCAN:${position > 0 ? sorted[position - 1].seq : 0}:${page.continuation}` };
     position += slice.length;
+    // A page that has made its share of rows ends here: the next one is another request, and
+    // the server answers others in between.
+    if (rowsMade() >= SCAN_PAGE_ROWS) break;
   }
   return { items: found, retrieved, continuation: position < sorted.length ? `SCAN:${sorted[position - 1].seq}:` : undefined };
 }
