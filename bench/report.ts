@@ -1,5 +1,6 @@
 import type { Summary } from "./measure";
 import type { ScanFigures } from "./scan";
+import type { HostileFigures } from "./hostile";
 import type { PipelineFigures } from "./pipeline";
 import type { ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
@@ -67,6 +68,8 @@ export interface Report {
   baseline?: BaselineFigures;
   /** Unindexable queries over growing item counts, read to the end through the SDK. */
   scans?: ScanFigures[];
+  /** Point reads alone and beside a client sending hostile queries. */
+  hostile?: HostileFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -194,6 +197,16 @@ export function formatTable(report: Report): string {
     lines.push("", "| unindexable query (`WHERE c.n % 2 = 0`, 4 partitions, SDK, maxItemCount 1000) | time | items scanned/s | target |", "|---|---|---|---|");
     for (const scan of report.scans)
       lines.push(`| ${scan.items} items, ${scan.results} results | ${f(scan.seconds, 2)} s | ${scan.itemsPerSecond} | 60,000 under 3 s, linear |`);
+  }
+  const h = report.hostile;
+  if (h) {
+    lines.push(
+      "",
+      `| point reads, ${h.seconds} s each, embedded server | reads | p50 / p99 / max ms |`,
+      "|---|---|---|",
+      `| alone | ${h.alone.reads} | ${f(h.alone.p50Ms, 1)} / ${f(h.alone.p99Ms, 1)} / ${f(h.alone.maxMs, 1)} |`,
+      `| beside a client sending triple JOINs of one item (${h.hostile} sent, ${h.refused} refused with 408) | ${h.beside.reads} | ${f(h.beside.p50Ms, 1)} / ${f(h.beside.p99Ms, 1)} / ${f(h.beside.maxMs, 1)} |`,
+    );
   }
   const c = report.coldStart;
   if (c) {

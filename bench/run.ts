@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { measureScans } from "./scan";
+import { measureHostile } from "./hostile";
 import { cpus, platform, release, totalmem } from "node:os";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
@@ -56,6 +57,8 @@ export interface BenchOptions {
   stormLikers: number;
   /** Items of the largest unindexable-scan figure (0 skips it); a quarter and a half are measured too. */
   scanItems: number;
+  /** Seconds of point reads alone, and as many beside a client sending hostile queries (0 skips). */
+  hostileSeconds: number;
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
@@ -246,6 +249,10 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   if (!options.endpoint && options.scaleSeconds > 0)
     report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
   if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
+  if (!options.endpoint && options.hostileSeconds > 0) {
+    log(`point reads alone and beside hostile queries (${options.hostileSeconds} s each)`);
+    report.hostile = await measureHostile(options.hostileSeconds);
+  }
   // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).
   const baseline = options.baseline && { ref: options.baseline.ref, ...prepareBaseline(projectRoot(), options.baseline.ref, log) };
   if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples, baseline);
@@ -282,6 +289,7 @@ async function main(): Promise<void> {
       "scale-seconds": { type: "string", default: "5" },
       "storm-likers": { type: "string", default: "1000" },
       "scan-items": { type: "string", default: "60000" },
+      "hostile-seconds": { type: "string", default: "5" },
       instances: { type: "string", default: "0" },
       "instance-seconds": { type: "string", default: "10" },
       rebalance: { type: "boolean", default: false },
@@ -317,6 +325,7 @@ async function main(): Promise<void> {
     scaleSeconds: number("scale-seconds", values["scale-seconds"], 0, 600),
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
+    hostileSeconds: number("hostile-seconds", values["hostile-seconds"], 0, 600),
     instances: {
       upTo: number("instances", values.instances, 0, 8),
       seconds: number("instance-seconds", values["instance-seconds"], 1, 600),

@@ -1,7 +1,7 @@
 import type { PostItem } from "../model/items";
 import { withoutSystemFields } from "../model/items";
 import { store } from "./client";
-import { listUserPosts, type ListPosition, type Page } from "./lists";
+import { listUserPosts, type ListPosition } from "./lists";
 
 /**
  * A user's data export (GET /api/users/{userId}/export), read a bounded page at a time from
@@ -64,54 +64,52 @@ export async function exportedWritingPage(
   let room = limit;
   for (const [i, { id, postId }] of records.entries()) {
     const resumed = inside && id === after.record ? after.comment : undefined;
-    const comments = await commentsOnPost(userId, postId, room, resumed);
-    const likedDate = resumed ? null : await likedOn(userId, postId);
-    if (comments.items.length > 0 || likedDate) writing.push({ postId, comments: comments.items, likedDate });
-    room -= comments.items.length;
-    if (comments.next) return { writing, next: { record: id, comment: comments.next } };
+    const { comments, likedDate, next } = await writingOnPost(userId, postId, room, resumed);
+    if (comments.length > 0 || likedDate) writing.push({ postId, comments, likedDate });
+    room -= comments.length;
+    if (next) return { writing, next: { record: id, comment: next } };
     const more = i < records.length - 1 || resources.length > limit;
     if (room === 0 || !more) return { writing, next: more ? { record: id } : undefined };
   }
   return { writing };
 }
 
-/** Up to `limit` of their live comments on one post, oldest first, after `after`; `next` when more follow. */
-async function commentsOnPost(userId: string, postId: string, limit: number, after?: ListPosition): Promise<Page<WritingOnPost["comments"][number]>> {
+type Written = WritingOnPost["comments"][number] & { type: string };
+
+/**
+ * What they wrote on one post, as ONE query in its partition: their like (when starting the post,
+ * not resuming it), then up to `limit` of their live comments after `after`, oldest first
+ * (`ORDER BY c.type DESC` puts the like first); `next` when more comments follow.
+ */
+async function writingOnPost(
+  userId: string,
+  postId: string,
+  limit: number,
+  after?: ListPosition,
+): Promise<{ comments: WritingOnPost["comments"]; likedDate: string | null; next?: ListPosition }> {
   const { resources } = await store()
-    .posts.items.query<WritingOnPost["comments"][number]>(
+    .posts.items.query<Written>(
       {
         query:
-          "SELECT TOP @take c.id, c.content, c.creationDate FROM c WHERE c.type = @comment AND c.userId = @userId AND NOT IS_DEFINED(c.deleted) " +
-          "AND (c.creationDate > @date OR (c.creationDate = @date AND c.id > @id)) ORDER BY c.type DESC, c.creationDate ASC, c.id ASC",
+          "SELECT TOP @take c.id, c.type, c.content, c.creationDate FROM c WHERE c.userId = @userId AND NOT IS_DEFINED(c.deleted) " +
+          "AND ((c.type = @like AND @first) OR (c.type = @comment AND (c.creationDate > @date OR (c.creationDate = @date AND c.id > @id)))) " +
+          "ORDER BY c.type DESC, c.creationDate ASC, c.id ASC",
         parameters: [
-          { name: "@take", value: limit + 1 },
-          { name: "@comment", value: "comment" },
+          { name: "@take", value: limit + 2 },
           { name: "@userId", value: userId },
+          { name: "@like", value: "like" },
+          { name: "@first", value: after === undefined },
+          { name: "@comment", value: "comment" },
           { name: "@date", value: after?.date ?? "" },
           { name: "@id", value: after?.id ?? "" },
         ],
       },
-      { partitionKey: postId, maxItemCount: limit + 1 },
+      { partitionKey: postId, maxItemCount: limit + 2 },
     )
     .fetchNext();
-  const items = resources.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, next: resources.length > limit ? { date: last.creationDate, id: last.id } : undefined };
-}
-
-/** When they liked the post, if they do. */
-async function likedOn(userId: string, postId: string): Promise<string | null> {
-  const { resources } = await store()
-    .posts.items.query<string>(
-      {
-        query: "SELECT TOP 1 VALUE c.creationDate FROM c WHERE c.type = @like AND c.userId = @userId AND NOT IS_DEFINED(c.deleted)",
-        parameters: [
-          { name: "@like", value: "like" },
-          { name: "@userId", value: userId },
-        ],
-      },
-      { partitionKey: postId },
-    )
-    .fetchNext();
-  return resources[0] ?? null;
+  const like = resources.find((item) => item.type === "like");
+  const all = resources.filter((item) => item.type === "comment").map(({ id, content, creationDate }) => ({ id, content, creationDate }));
+  const comments = all.slice(0, limit);
+  const last = comments[comments.length - 1];
+  return { comments, likedDate: like?.creationDate ?? null, next: all.length > limit ? { date: last.creationDate, id: last.id } : undefined };
 }

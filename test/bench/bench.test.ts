@@ -54,6 +54,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       scaleSeconds: 1,
       stormLikers: 60,
       scanItems: 2000,
+      hostileSeconds: 1,
       instances: { upTo: 0, seconds: 1, rebalance: false },
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
@@ -93,6 +94,12 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       [2000, 1000],
     ]);
     expect(table).toMatch(/\| 2000 items, 1000 results \| [\d.]+ s \|/);
+    // Point reads beside hostile queries: both measured, and the hostile ones refused or answered, never left hanging.
+    expect(report.hostile!.alone.reads).toBeGreaterThan(0);
+    expect(report.hostile!.beside.reads).toBeGreaterThan(0);
+    expect(report.hostile!.hostile).toBeGreaterThan(0);
+    expect(report.hostile!.refused).toBeGreaterThan(0);
+    expect(table).toMatch(/\| beside a client sending triple JOINs of one item \(\d+ sent, \d+ refused with 408\) \|/);
     // The model's request units beside the article's, for both models.
     expect(table).toContain("the embedded server's cost model");
     expect(table).toMatch(/\| Q6 the 20 most recent posts \|.*\| 2063\.54 \|.*\| 16\.97 \|/);

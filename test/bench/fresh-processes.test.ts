@@ -31,6 +31,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
       scaleSeconds: 0,
       stormLikers: 60,
       scanItems: 0,
+      hostileSeconds: 0,
       instances: { upTo: 2, seconds: 1, rebalance: false },
     }).finally(() => {
       if (schedule === undefined) delete process.env.BACKLOG_SCHEDULE;
