@@ -11,6 +11,7 @@ import { isObject, type Json, type JsonObject } from "../wire/json";
 import { ChangeLog } from "./change-log";
 import { cost } from "../limits/request-units";
 import { inScope, itemsOf, type Partition, type Scope } from "./logical-partitions";
+import type { ScopeCopy } from "../query/query-thread";
 
 export type { Scope } from "./logical-partitions";
 import { checkEtag, checkItemBody, checkNesting, checkPatchCondition } from "./item-rules";
@@ -262,6 +263,12 @@ export class Container {
     const page = runQuery(view, indexes, shaped, continuation, maxItemCount, scanPageItems);
     cost.query(page.retrieved, page.indexHits, JSON.stringify(page.items).length);
     return page;
+  }
+
+  /** A copy of the scope's live items, as stored, for a query evaluated on another thread (QueryThread). */
+  scopeCopy(scope: Scope): ScopeCopy {
+    const items = itemsOf(this.partitions, (item) => this.isLive(item), scope).map((item) => ({ put: item.stored(), rid: item.rid() }));
+    return { items, docsSelf: this.links.docsSelf };
   }
 
   /**

@@ -3,7 +3,10 @@ import { batch, bulk } from "../scripts/batch";
 import { readBatchOperations, writeBatchResults, type BatchResult } from "../wire/batch-rows";
 import { badRequest, notFound } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
-import { SCAN_PAGE_ITEMS } from "../query/query";
+import { hasJoins, SCAN_PAGE_ITEMS, type QueryPage } from "../query/query";
+import type { QueryJob, QueryThread } from "../query/query-thread";
+import type { Container } from "../engine/container";
+import { cost, withMeter } from "../limits/request-units";
 import { needsPipeline, pipelineRequired, planOf } from "../query/query-plan";
 import { prepareQuery } from "../query/sql-support";
 import { resumeFilterOf } from "../query/resume-filter";
@@ -24,12 +27,14 @@ export class DocumentRoutes {
   constructor(
     private readonly account: Account,
     private readonly transactions: ScriptedTransactions,
+    /** Where queries with JOINs are evaluated, apart from the server's thread. */
+    private readonly queries: QueryThread,
     /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
     private readonly scanPageItems = SCAN_PAGE_ITEMS,
   ) {}
 
   /** A request to a container's documents (`.../docs`): change feed, read all, query plan, query, bulk, batch, upsert or create. */
-  collection(call: Call, dbId: string, collId: string): Reply {
+  collection(call: Call, dbId: string, collId: string): Reply | Promise<Reply> {
     const { data } = this.account.container(dbId, collId);
     const operation = docsOperation(call);
     switch (operation) {
@@ -163,18 +168,37 @@ export class DocumentRoutes {
     return { status, body: doc, headers: { etag: doc._etag as string } };
   }
 
-  private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply {
+  private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply | Promise<Reply> {
     const { data } = this.account.container(dbId, collId);
     const scope = scopeOf(call, data);
     // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
     // Vetted, shaped and parsed once, for the plan and the execution alike.
-    const prepared = prepareQuery(spec, resumeFilterOf(call.body));
+    const resumeFilter = resumeFilterOf(call.body);
+    const prepared = prepareQuery(spec, resumeFilter);
     if ("all" in scope) {
       const plan = planOf(prepared);
       if (needsPipeline(plan)) throw pipelineRequired(plan);
     }
     const started = performance.now();
-    const page = data.query(scope, prepared, call.header("x-ms-continuation") || undefined, maxItemCountOf(call), this.scanPageItems);
+    const continuation = call.header("x-ms-continuation") || undefined;
+    if (hasJoins(prepared))
+      return this.queryElsewhere(
+        call,
+        data,
+        { ...data.scopeCopy(scope), spec, resumeFilter, continuation, maxItemCount: maxItemCountOf(call), scanPageItems: this.scanPageItems },
+        started,
+      );
+    return this.queryReply(call, data, data.query(scope, prepared, continuation, maxItemCountOf(call), this.scanPageItems), started);
+  }
+
+  /** A query with JOINs, evaluated on the query thread; charged as the container charges a query. */
+  private async queryElsewhere(call: Call, data: Container, job: QueryJob, started: number): Promise<Reply> {
+    const page = await this.queries.run(job);
+    withMeter(call.meter!, () => cost.query(page.retrieved, page.indexHits, JSON.stringify(page.items).length));
+    return this.queryReply(call, data, page, started);
+  }
+
+  private queryReply(call: Call, data: Container, page: QueryPage, started: number): Reply {
     const headers: Record<string, string> = {
       "x-ms-item-count": String(page.items.length),
       // ORDER BY's ties come in ascending document order whatever the direction: the .NET SDK resumes by it.

@@ -1,6 +1,7 @@
 import { badRequest, CosmosError } from "../wire/errors";
 import type { Scope } from "../engine/container";
 import type { OperationKind } from "../limits/faults";
+import type { CostFeatures } from "../limits/request-units";
 import { isObject, type Json } from "../wire/json";
 
 /**
@@ -24,6 +25,8 @@ export interface Call {
   failAfterWork?: CosmosError;
   /** The physical partition whose throughput budget admitted this request (budget on only). */
   budgetPartition?: string;
+  /** What the request is charged for: work done after an await (a query on its thread) is metered into it. */
+  meter?: CostFeatures;
 }
 
 export const isTrue = (value: string | undefined) => value?.toLowerCase() === "true";

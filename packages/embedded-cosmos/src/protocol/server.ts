@@ -10,6 +10,7 @@ import { ResourceRoutes } from "./resources";
 import { NO_COST, requestUnits, withMeter, type CostFeatures } from "../limits/request-units";
 import { badRequest, CosmosError, entityTooLarge, notFound } from "../wire/errors";
 import { ScriptedTransactions } from "../scripts/transactions";
+import { QueryThread } from "../query/query-thread";
 import { SCAN_PAGE_ITEMS } from "../query/query";
 import type { ThroughputBudget } from "../limits/throughput";
 import type { FaultInjector } from "../limits/faults";
@@ -22,6 +23,7 @@ const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 export class CosmosServer {
   readonly account: Account;
   private readonly transactions: ScriptedTransactions;
+  private readonly queries = new QueryThread();
   private readonly documents: DocumentRoutes;
   private readonly resources: ResourceRoutes;
   private readonly http: Server;
@@ -63,7 +65,7 @@ export class CosmosServer {
     this.scanPageItems = options.scanPageItems ?? SCAN_PAGE_ITEMS;
     this.account = new Account(options.partitions ?? 1, options.clock);
     this.transactions = new ScriptedTransactions(this.account, this.limits);
-    this.documents = new DocumentRoutes(this.account, this.transactions, this.scanPageItems);
+    this.documents = new DocumentRoutes(this.account, this.transactions, this.queries, this.scanPageItems);
     this.resources = new ResourceRoutes(this.account, this.transactions, this.budget);
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.keepAliveTimeout = 60_000;
@@ -85,6 +87,7 @@ export class CosmosServer {
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
     await this.transactions.close();
+    await this.queries.close();
   }
 
   private sweep(): void {
@@ -102,7 +105,9 @@ export class CosmosServer {
         verifyMasterKey(this.key, call.method, call.segments, call.header, this.verifiedSignatures);
       call.segments = this.byName(call.segments);
       await this.injectFaults(call);
-      reply = withMeter(features, () => this.route(call));
+      call.meter = features;
+      const routed = withMeter(features, () => this.route(call));
+      reply = routed instanceof Promise ? await routed : routed;
       const session = this.sessionToken(call);
       if (session) reply.headers = { "x-ms-session-token": session, ...reply.headers };
     } catch (error) {
@@ -216,7 +221,7 @@ export class CosmosServer {
     return ranges.map((i) => `${data.ranges[i].id}:-1#${data.currentLsn(i)}`).join(",");
   }
 
-  private route(call: Call): Reply {
+  private route(call: Call): Reply | Promise<Reply> {
     const [dbs, dbId, colls, collId, kind, resourceId] = call.segments;
     const n = call.segments.length;
     if (n === 0 && call.method === "GET") return { status: 200, body: this.resources.accountResource(call) };

@@ -109,6 +109,12 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   };
 }
 
+/** Whether the query JOINs (its rows can outnumber its items by far: see QueryThread). */
+export function hasJoins(shaped: ShapedQuery): boolean {
+  const from = ((compiled(shaped.spec.query).ast as Node).body as Node).from as Node | null;
+  return ((from?.joins as unknown[] | undefined)?.length ?? 0) > 0;
+}
+
 /** The parsed expressions of a query's GROUP BY clause, if it has one. */
 export function groupingOf(shaped: ShapedQuery): Node[] | undefined {
   if (shaped.groupBy === undefined) return undefined;

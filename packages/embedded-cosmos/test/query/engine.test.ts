@@ -37,6 +37,27 @@ describe("no query holds the server: the SQL engine's work is bounded", () => {
     expect((await c.item("joins-100", "joins-100").read()).statusCode).toBe(200);
   });
 
+  it("answers other requests while a query's JOINs are evaluated (on the query thread)", async () => {
+    await c.items.upsert({ id: "joins-100", pk: "joins-100", arr: numbers(100) });
+    const settled: string[] = [];
+    const hostile = c.items
+      .query("SELECT VALUE COUNT(1) FROM c JOIN a IN c.arr JOIN b IN c.arr JOIN d IN c.arr", { partitionKey: "joins-100" })
+      .fetchAll()
+      .catch(() => undefined)
+      .then(() => settled.push("hostile query"));
+    // Sent once the query is on its way: the server must not wait for it to answer these.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all([
+      c
+        .item("joins-100", "joins-100")
+        .read()
+        .then(() => settled.push("read")),
+      c.items.upsert({ id: "other", pk: "other" }).then(() => settled.push("write")),
+    ]);
+    await hostile;
+    expect(settled).toEqual(["read", "write", "hostile query"]);
+  });
+
   it("ends a scan's page where the row budget runs out and resumes it: every result, page by page", async () => {
     const items = Math.ceil((2 * ROW_BUDGET) / 150 ** 2);
     for (let i = 0; i < items; i++) await c.items.create({ id: `wide-${i}`, pk: "wide", arr: numbers(150) });
