@@ -116,6 +116,26 @@ describe("leaving: export and erasure (routes)", () => {
   const withRoles = async (userId: string, roles: string[]) =>
     `Bearer ${await new SignJWT({ roles }).setProtectedHeader({ alg: "HS256" }).setSubject(userId).setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(TEST_SECRET))}`;
 
+  /** What the posts change feed would have done by now with the posts container's items (of one post, or all): copies and records of where users wrote. */
+  async function feedPostsChanges(partitionKey?: string) {
+    const { resources } = await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey }).fetchAll();
+    await handlePostsChanges(resources.map((item, index) => ({ ...item, _lsn: item._lsn ?? index + 1 })));
+  }
+
+  /** Every page of a user's export, each checked to be a 200 download. */
+  async function exportPages(userId: string, limit: number) {
+    const pages = [];
+    let token: string | null | undefined;
+    do {
+      const response = await admin.request("GET", `/api/users/${userId}/export?limit=${limit}${token ? `&continuationToken=${token}` : ""}`, { as: userId });
+      expect(response.status).toBe(200);
+      expect(response.headers["content-disposition"]).toBe(`attachment; filename="blog-export-${userId}.json"`);
+      pages.push(response.body);
+      token = response.body.continuationToken;
+    } while (token);
+    return pages;
+  }
+
   it("pages the owner's export as a download, profile first, then posts, then what they wrote", async () => {
     const posts: string[] = [];
     for (let i = 0; i < 3; i++)
@@ -123,22 +143,9 @@ describe("leaving: export and erasure (routes)", () => {
     const othersPost = (await admin.request("POST", "/api/posts", { as: "other", body: { title: "theirs", content: "x" } })).body.postId;
     await admin.request("POST", `/api/posts/${othersPost}/comments`, { as: "writer", body: { content: "said" } });
     await admin.request("POST", `/api/posts/${othersPost}/likes`, { as: "writer" });
-    // What the posts change feed would have done by now: copies in the writer's list, and the record of where they wrote.
-    const changes = (await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey: undefined }).fetchAll()).resources.map((item, index) => ({
-      ...item,
-      _lsn: item._lsn ?? index + 1,
-    }));
-    await handlePostsChanges(changes);
+    await feedPostsChanges();
 
-    const pages = [];
-    let token: string | null | undefined;
-    do {
-      const response = await admin.request("GET", `/api/users/writer/export?limit=2${token ? `&continuationToken=${token}` : ""}`, { as: "writer" });
-      expect(response.status).toBe(200);
-      expect(response.headers["content-disposition"]).toBe('attachment; filename="blog-export-writer.json"');
-      pages.push(response.body);
-      token = response.body.continuationToken;
-    } while (token);
+    const pages = await exportPages("writer", 2);
     expect(pages[0].profile).toMatchObject({ id: "writer", username: "writer" });
     expect(pages.slice(1).every((page) => page.profile === undefined)).toBe(true);
     expect(pages.flatMap((page) => page.posts.map((post: { postId: string }) => post.postId)).sort()).toEqual([...posts].sort());
@@ -159,20 +166,9 @@ describe("leaving: export and erasure (routes)", () => {
       expect((await admin.request("POST", `/api/posts/${post}/comments`, { as: "talker", body: { content: `c${i}` } })).status).toBe(201);
     }
     await admin.request("POST", `/api/posts/${post}/likes`, { as: "talker" });
-    const changes = (await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey: post }).fetchAll()).resources.map((item, index) => ({
-      ...item,
-      _lsn: item._lsn ?? index + 1,
-    }));
-    await handlePostsChanges(changes);
+    await feedPostsChanges(post);
 
-    const pages = [];
-    let token: string | null | undefined;
-    do {
-      const response = await admin.request("GET", `/api/users/talker/export?limit=100${token ? `&continuationToken=${token}` : ""}`, { as: "talker" });
-      expect(response.status).toBe(200);
-      pages.push(response.body);
-      token = response.body.continuationToken;
-    } while (token);
+    const pages = await exportPages("talker", 100);
     const parts = pages.flatMap((page) => page.writing as { postId: string; comments: { content: string }[]; likedDate: string | null }[]);
     expect(pages.every((page) => page.writing.reduce((n: number, part: { comments: unknown[] }) => n + part.comments.length, 0) <= 100)).toBe(true);
     expect(parts.map((part) => part.comments.length)).toEqual([100, 100, 30]);
