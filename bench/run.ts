@@ -1,23 +1,17 @@
 import { writeFileSync } from "node:fs";
 import { measureScans } from "./scan";
 import { measureHostile } from "./hostile";
+import { apiOverhead } from "./api-overhead";
 import { cpus, platform, release, totalmem } from "node:os";
-import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
-import { createHttpServer } from "local-host";
 import { random } from "../local/random";
-import { loadApp } from "../local/app-entry";
-import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/functions";
-import { routes } from "../src/api/routes";
-import { readFeed } from "../src/store/feed";
 import { createStore, useStore } from "../src/store/client";
 import { projectRoot } from "../src/store/script-files";
-import { readPost } from "../src/store/posts";
 import { provision } from "../src/store/provision";
 import { ProgressBar } from "../scripts/progress";
 import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
-import { measureCall, percentile, summarize, type CallCost, type PartitionCounts } from "./measure";
+import { measureCall, summarize, type CallCost, type PartitionCounts } from "./measure";
 import { measurePipeline } from "./pipeline";
 import { measureColdStart } from "./cold-start";
 import { measureIdle } from "./idle";
@@ -25,7 +19,7 @@ import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measureInstances } from "./instances";
 import { compareWithBaseline, prepareBaseline } from "./baseline";
-import { formatTable, row, type ApiOverhead, type Report } from "./report";
+import { formatTable, row, type Report } from "./report";
 import { scenarios } from "./scenarios";
 import { V1Strategy } from "./v1";
 
@@ -63,97 +57,6 @@ export interface BenchOptions {
   instances?: { upTo: number; seconds: number; rebalance: boolean };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
   baseline?: { ref: string; seconds: number; rounds: number; warmupSeconds: number };
-}
-
-async function timed(call: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  await call();
-  return performance.now() - started;
-}
-
-/** Q2 and Q6 as a bare store call, their handler called directly, through the worker's invocation and through the HTTP API of the local host. */
-async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
-  const app = await loadApp();
-  const server = createHttpServer(app.http, { log: () => {} });
-  /** The app's HTTP functions by name, found once: the invocation's timings hold the invocation, not a search of the app's functions. */
-  const httpFunctions = new Map(app.http.map((fn) => [fn.name, fn]));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
-  const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [
-    ["Q2 get post", (id) => readPost(id), (id) => `${base}/posts/${id}`],
-    [`Q6 feed (${feedSize})`, () => readFeed(feedSize), () => `${base}/feed?limit=${feedSize}`],
-  ];
-  /** The route a URL of the two cases calls, with its parameters and query. */
-  const callOf = (url: string) => {
-    const { pathname, searchParams } = new URL(url);
-    const path = pathname.replace(/^\/api\//, "");
-    const route = path === "feed" ? routes.find((r) => r.name === "getFeed")! : routes.find((r) => r.name === "getPost")!;
-    const params: Record<string, string> = path === "feed" ? {} : { postId: path.split("/")[1] };
-    return { route, params, query: Object.fromEntries(searchParams) };
-  };
-  /** The route's handler called directly, with the request the programming model would make: validation, metering, serialization, no HTTP. */
-  const viaHandler = async (url: string) => {
-    const { route, params, query } = callOf(url);
-    const request = new HttpRequest({ method: "GET", url, params, query });
-    const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }))) as HttpResponseInit;
-    if (response.status !== 200) throw new Error(`${url} -> ${response.status}`);
-    JSON.stringify(response.jsonBody); // the host serializes the body
-  };
-  /**
-   * The same call as the Functions worker makes it, no HTTP: the programming model
-   * (`@azure/functions`) turns the host's data into the HttpRequest and the handler's answer into
-   * the host's (through undici's Request and Response), with the app's invocation hooks.
-   */
-  const viaInvocation = async (url: string) => {
-    const { route, params, query } = callOf(url);
-    const { response } = await httpFunctions.get(route.name)!.invoke({ method: "GET", url, headers: {}, params, query });
-    if (response.statusCode !== "200") throw new Error(`${url} -> ${response.statusCode} through the invocation`);
-  };
-  const results: ApiOverhead[] = [];
-  try {
-    for (const [request, bare, url] of cases) {
-      const bareMs: number[] = [];
-      const handlerMs: number[] = [];
-      const invocationMs: number[] = [];
-      const httpMs: number[] = [];
-      for (let i = 0; i <= iterations; i++) {
-        const id = postIds[Math.floor(pick() * postIds.length)];
-        const b = await timed(() => bare(id));
-        const d = await timed(() => viaHandler(url(id)));
-        const v = await timed(() => viaInvocation(url(id)));
-        const h = await timed(async () => {
-          const response = await fetch(url(id));
-          if (!response.ok) throw new Error(`${url(id)} -> ${response.status}`);
-          await response.arrayBuffer();
-        });
-        if (i > 0) {
-          // the first round warms connections and caches
-          bareMs.push(b);
-          handlerMs.push(d);
-          invocationMs.push(v);
-          httpMs.push(h);
-        }
-      }
-      const stats = (ms: number[]) => {
-        ms.sort((a, b) => a - b);
-        return { p50: percentile(ms, 50), p95: percentile(ms, 95) };
-      };
-      const [bareStats, handlerStats, invocationStats, httpStats] = [stats(bareMs), stats(handlerMs), stats(invocationMs), stats(httpMs)];
-      results.push({
-        request,
-        bare: bareStats,
-        handler: handlerStats,
-        invocation: invocationStats,
-        http: httpStats,
-        handlerRatio: handlerStats.p50 / bareStats.p50,
-        ratio: httpStats.p50 / bareStats.p50,
-      });
-    }
-  } finally {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-  return results;
 }
 
 /** Loads the dataset in both layouts, runs every request K times per strategy, and reports. */
