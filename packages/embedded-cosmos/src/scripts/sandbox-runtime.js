@@ -199,10 +199,11 @@
   }
   installApi();
   // The global names after setup: whatever a run adds is removed before the next one.
-  var keep = ownNames(global);
+  var keep = create(null);
+  var names = ownNames(global);
+  for (var n = 0; n < names.length; n++) keep[names[n]] = true;
   function isKept(name) {
-    for (var i = 0; i < keep.length; i++) if (keep[i] === name) return true;
-    return false;
+    return keep[name] === true;
   }
   /** Removes what runs added to the global object; false if something could not be removed. */
   function resetGlobals() {
@@ -240,7 +241,7 @@
   }
 
   /** One run: its input asked of the host, its outcome (result or error) always a string. */
-  return function run() {
+  function run() {
     if (running) return stringify({ error: { message: "A script cannot start another run." } });
     input = ask("input", "[]");
     if (input === null) return stringify({ error: { message: "A script cannot start another run." } });
@@ -262,5 +263,8 @@
     // A global that cannot be deleted would reach the next run: the host then makes a new sandbox.
     if (!(resetGlobals() && clean)) ask("unclean", "[]");
     return outcome;
-  };
+  }
+  // The host runs `__run()`; no script can replace it, and the reset keeps it.
+  defineProperty(global, "__run", { value: run, enumerable: false, writable: false, configurable: false });
+  keep.__run = true;
 });

@@ -24,6 +24,6 @@ function call(run: number, op: string, args: string): string {
 port.on("message", (message: ToScriptThread) => {
   if (message.type !== "run") return; // a reply the stopped run it was for no longer waits for
   const { run } = message;
-  const output = runInSandbox(message.body, { input: message.input, call: (op, args) => call(run, op, args) }, message.timeoutMs);
+  const output = runInSandbox(message.body, { input: message.input, call: (op, args) => call(run, op, args) });
   send({ type: "done", run, output });
 });

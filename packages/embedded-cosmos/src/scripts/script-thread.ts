@@ -4,7 +4,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
 import type { RunOutput } from "./sandbox";
 
 /** Messages to the script thread: a run, or the answer to its latest collection call. */
-export type ToScriptThread = { type: "run"; run: number; body: string; input: string; timeoutMs: number } | { type: "reply"; run: number; text: string };
+export type ToScriptThread = { type: "run"; run: number; body: string; input: string } | { type: "reply"; run: number; text: string };
 /** Messages from it: a collection call of the current run, or the run's output. */
 export type FromScriptThread = { type: "call"; run: number; op: string; args: string } | { type: "done"; run: number; output: RunOutput };
 
@@ -34,14 +34,15 @@ export function receive<T>(port: MessagePort, signals: Int32Array, index: number
 /** Compiled, the thread's entry is beside this file; run from source (a test runner compiling TypeScript), it is the compiled one. */
 const threadEntry = () => [join(__dirname, "script-thread-main.js"), join(__dirname, "../../dist/scripts/script-thread-main.js")].find(existsSync)!;
 
-/** Time the thread has beyond a script's own limit to answer (its start, a collection): after it, the thread is ended. */
-const GRACE_MS = 2000;
+/** Time a new thread has to start, beyond the first script's own limit. */
+const START_MS = 2000;
 
 /**
  * Stored procedures and triggers run on a thread of their own, in a node:vm sandbox there. The
- * server's thread waits for each run, as a transaction must, and answers its collection calls. What
- * a script does to its thread (a promise rejected with no handler, memory exhausted, a hang past
- * its time limit) ends at most that thread: the server answers the request and makes a new one.
+ * server's thread waits for each run, as a transaction must, and answers its collection calls. A
+ * run past its time limit ends the thread (an endless loop, `Atomics.wait`, promise callbacks
+ * that never stop); so does what else a script can do to it (a promise rejected with no handler is
+ * ignored there, memory exhausted ends it): the server answers the request and makes a new one.
  */
 export class ScriptThread {
   private worker?: Worker;
@@ -50,10 +51,11 @@ export class ScriptThread {
 
   /** Runs `body`; `call` answers its collection calls. The output is the sandbox's, or a timeout. */
   run(body: string, input: string, timeoutMs: number, call: (op: string, args: string) => string): RunOutput {
+    const fresh = !this.worker;
     const { port, signals } = this.started();
     const run = ++this.runs;
-    post(port, signals, TO_THREAD, { type: "run", run, body, input, timeoutMs });
-    const deadline = Date.now() + timeoutMs + GRACE_MS;
+    post(port, signals, TO_THREAD, { type: "run", run, body, input });
+    const deadline = Date.now() + timeoutMs + (fresh ? START_MS : 0);
     for (;;) {
       const message = receive<FromScriptThread>(port, signals, TO_HOST, deadline);
       if (!message) {
