@@ -3,7 +3,7 @@ import { measureScans } from "./scan";
 import { measureHostile } from "./hostile";
 import { apiOverhead } from "./api-overhead";
 import { cpus, platform, release, totalmem } from "node:os";
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand, refuse } from "../scripts/command-line";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { random } from "../local/random";
 import { createStore, useStore } from "../src/store/client";
@@ -172,39 +172,54 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   return report;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      users: { type: "string", default: "200" },
-      seed: { type: "string", default: "42" },
-      iterations: { type: "string", default: "20" },
-      feed: { type: "string", default: "100" },
-      out: { type: "string" },
-      endpoint: { type: "string", default: process.env.COSMOS_ENDPOINT },
-      key: { type: "string", default: process.env.COSMOS_KEY },
-      database: { type: "string", default: "blogbench" },
-      "pipeline-items": { type: "string", default: "10000" },
-      "pipeline-posts": { type: "string", default: "500" },
-      "server-seconds": { type: "string", default: "10" },
-      "cold-start-samples": { type: "string", default: "15" },
-      "idle-seconds": { type: "string", default: "30" },
-      "idle-settle-seconds": { type: "string", default: "30" },
-      "scale-seconds": { type: "string", default: "5" },
-      "storm-likers": { type: "string", default: "1000" },
-      "scan-items": { type: "string", default: "60000" },
-      "hostile-seconds": { type: "string", default: "5" },
-      instances: { type: "string", default: "0" },
-      "instance-seconds": { type: "string", default: "10" },
-      rebalance: { type: "boolean", default: false },
-      baseline: { type: "string" },
-      "baseline-seconds": { type: "string", default: "5" },
-      "baseline-rounds": { type: "string", default: "2" },
-      "baseline-warmup": { type: "string", default: "10" },
+const COMMAND = defineCommand({
+  name: "npm run bench",
+  summary:
+    "Measures the ten requests in the article's V1 and V3 models (latency, requests, partitions, RU), then the pipeline, the embedded server, scale, scans, hostile queries, cold start and idle CPU; prints the tables.",
+  flags: {
+    users: { type: "string", default: "200", value: "n", description: "users in the generated dataset" },
+    seed: { type: "string", default: "42", value: "n", description: "the dataset's random seed" },
+    iterations: { type: "string", default: "20", value: "n", description: "calls per request and model" },
+    feed: { type: "string", default: "100", value: "n", description: "posts in Q6's feed" },
+    out: { type: "string", value: "file.json", description: "also write the report as JSON" },
+    endpoint: {
+      type: "string",
+      default: process.env.COSMOS_ENDPOINT,
+      value: "url",
+      description: "a real account or emulator (COSMOS_ENDPOINT); the embedded server when absent",
     },
-  });
+    key: { type: "string", default: process.env.COSMOS_KEY, value: "key", description: "its key (COSMOS_KEY); Entra ID when absent" },
+    database: { type: "string", default: "blogbench", value: "name", description: "the database the benchmark creates" },
+    "pipeline-items": { type: "string", default: "10000", value: "n", description: "items a username change rewrites (0 skips the pipeline figures)" },
+    "pipeline-posts": { type: "string", default: "500", value: "n", description: "posts those items are spread over" },
+    "server-seconds": { type: "string", default: "10", value: "s", description: "the embedded server's comment load (0 skips)" },
+    "cold-start-samples": { type: "string", default: "15", value: "n", description: "fresh processes for the cold start (0 skips)" },
+    "idle-seconds": { type: "string", default: "30", value: "s", description: "npm start watched idle for its CPU (0 skips)" },
+    "idle-settle-seconds": { type: "string", default: "30", value: "s", description: "seconds after start before the idle watch" },
+    "scale-seconds": { type: "string", default: "5", value: "s", description: "each concurrent load of the scale figures (0 skips)" },
+    "storm-likers": { type: "string", default: "1000", value: "n", description: "likers in the like storm" },
+    "scan-items": { type: "string", default: "60000", value: "n", description: "items of the largest unindexed scan (0 skips)" },
+    "hostile-seconds": { type: "string", default: "5", value: "s", description: "point reads alone, then beside hostile queries (0 skips)" },
+    instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
+    "instance-seconds": { type: "string", default: "10", value: "s", description: "load per instance count" },
+    rebalance: { type: "boolean", default: false, description: "with --instances: the rebalance after a kill (slow)" },
+    baseline: { type: "string", value: "git-ref", description: "every route under load beside this ref's build, in one run" },
+    "baseline-seconds": { type: "string", default: "5", value: "s", description: "load per route and round" },
+    "baseline-rounds": { type: "string", default: "2", value: "n", description: "rounds per route, alternating" },
+    "baseline-warmup": { type: "string", default: "10", value: "s", description: "warm-up per route and system" },
+  },
+  examples: [
+    "npm run bench",
+    "npm run bench -- --users 20 --idle-seconds 0 --cold-start-samples 0",
+    "npm run bench -- --baseline origin/main --out bench.json",
+  ],
+});
+
+async function main(): Promise<void> {
+  const { values } = commandLine(COMMAND);
   const number = (name: string, value: string | undefined, min: number, max: number) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max) refuse(COMMAND, `--${name} must be an integer from ${min} to ${max}`);
     return n;
   };
   const report = await runAll({

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { commandLine, defineCommand, refuse } from "../scripts/command-line";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { CosmosClient } from "@azure/cosmos";
 import { parseFaultSpec } from "embedded-cosmos";
 import { randomBytes } from "node:crypto";
@@ -194,20 +194,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   };
 }
 
-/** `npm run chaos -- --minutes N --seed S [--faults spec] [--users N] [--restart-every S] [--instances N] [--out file.json]` */
+const COMMAND = defineCommand({
+  name: "npm run chaos",
+  summary:
+    "Runs a randomized workload against npm start with faults, kill -9 and Ctrl-C restarts, sabotage and hostile requests, then checks every guarantee; exits 1 on a violation.",
+  flags: {
+    minutes: { type: "string", default: "1", value: "n", description: "how long the workload runs" },
+    seconds: { type: "string", value: "n", description: "the same in seconds (instead of --minutes)" },
+    seed: { type: "string", default: "1", value: "n", description: "the random seed: the same seed, the same run" },
+    faults: { type: "string", value: "spec", description: `the embedded server's faults (default: ${DEFAULT_FAULTS})` },
+    users: { type: "string", default: "8", value: "n", description: "users the workload acts as" },
+    "restart-every": { type: "string", default: "20", value: "s", description: "seconds between restarts of a host" },
+    instances: { type: "string", default: "1", value: "n", description: "host processes on one account and task hub" },
+    out: { type: "string", value: "file.json", description: "also write the result as JSON" },
+  },
+  examples: ["npm run chaos", "npm run chaos -- --minutes 2 --seed 7", "npm run chaos -- --instances 3 --out chaos.json"],
+});
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      minutes: { type: "string", default: "1" },
-      seconds: { type: "string" },
-      seed: { type: "string", default: "1" },
-      faults: { type: "string" },
-      users: { type: "string", default: "8" },
-      "restart-every": { type: "string", default: "20" },
-      instances: { type: "string", default: "1" },
-      out: { type: "string" },
-    },
-  });
+  const { values } = commandLine(COMMAND);
   const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes) * 60;
   const numbers = {
     seconds,
@@ -217,7 +222,7 @@ async function main(): Promise<void> {
     instances: Number(values.instances),
   };
   for (const [name, value] of Object.entries(numbers))
-    if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, got ${value}`);
+    if (!Number.isInteger(value) || value < 0) refuse(COMMAND, `--${name} must be a whole number, got ${value}`);
   const result = await runChaos({
     ...numbers,
     faults: values.faults,

@@ -1,8 +1,15 @@
-import { parseArgs } from "node:util";
 import { store } from "../src/store/client";
 import { listDeadLetters, replayDeadLetter, type DeadLetter } from "../src/store/dead-letters";
+import { commandLine, defineCommand, refuse } from "./command-line";
 
-const USAGE = "usage: npm run dead-letters -- list | replay <id>... | replay --all";
+const COMMAND = defineCommand({
+  name: "npm run dead-letters",
+  summary:
+    "Lists the change feed documents no consumer could process, with their reasons, or replays them once fixed at the source. Reads the account of COSMOS_ENDPOINT (and COSMOS_KEY) or COSMOS__accountEndpoint; npm start prints them.",
+  positionals: "list | replay <id>... | replay --all",
+  flags: { all: { type: "boolean", default: false, description: "with replay: every dead letter" } },
+  examples: ["npm run dead-letters -- list", "npm run dead-letters -- replay 3f2a...", "npm run dead-letters -- replay --all"],
+});
 
 const line = (letter: DeadLetter) => `${letter.id}  ${letter.setAsideAt}  ${letter.source}/${letter.documentId}  ${letter.reason}`;
 
@@ -12,16 +19,14 @@ const line = (letter: DeadLetter) => `${letter.id}  ${letter.setAsideAt}  ${lett
  * feed again (a document still malformed stays set aside, and says why).
  */
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { all: { type: "boolean", default: false } } });
+  const { values, positionals } = commandLine(COMMAND);
   const [command, ...ids] = positionals;
+  const listing = command === "list" && ids.length === 0;
+  if (!listing && (command !== "replay" || (ids.length === 0) === !values.all)) refuse(COMMAND, "say list, replay with ids, or replay --all");
   const letters = await listDeadLetters();
-  if (command === "list" && ids.length === 0) {
+  if (listing) {
     console.log(letters.length === 0 ? "no dead letters" : letters.map(line).join("\n"));
     return 0;
-  }
-  if (command !== "replay" || (ids.length === 0) === !values.all) {
-    console.error(USAGE);
-    return 2;
   }
   const chosen = values.all ? letters : letters.filter((letter) => ids.includes(letter.id));
   const unknown = ids.filter((id) => !letters.some((letter) => letter.id === id));

@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand, refuse } from "./command-line";
 import { devToken, localDevSecret } from "../local/dev-auth";
 import { ProgressBar } from "./progress";
 import { between, random } from "../local/random";
@@ -90,16 +90,25 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      users: { type: "string", default: "10" },
-      url: { type: "string", default: process.env.API_URL ?? `http://localhost:${process.env.PORT ?? 7071}/api` },
-      seed: { type: "string", default: "42" },
-      concurrency: { type: "string", default: "8" },
+  const command = defineCommand({
+    name: "npm run seed",
+    summary: "Fills a running API (npm start) with users, posts, comments and likes, through its HTTP API and dev tokens.",
+    flags: {
+      users: { type: "string", default: "10", value: "n", description: "how many users, each with posts, comments and likes (1-100000)" },
+      url: {
+        type: "string",
+        default: process.env.API_URL ?? `http://localhost:${process.env.PORT ?? 7071}/api`,
+        value: "url",
+        description: "the API's base URL (API_URL, or PORT)",
+      },
+      seed: { type: "string", default: "42", value: "n", description: "the random seed: the same seed makes the same data" },
+      concurrency: { type: "string", default: "8", value: "n", description: "requests in flight" },
     },
+    examples: ["npm run seed", "npm run seed -- --users 200 --seed 7"],
   });
+  const { values } = commandLine(command);
   const users = Number(values.users);
-  if (!Number.isInteger(users) || users < 1 || users > 100_000) throw new Error("--users must be an integer from 1 to 100000");
+  if (!Number.isInteger(users) || users < 1 || users > 100_000) refuse(command, "--users must be an integer from 1 to 100000");
   const progress = new ProgressBar("seeding", 0);
   const result = await seed({
     users,
