@@ -24,7 +24,9 @@ export interface Command<F extends Record<string, Flag>> {
 /** A command's description, its flags' types kept as written (so `values` is typed by them). */
 export const defineCommand = <const F extends Record<string, Flag>>(command: Command<F>): Command<F> => command;
 
-type Values<F extends Record<string, Flag>> = { [K in keyof F]: F[K]["type"] extends "boolean" ? boolean : string | undefined };
+type Values<F extends Record<string, Flag>> = {
+  [K in keyof F]: F[K]["type"] extends "boolean" ? boolean : F[K] extends { default: string } ? string : string | undefined;
+};
 
 /** The text `--help` prints: usage, flags with their defaults, examples. */
 export function usage<F extends Record<string, Flag>>(command: Command<F>): string {

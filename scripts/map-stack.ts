@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { join, relative, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand } from "./command-line";
 import { BUNDLES, DEPLOY_FOLDER, sourceMapFolder } from "./bundle";
 import { projectRoot } from "../src/store/script-files";
 
@@ -27,9 +27,23 @@ export function mapStack(stack: string, maps: string, root = projectRoot()): str
   });
 }
 
+const COMMAND = defineCommand({
+  name: "npm run map-stack",
+  summary: "Maps a stack trace of the deployed bundle (from Application Insights or the logs, on standard input) back to the sources.",
+  flags: {
+    maps: {
+      type: "string",
+      default: sourceMapFolder(join(projectRoot(), DEPLOY_FOLDER)),
+      value: "dir",
+      description: "the bundle's source maps (npm run build of the deployed commit)",
+    },
+  },
+  examples: ["npm run --silent map-stack < stack.txt"],
+});
+
 /** `npm run map-stack [-- --maps DIR] < stack.txt`: maps a stack trace copied from Application Insights or the logs. */
 function main(): void {
-  const { values } = parseArgs({ options: { maps: { type: "string", default: sourceMapFolder(join(projectRoot(), DEPLOY_FOLDER)) } } });
+  const { values } = commandLine(COMMAND);
   process.stdout.write(mapStack(readFileSync(0, "utf8"), values.maps));
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand, refuse } from "./command-line";
 
 /**
  * `npm run smoke -- --url <api base> [--token T]`: checks a deployment end to end, as a user
@@ -141,9 +141,21 @@ async function localDevToken(base: string): Promise<string> {
 
 const row = (s: SmokeStep) => `${s.ok ? "pass" : "FAIL"}  ${s.step.padEnd(44)} ${String(s.ms).padStart(6)} ms  ${s.detail ?? ""}`;
 
+const COMMAND = defineCommand({
+  name: "npm run smoke",
+  summary:
+    "Checks a deployment (or npm start) end to end, as a user would after azd up: C1-C4 and Q1-Q6, the change feed carrying a post into Q3 and Q6, a rename reaching the post; cleans up what it wrote.",
+  flags: {
+    url: { type: "string", value: "api", description: "the API's base URL, e.g. https://func-x.azurewebsites.net/api (required)" },
+    token: { type: "string", value: "access-token", description: "an access token (docs/deploy.md); without one, a local host's dev sign-in signs one" },
+    "timeout-seconds": { type: "string", default: "60", value: "s", description: "how long a step may wait for the change feed" },
+  },
+  examples: ["npm run smoke -- --url http://localhost:7071/api", 'npm run smoke -- --url https://func-x.azurewebsites.net/api --token "$TOKEN"'],
+});
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { url: { type: "string" }, token: { type: "string" }, "timeout-seconds": { type: "string", default: "60" } } });
-  if (!values.url) throw new Error("usage: npm run smoke -- --url <api base, e.g. https://func-x.azurewebsites.net/api> [--token <access token>]");
+  const { values } = commandLine(COMMAND);
+  if (!values.url) refuse(COMMAND, "--url is required");
   console.log(`smoke check of ${values.url}`);
   const steps = await smoke({ url: values.url, token: values.token, timeoutMs: Number(values["timeout-seconds"]) * 1000, log: (s) => console.log(row(s)) });
   const failed = steps.filter((s) => !s.ok).length;

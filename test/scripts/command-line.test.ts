@@ -11,6 +11,9 @@ const COMMANDS: Record<string, string> = {
   "npm run bench": "dist/bench/run.js",
   "npm run chaos": "dist/chaos/run.js",
   "npm run cosmos": "packages/embedded-cosmos/dist/cli.js",
+  "npm run smoke": "dist/scripts/smoke.js",
+  "npm run rebuild-copies": "dist/scripts/rebuild-copies.js",
+  "npm run map-stack": "dist/scripts/map-stack.js",
 };
 
 const run = (script: string, args: string[]) =>
