@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand } from "../local/command-line";
 import { startCosmos } from "embedded-cosmos";
 import { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "embedded-cosmos";
 import { random } from "../local/random";
@@ -156,10 +156,19 @@ export function relativeError(rows: CostFeatures[], targets: number[], coefficie
 }
 
 /** `npm run calibrate`: fits the coefficients on the article's V1 table and reports the error on its held-out V3 table. */
+const COMMAND = defineCommand({
+  name: "npm run calibrate",
+  summary: "Fits the embedded server's cost model on the article's V1 table (measured on a generated dataset) and reports its error on the held-out V3 table.",
+  flags: {
+    users: { type: "string", default: "60", value: "n", description: "users in the generated dataset" },
+    seed: { type: "string", default: "7", value: "n", description: "the dataset's random seed" },
+    iterations: { type: "string", default: "5", value: "n", description: "calls per request" },
+  },
+  examples: ["npm run calibrate", "npm run calibrate -- --users 200"],
+});
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { users: { type: "string", default: "60" }, seed: { type: "string", default: "7" }, iterations: { type: "string", default: "5" } },
-  });
+  const { values } = commandLine(COMMAND);
   const features = await measureFeatures({ users: Number(values.users), seed: Number(values.seed), iterations: Number(values.iterations), progress: true });
   const ids = Object.keys(ARTICLE_RU.v3);
   const fitted = fit(

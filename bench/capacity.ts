@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { requestUnits } from "embedded-cosmos";
+import { commandLine, defineCommand } from "../local/command-line";
 import { likeId, type LikeItem, type UserItem } from "../src/model/items";
 import { store } from "../src/store/client";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
@@ -125,4 +126,15 @@ function printCapacityFigures(figures: CapacityFigures): void {
   );
 }
 
-if (require.main === module) void capacityFigures().then(printCapacityFigures);
+const COMMAND = defineCommand({
+  name: "npm run capacity",
+  summary:
+    "Prints the cost model's RU for every request, a like in a batch, the pipeline's work per change and leaving: the figures docs/capacity.md is written from.",
+  flags: {},
+  examples: ["npm run capacity"],
+});
+
+if (require.main === module) {
+  commandLine(COMMAND);
+  void capacityFigures().then(printCapacityFigures);
+}

@@ -3,7 +3,7 @@ import { measureScans } from "./scan";
 import { measureHostile } from "./hostile";
 import { apiOverhead } from "./api-overhead";
 import { cpus, platform, release, totalmem } from "node:os";
-import { commandLine, defineCommand, refuse } from "../scripts/command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { random } from "../local/random";
 import { createStore, useStore } from "../src/store/client";

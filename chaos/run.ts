@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { commandLine, defineCommand, refuse } from "../scripts/command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CosmosClient } from "@azure/cosmos";

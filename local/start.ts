@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, defineCommand } from "./command-line";
 import { loadIssuerSettings, loadSettings, loadTuning } from "../src/config";
 import { commaList, parseFaultSpec } from "embedded-cosmos";
 import { localDevSecret } from "./dev-auth";
@@ -14,8 +14,23 @@ function webSignIn(env: NodeJS.ProcessEnv = process.env): { clientId: string; au
   return clientId && authority && scope ? { clientId, authority, scope, ...(protocol ? { protocol } : {}) } : undefined;
 }
 
+const COMMAND = defineCommand({
+  name: "npm start",
+  summary:
+    "Runs the whole system on this machine until Ctrl-C: the API on http://localhost:7071/api (PORT), the web front end at /, the embedded Cosmos DB server (or COSMOS_ENDPOINT), the change feed consumers and orchestrations.",
+  flags: {
+    "in-memory": { type: "boolean", default: false, description: "keep no data across restarts" },
+    "data-dir": { type: "string", default: ".data", value: "dir", description: "where the data is kept across restarts" },
+    faults: { type: "string", value: "spec", description: "inject faults into the embedded server, e.g. 429:0.05@write,latency=200:0.1@read" },
+    "source-maps": { type: "boolean", default: false, description: "serve the front end's source maps" },
+    "recover-data": { type: "boolean", default: false, description: "load a damaged data directory up to the damage, keeping the rest aside" },
+  },
+  examples: ["npm start", "npm start -- --in-memory", "PORT=8080 npm start -- --faults 429:0.05@write"],
+});
+
 /** `npm start`: the whole system on this machine, until Ctrl-C. */
 async function main(): Promise<void> {
+  const { values: flags } = commandLine(COMMAND);
   const port = Number(process.env.PORT ?? 7071);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got '${process.env.PORT}'`);
   const external = process.env.COSMOS_ENDPOINT ?? process.env.COSMOS__accountEndpoint;
@@ -30,15 +45,6 @@ async function main(): Promise<void> {
     );
   }
   const cosmosPort = Number(process.env.EMBEDDED_COSMOS_PORT ?? 8081);
-  const { values: flags } = parseArgs({
-    options: {
-      "in-memory": { type: "boolean", default: false },
-      "data-dir": { type: "string", default: ".data" },
-      faults: { type: "string" },
-      "source-maps": { type: "boolean", default: false },
-      "recover-data": { type: "boolean", default: false },
-    },
-  });
   if (flags.faults !== undefined && external) throw new Error("--faults needs the embedded Cosmos DB server: unset COSMOS_ENDPOINT");
   const faults = flags.faults === undefined ? undefined : parseFaultSpec(flags.faults);
   // Data (the embedded server's, and the orchestrations' state) survives restarts unless asked not to.

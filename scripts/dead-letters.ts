@@ -1,6 +1,6 @@
 import { store } from "../src/store/client";
 import { listDeadLetters, replayDeadLetter, type DeadLetter } from "../src/store/dead-letters";
-import { commandLine, defineCommand, refuse } from "./command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 
 const COMMAND = defineCommand({
   name: "npm run dead-letters",

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { commandLine, defineCommand } from "../local/command-line";
 import Module from "node:module";
 import { join, relative, sep } from "node:path";
 
@@ -128,7 +129,16 @@ function installTracing(): void {
   };
 }
 
+const COMMAND = defineCommand({
+  name: "npm run flows",
+  summary:
+    "Follows three flows through the app's files (POST /posts, a posts change feed batch, a rename) and prints which files each crosses, and how often it comes back to one.",
+  flags: {},
+  examples: ["npm run flows"],
+});
+
 async function main(): Promise<void> {
+  commandLine(COMMAND);
   installTracing();
   // Loaded after the tracing is in place, so the app's modules are loaded through it.
   /* eslint-disable @typescript-eslint/no-require-imports */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { join, relative, resolve } from "node:path";
-import { commandLine, defineCommand } from "./command-line";
+import { commandLine, defineCommand } from "../local/command-line";
 import { BUNDLES, DEPLOY_FOLDER, sourceMapFolder } from "./bundle";
 import { projectRoot } from "../src/store/script-files";
 

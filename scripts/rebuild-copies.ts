@@ -1,4 +1,4 @@
-import { commandLine, defineCommand } from "./command-line";
+import { commandLine, defineCommand } from "../local/command-line";
 import { rebuildCopies } from "../src/pipeline/rebuild";
 import { store } from "../src/store/client";
 import { ProgressBar } from "./progress";

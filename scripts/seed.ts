@@ -1,4 +1,4 @@
-import { commandLine, defineCommand, refuse } from "./command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 import { devToken, localDevSecret } from "../local/dev-auth";
 import { ProgressBar } from "./progress";
 import { between, random } from "../local/random";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { commandLine, defineCommand, refuse } from "./command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 
 /**
  * `npm run smoke -- --url <api base> [--token T]`: checks a deployment end to end, as a user

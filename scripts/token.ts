@@ -1,6 +1,6 @@
 import { devToken, localDevSecret } from "../local/dev-auth";
 import { LIMITS } from "../src/model/limits";
-import { commandLine, defineCommand, refuse } from "./command-line";
+import { commandLine, defineCommand, refuse } from "../local/command-line";
 
 const COMMAND = defineCommand({
   name: "npm run token",
