@@ -133,7 +133,22 @@ export function hostSettings(cosmos: { endpoint: string; key?: string }, secret:
   };
 }
 
+const USAGE = `Runs the app under Azure Functions Core Tools (func start) with no Azure account: Azurite, the embedded Cosmos DB server (or COSMOS_ENDPOINT / COSMOS), the containers and scripts, and dist/deploy/local.settings.json; Ctrl-C stops it all.
+
+usage: npm run func -- [flags of func start]
+
+Every flag is passed to func start (func start --help lists them).
+FUNC_APP_DIR: another deployable folder (default dist/deploy); FUNC_DATA_DIR: where Azurite and the embedded server keep their data (default .data/func).
+
+examples:
+  npm run func
+  npm run func -- --port 7072 --verbose`;
+
 async function main(): Promise<void> {
+  if (process.argv.includes("--help") || process.argv.includes("-h")) {
+    console.log(USAGE);
+    return;
+  }
   const version = coreToolsVersion();
   if (!version) throw new Error(CORE_TOOLS_HELP);
   console.log(`Core Tools ${version}`);

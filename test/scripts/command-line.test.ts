@@ -46,6 +46,13 @@ describe("every command a person runs", () => {
     expect(refused.stdout).toBe("");
   });
 
+  it("npm run func answers --help with its own usage (its other flags go to func start)", () => {
+    const help = run("dist/scripts/func.js", ["--help"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("usage: npm run func");
+    expect(help.stdout).toMatch(/examples:\n {2}npm run func/);
+  });
+
   it("npm run token signs no token for a flag it does not know (it signed one for a user named --help)", () => {
     expect(run("dist/scripts/token.js", ["--help"]).stdout).not.toMatch(/^ey/);
     expect(run("dist/scripts/token.js", ["--user"]).status).toBe(2);
