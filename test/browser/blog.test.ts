@@ -68,6 +68,30 @@ async function publish(title: string, content: string): Promise<string> {
   return page.url();
 }
 
+/**
+ * The form controls the current view shows that have no accessible name (no label, wrapping or
+ * by `for`, and no aria-label), and the patterns that do not compile under the `v` flag, with
+ * which the browser checks `pattern` (an invalid one is skipped, so the field goes unchecked).
+ */
+async function formFaults(): Promise<string[]> {
+  return page.evaluate(() => {
+    const faults: string[] = [];
+    for (const control of document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>("input, textarea, select")) {
+      if (control.type === "hidden") continue;
+      if (control.labels?.length === 0 && !control.getAttribute("aria-label")) faults.push(`${control.name}: no accessible name`);
+      const pattern = control.getAttribute("pattern");
+      if (pattern !== null) {
+        try {
+          new RegExp(`^(?:${pattern})$`, "v");
+        } catch {
+          faults.push(`${control.name}: pattern invalid under the v flag`);
+        }
+      }
+    }
+    return faults;
+  });
+}
+
 describe("the blog in a browser", () => {
   it("signs in, registers, posts, sees the post in the feed, comments, likes and unlikes, edits, renames and deletes", async () => {
     await page.goto(site);
@@ -138,6 +162,29 @@ describe("the blog in a browser", () => {
     await eventually(async () => (await page.getByRole("link", { name: "Hello from a browser" }).count()) === 0);
     await page.goto(postUrl);
     await page.locator("#notice", { hasText: "Not Found" }).waitFor();
+  });
+
+  it("names every form control, and gives the browser patterns it can check (sign-in, profile, editor, comment)", async () => {
+    await page.goto(site);
+    const signOut = page.getByRole("button", { name: "Sign out" });
+    if (await signOut.isVisible()) await signOut.click();
+    await page.getByLabel("user id").waitFor();
+    expect(await formFaults()).toEqual([]);
+    await signInAs("named");
+    await saveProfile("named");
+    expect(await formFaults()).toEqual([]);
+    await page.getByRole("link", { name: "Write" }).click();
+    await page.getByLabel("Title").waitFor();
+    expect(await formFaults()).toEqual([]);
+    await page.getByLabel("Title").fill("Named fields");
+    await page.getByLabel("Content").fill("Every field has a name.");
+    await page.getByRole("button", { name: "Publish" }).click();
+    await page.getByLabel("Your comment").waitFor();
+    expect(await formFaults()).toEqual([]);
+    // The sign-in pattern is checked now: an id the API would refuse is refused by the browser first.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("user id").fill("no spaces allowed");
+    expect(await page.getByLabel("user id").evaluate((input: HTMLInputElement) => input.validity.patternMismatch)).toBe(true);
   });
 
   it("downloads my data as one file, and erases my account after a confirmation naming what goes", async () => {

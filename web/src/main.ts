@@ -40,7 +40,8 @@ function renderSession(app: App, render: () => void): void {
     placeholder: "user id",
     "aria-label": "user id",
     required: true,
-    pattern: "[A-Za-z0-9_.@|\\-]{1,128}",
+    // Escaped as the v flag requires ('|' and '-' in a class): browsers compile patterns with it.
+    pattern: "[A-Za-z0-9_.@\\|\\-]{1,128}",
   }) as HTMLInputElement;
   const form = h("form", {}, input, h("button", { type: "submit" }, "Sign in as"));
   form.addEventListener("submit", (event) => {

@@ -108,9 +108,15 @@ export async function postView(app: App, postId: string): Promise<void> {
 }
 
 function commentForm(app: App, postId: string): HTMLElement {
-  const content = h("textarea", { name: "comment", required: true, maxlength: "2000", placeholder: "Write a comment" }) as HTMLTextAreaElement;
+  const content = h("textarea", {
+    id: "comment-content",
+    name: "comment",
+    required: true,
+    maxlength: "2000",
+    placeholder: "Write a comment",
+  }) as HTMLTextAreaElement;
   const send = h("button", { type: "submit" }, "Comment") as HTMLButtonElement;
-  const form = h("form", {}, h("label", {}, "Your comment"), content, h("div", { class: "actions" }, send));
+  const form = h("form", {}, h("label", { for: "comment-content" }, "Your comment"), content, h("div", { class: "actions" }, send));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const key = crypto.randomUUID(); // a retry of this submission creates nothing twice
@@ -126,16 +132,16 @@ function commentForm(app: App, postId: string): HTMLElement {
 export async function editorView(app: App, postId?: string): Promise<void> {
   if (!app.session.userId()) return show(app.view, h("p", {}, "Sign in to write."));
   const existing = postId ? await app.api.get<Post>(`/posts/${encodeURIComponent(postId)}`) : undefined;
-  const title = h("input", { name: "title", required: true, maxlength: "200", value: existing?.title ?? "" }) as HTMLInputElement;
-  const content = h("textarea", { name: "content", required: true, maxlength: "20000" }, existing?.content ?? "") as HTMLTextAreaElement;
+  const title = h("input", { id: "post-title", name: "title", required: true, maxlength: "200", value: existing?.title ?? "" }) as HTMLInputElement;
+  const content = h("textarea", { id: "post-content", name: "content", required: true, maxlength: "20000" }, existing?.content ?? "") as HTMLTextAreaElement;
   const save = h("button", { type: "submit" }, existing ? "Save" : "Publish") as HTMLButtonElement;
   const form = h(
     "form",
     { class: "card" },
     h("h1", {}, existing ? "Edit post" : "New post"),
-    h("label", {}, "Title"),
+    h("label", { for: "post-title" }, "Title"),
     title,
-    h("label", {}, "Content"),
+    h("label", { for: "post-content" }, "Content"),
     content,
     h("div", { class: "actions" }, save),
   );
@@ -158,13 +164,19 @@ export async function profileView(app: App): Promise<void> {
     if (error instanceof ApiError && error.status === 404) return undefined;
     throw error;
   });
-  const username = h("input", { name: "username", required: true, pattern: "[A-Za-z0-9_.\\-]{3,32}", value: current?.username ?? "" }) as HTMLInputElement;
+  const username = h("input", {
+    id: "profile-username",
+    name: "username",
+    required: true,
+    pattern: "[A-Za-z0-9_.\\-]{3,32}",
+    value: current?.username ?? "",
+  }) as HTMLInputElement;
   const save = h("button", { type: "submit" }, current ? "Change username" : "Create profile") as HTMLButtonElement;
   const form = h(
     "form",
     { class: "card" },
     h("h1", {}, current ? "Your profile" : "Create your profile"),
-    h("label", {}, "Username"),
+    h("label", { for: "profile-username" }, "Username"),
     username,
     h("p", { class: "meta" }, "3-32 letters, digits, '_', '.' or '-'; unique."),
     h("div", { class: "actions" }, save),
