@@ -53,10 +53,11 @@ describe("the commands", () => {
     expect(await exited(child)).toBe(0);
   });
 
-  it("npm run cosmos refuses a bad port", () => {
+  it("npm run cosmos refuses a bad port with its usage, exit 2", () => {
     const result = spawnSync(process.execPath, [cosmosCli, "--port", "nope"], { encoding: "utf8" });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain("--port");
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("--port must be 0-65535, got 'nope'");
+    expect(result.stderr).toContain("usage: npm run cosmos");
   });
 
   it("npm start serves the API, prints how to get a token, and shuts down on Ctrl-C", async () => {
