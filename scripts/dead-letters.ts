@@ -1,11 +1,12 @@
 import { store } from "../src/store/client";
 import { listDeadLetters, replayDeadLetter, type DeadLetter } from "../src/store/dead-letters";
+import { defaultToLocalAccount } from "../local/local-account";
 import { commandLine, defineCommand, refuse } from "../local/command-line";
 
 const COMMAND = defineCommand({
   name: "npm run dead-letters",
   summary:
-    "Lists the change feed documents no consumer could process, with their reasons, or replays them once fixed at the source. Reads the account of COSMOS_ENDPOINT (and COSMOS_KEY) or COSMOS__accountEndpoint; npm start prints them.",
+    "Lists the change feed documents no consumer could process, with their reasons, or replays them once fixed at the source. On the account of COSMOS_ENDPOINT (and COSMOS_KEY) or COSMOS__accountEndpoint; with none, npm start's embedded server (EMBEDDED_COSMOS_PORT, default 8081).",
   positionals: "list | replay <id>... | replay --all",
   flags: { all: { type: "boolean", default: false, description: "with replay: every dead letter" } },
   examples: ["npm run dead-letters -- list", "npm run dead-letters -- replay 3f2a...", "npm run dead-letters -- replay --all"],
@@ -20,6 +21,8 @@ const line = (letter: DeadLetter) => `${letter.id}  ${letter.setAsideAt}  ${lett
  */
 async function main(): Promise<number> {
   const { values, positionals } = commandLine(COMMAND);
+  const local = defaultToLocalAccount();
+  if (local) console.error(local);
   const [command, ...ids] = positionals;
   const listing = command === "list" && ids.length === 0;
   if (!listing && (command !== "replay" || (ids.length === 0) === !values.all)) refuse(COMMAND, "say list, replay with ids, or replay --all");

@@ -149,6 +149,29 @@ describe("the commands", () => {
     ]);
   });
 
+  it("npm run dead-letters -- list, as the README writes it, reads npm start's embedded server when no account is named", async () => {
+    const { child, output } = await startAndWaitFor([join(dist, "local/start.js"), "--in-memory"], /Blog API ready on (\S+)[\s\S]*Press Ctrl-C/, {
+      PORT: "0",
+      EMBEDDED_COSMOS_PORT: "0",
+      LOG_REQUESTS: "false",
+    });
+    try {
+      const port = /COSMOS_ENDPOINT=http:\/\/127\.0\.0\.1:(\d+)\//.exec(output())![1];
+      const none = { COSMOS_ENDPOINT: "", COSMOS__accountEndpoint: "", COSMOS: "", COSMOS_KEY: "" };
+      const list = spawnSync(process.execPath, [join(dist, "scripts/dead-letters.js"), "list"], {
+        encoding: "utf8",
+        env: { ...process.env, ...none, EMBEDDED_COSMOS_PORT: port },
+      });
+      expect(list.stderr).toContain(`using npm start's embedded Cosmos DB server at http://127.0.0.1:${port}/`);
+      expect(list.stdout.trim()).toBe("no dead letters");
+      expect(list.status).toBe(0);
+    } finally {
+      child.removeAllListeners("exit");
+      child.kill("SIGINT");
+      await exited(child);
+    }
+  });
+
   it("npm run seed names the URL it cannot reach", () => {
     const result = spawnSync(process.execPath, [join(dist, "scripts/seed.js"), "--users", "1", "--url", "http://127.0.0.1:1/api"], { encoding: "utf8" });
     expect(result.status).toBe(1);
