@@ -13,17 +13,14 @@ function send(message: FromScriptThread): void {
   post(port, signals, TO_HOST, message);
 }
 
-function call(run: number, op: string, args: string): string {
-  send({ type: "call", run, op, args });
-  for (;;) {
-    const message = receive<ToScriptThread>(port, signals, TO_THREAD)!;
-    if (message.type === "reply" && message.run === run) return message.text;
-  }
+function call(op: string, args: string): string {
+  send({ type: "call", op, args });
+  const message = receive<ToScriptThread>(port, signals, TO_THREAD)!;
+  if (message.type !== "reply") throw new Error("The server sent a run where a collection call's answer was due.");
+  return message.text;
 }
 
 port.on("message", (message: ToScriptThread) => {
-  if (message.type !== "run") return; // a reply the stopped run it was for no longer waits for
-  const { run } = message;
-  const output = runInSandbox(message.body, { input: message.input, call: (op, args) => call(run, op, args) });
-  send({ type: "done", run, output });
+  if (message.type !== "run") return; // replies are read by call(), as they come
+  send({ type: "done", output: runInSandbox(message.body, { input: message.input, call }) });
 });

@@ -3,10 +3,13 @@ import { join } from "node:path";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import type { RunOutput } from "./sandbox";
 
-/** Messages to the script thread: a run, or the answer to its latest collection call. */
-export type ToScriptThread = { type: "run"; run: number; body: string; input: string } | { type: "reply"; run: number; text: string };
+/**
+ * Messages to the script thread: a run, or the answer to its latest collection call. One run at a
+ * time: the server waits for each, and one it stops ends the thread with it.
+ */
+export type ToScriptThread = { type: "run"; body: string; input: string } | { type: "reply"; text: string };
 /** Messages from it: a collection call of the current run, or the run's output. */
-export type FromScriptThread = { type: "call"; run: number; op: string; args: string } | { type: "done"; run: number; output: RunOutput };
+export type FromScriptThread = { type: "call"; op: string; args: string } | { type: "done"; output: RunOutput };
 
 /** What the thread is woken by: `signals[0]` counts messages to the host, `signals[1]` to the thread. */
 export const TO_HOST = 0;
@@ -47,14 +50,12 @@ const START_MS = 2000;
 export class ScriptThread {
   private worker?: Worker;
   private channel?: { port: MessagePort; signals: Int32Array };
-  private runs = 0;
 
   /** Runs `body`; `call` answers its collection calls. The output is the sandbox's, or a timeout. */
   run(body: string, input: string, timeoutMs: number, call: (op: string, args: string) => string): RunOutput {
     const fresh = !this.worker;
     const { port, signals } = this.started();
-    const run = ++this.runs;
-    post(port, signals, TO_THREAD, { type: "run", run, body, input });
+    post(port, signals, TO_THREAD, { type: "run", body, input });
     const deadline = Date.now() + timeoutMs + (fresh ? START_MS : 0);
     for (;;) {
       const message = receive<FromScriptThread>(port, signals, TO_HOST, deadline);
@@ -62,9 +63,8 @@ export class ScriptThread {
         void this.close();
         return JSON.stringify({ timeout: true });
       }
-      if (message.run !== run) continue; // left by a run that was stopped
       if (message.type === "done") return message.output;
-      post(port, signals, TO_THREAD, { type: "reply", run, text: call(message.op, message.args) });
+      post(port, signals, TO_THREAD, { type: "reply", text: call(message.op, message.args) });
     }
   }
 
