@@ -181,14 +181,15 @@ export class DocumentRoutes {
     }
     const started = performance.now();
     const continuation = call.header("x-ms-continuation") || undefined;
+    const maxItemCount = maxItemCountOf(call);
     if (hasJoins(prepared))
       return this.queryElsewhere(
         call,
         data,
-        { ...data.scopeCopy(scope), spec, resumeFilter, continuation, maxItemCount: maxItemCountOf(call), scanPageItems: this.scanPageItems },
+        { ...data.scopeCopy(scope), spec, resumeFilter, continuation, maxItemCount, scanPageItems: this.scanPageItems },
         started,
       );
-    return this.queryReply(call, data, data.query(scope, prepared, continuation, maxItemCountOf(call), this.scanPageItems), started);
+    return this.queryReply(call, data, data.query(scope, prepared, continuation, maxItemCount, this.scanPageItems), started);
   }
 
   /** A query with JOINs, evaluated on the query thread; charged as the container charges a query. */
