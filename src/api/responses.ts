@@ -90,8 +90,8 @@ export const erasureResponse = z
 /**
  * One page of a user's data export (GET /api/users/{userId}/export): the profile on the first
  * page, then their posts (newest first), then what they wrote on posts (their own and others'),
- * a post at a time (one with more comments than a page holds, in parts). Fetch pages with `continuationToken` until it is null; together they are
- * the whole export.
+ * a post at a time (one with more comments than a page holds, in parts). Fetch pages with
+ * `continuationToken` until it is null; together they are the whole export.
  */
 export const exportPageResponse = z
   .object({

@@ -96,8 +96,9 @@ const exportFileName = (userId: string) => `blog-export-${userId.replace(/[^A-Za
 
 /**
  * GET /users/{userId}/export — the owner's data, a bounded page at a time (`limit` posts, or
- * `limit` posts written on and `limit` comments, per page), as a download. Each page is one request's worth of reads, so a
- * large account never times out or loads everything at once; the pages together are the export.
+ * `limit` posts written on and `limit` comments, per page), as a download. Each page is one
+ * request's worth of reads, so a large account never times out or loads everything at once; the
+ * pages together are the export.
  */
 export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({ params: { userId }, query: { limit, continuationToken } }) => {
   const position = decodeExport(continuationToken);

@@ -47,8 +47,8 @@ function sandboxFor(body: string): Sandbox {
 /**
  * A context with the runtime set up in it. Its global object is its own (DONT_CONTEXTIFY): a
  * global made from a host object leads, through `this.constructor`, to the host's `Function`.
- * Promise callbacks run before the run ends ("afterEvaluate"), so within its time limit. The runtime installs
- * `__run`, a global no script can replace.
+ * Promise callbacks run before the run ends ("afterEvaluate"), so within its time limit. The
+ * runtime installs `__run`, a global no script can replace.
  */
 function newSandbox(): Sandbox {
   const context = vm.createContext(vm.constants.DONT_CONTEXTIFY, { codeGeneration: { strings: true, wasm: false }, microtaskMode: "afterEvaluate" });
