@@ -140,8 +140,8 @@ export default tseslint.config(
     }),
   ),
   layer(["local/*.ts"], {
-    folders: ["functions", "scripts", "chaos", "bench", "test", "web"],
-    why: "local/ runs the app on the local runtime (npm start): it does not reach into the tools or tests above it.",
+    folders: ["scripts", "chaos", "bench", "test", "web"],
+    why: "local/ runs the app on the local runtime (npm start), handing functions/' composition root its services: it does not reach into the tools or tests above it.",
   }),
   layer(["scripts/**"], { folders: ["chaos", "bench", "test"], why: "scripts/ may use src/ and local/, not chaos/, bench/ or the tests." }),
   layer(["chaos/**", "bench/**"], { folders: ["test"], why: "Tests use the tools, not the other way round." }),

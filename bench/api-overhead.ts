@@ -3,6 +3,7 @@ import { HttpRequest, InvocationContext, type HttpResponseInit } from "@azure/fu
 import { createHttpServer } from "local-host";
 import { loadApp } from "../local/app-entry";
 import { routes } from "../src/api/routes";
+import type { BlogStore } from "../src/store/client";
 import { readFeed } from "../src/store/feed";
 import { readPost } from "../src/store/posts";
 import { percentile } from "./measure";
@@ -15,16 +16,16 @@ async function timed(call: () => Promise<unknown>): Promise<number> {
 }
 
 /** Q2 and Q6 as a bare store call, their handler called directly, through the worker's invocation and through the HTTP API of the local host. */
-export async function apiOverhead(iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
-  const app = await loadApp();
+export async function apiOverhead(store: BlogStore, iterations: number, postIds: string[], feedSize: number, pick: () => number): Promise<ApiOverhead[]> {
+  const app = await loadApp({ store });
   const server = createHttpServer(app.http, { log: () => {} });
   /** The app's HTTP functions by name, found once: the invocation's timings hold the invocation, not a search of the app's functions. */
   const httpFunctions = new Map(app.http.map((fn) => [fn.name, fn]));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
   const cases: [string, (id: string) => Promise<unknown>, (id: string) => string][] = [
-    ["Q2 get post", (id) => readPost(id), (id) => `${base}/posts/${id}`],
-    [`Q6 feed (${feedSize})`, () => readFeed(feedSize), () => `${base}/feed?limit=${feedSize}`],
+    ["Q2 get post", (id) => readPost(store, id), (id) => `${base}/posts/${id}`],
+    [`Q6 feed (${feedSize})`, () => readFeed(store, feedSize), () => `${base}/feed?limit=${feedSize}`],
   ];
   /** The route a URL of the two cases calls, with its parameters and query. */
   const callOf = (url: string) => {
@@ -38,7 +39,7 @@ export async function apiOverhead(iterations: number, postIds: string[], feedSiz
   const viaHandler = async (url: string) => {
     const { route, params, query } = callOf(url);
     const request = new HttpRequest({ method: "GET", url, params, query });
-    const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }))) as HttpResponseInit;
+    const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }), store)) as HttpResponseInit;
     if (response.status !== 200) throw new Error(`${url} -> ${response.status}`);
     JSON.stringify(response.jsonBody); // the host serializes the body
   };

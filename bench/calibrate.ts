@@ -3,7 +3,7 @@ import { startCosmos } from "embedded-cosmos";
 import { COEFFICIENTS, NO_COST, requestUnits, type CostFeatures } from "embedded-cosmos";
 import { random } from "../local/random";
 import { ProgressBar } from "../scripts/progress";
-import { createStore, useStore } from "../src/store/client";
+import { createStore } from "../src/store/client";
 import { provision } from "../src/store/provision";
 import { ARTICLE_RU } from "./article";
 import { createV1Containers, generateDataset, loadV1, loadV3 } from "./dataset";
@@ -31,7 +31,7 @@ const FEATURES = Object.keys(NO_COST) as (keyof CostFeatures)[];
 export async function meteredStore(databaseName: string) {
   let sink: CostFeatures | undefined;
   const cosmos = await startCosmos({ onCharged: (features) => sink && FEATURES.forEach((key) => (sink![key] += features[key])) });
-  const store = useStore(createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName }, feedCacheMs: 0 }));
+  const store = createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName }, feedCacheMs: 0 });
   await provision(store.client, databaseName);
   return {
     store,
@@ -68,7 +68,7 @@ export async function measureFeatures(options: {
     const dataset = generateDataset(options.users, options.seed);
     await loadV3(metered.store, dataset, () => {});
     await loadV1(v1Containers, dataset, () => {});
-    const list = scenarios(dataset, new V1Strategy(v1Containers), random(options.seed + 1), 100);
+    const list = scenarios(metered.store, dataset, new V1Strategy(v1Containers), random(options.seed + 1), 100);
     const bar = options.progress ? new ProgressBar("measuring", list.length * options.iterations * 2) : undefined;
     const result: Record<Model, Record<string, CostFeatures>> = { v1: {}, v3: {} };
     for (const scenario of list) {

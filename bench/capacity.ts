@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { requestUnits } from "embedded-cosmos";
 import { commandLine, defineCommand } from "../local/command-line";
 import { likeId, type LikeItem, type UserItem } from "../src/model/items";
-import { store } from "../src/store/client";
+import type { BlogStore } from "../src/store/client";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
 import { createComment, createPost, likePost, readPost } from "../src/store/posts";
 import { exportedPostsPage, exportedWritingPage } from "../src/store/account-export";
@@ -34,9 +34,9 @@ const FEED_SIZE = 100;
 const user = (n: number): UserItem => ({ id: `c${n}`, type: "user", userId: `c${n}`, username: `capacity_${n}`, creationDate: new Date().toISOString() });
 
 /** A new post run through the posts change feed handler as the trigger hands it over; returns its id. */
-async function publish(n: number): Promise<string> {
-  const { post } = await createPost(randomUUID(), user(n % 10), { title: `post ${n}`, content: "x".repeat(400) });
-  await handlePostsChanges([{ ...post, _lsn: n + 1 }]);
+async function publish(store: BlogStore, n: number): Promise<string> {
+  const { post } = await createPost(store, randomUUID(), user(n % 10), { title: `post ${n}`, content: "x".repeat(400) });
+  await handlePostsChanges(store, [{ ...post, _lsn: n + 1 }]);
   return post.postId;
 }
 
@@ -48,23 +48,22 @@ export async function capacityFigures(options = { users: 40, seed: 7, iterations
   const features = await measureFeatures(options);
   const requests = Object.fromEntries(Object.entries(features.v3).map(([id, f]) => [id, requestUnits(f)]));
   const metered = await meteredStore("capacity");
+  const { store } = metered;
   try {
-    for (let n = 0; n < FEED_SIZE; n++) await publish(n);
+    for (let n = 0; n < FEED_SIZE; n++) await publish(store, n);
     let newest = "";
-    const newPostPipeline = requestUnits(await metered.measure(async () => (newest = await publish(FEED_SIZE))));
-    await likePost(newest, user(99));
-    const liked = (await readPost(newest))!;
-    const counterChangePipeline = requestUnits(await metered.measure(() => handlePostsChanges([{ ...liked, _lsn: FEED_SIZE + 2 }], deferredRefreshes)));
-    const { resource: like } = await store()
-      .posts.item(likeId(user(99).userId), newest)
-      .read<LikeItem>();
-    const likeChange = () => handlePostsChanges([{ ...like!, _lsn: FEED_SIZE + 3 }], deferredRefreshes);
+    const newPostPipeline = requestUnits(await metered.measure(async () => (newest = await publish(store, FEED_SIZE))));
+    await likePost(store, newest, user(99));
+    const liked = (await readPost(store, newest))!;
+    const counterChangePipeline = requestUnits(await metered.measure(() => handlePostsChanges(store, [{ ...liked, _lsn: FEED_SIZE + 2 }], deferredRefreshes)));
+    const { resource: like } = await store.posts.item(likeId(user(99).userId), newest).read<LikeItem>();
+    const likeChange = () => handlePostsChanges(store, [{ ...like!, _lsn: FEED_SIZE + 3 }], deferredRefreshes);
     const contributionPipeline = { first: requestUnits(await metered.measure(likeChange)), again: requestUnits(await metered.measure(likeChange)) };
     // A like alone, then 1 + B at once: the first goes alone, the other B wait and share the next call.
     let liker = 100;
     const likes = async (count: number) => {
-      const { post } = await createPost(randomUUID(), user(0), { title: "liked", content: "x".repeat(400) });
-      return () => Promise.all(Array.from({ length: count }, () => likePost(post.postId, user(liker++))));
+      const { post } = await createPost(store, randomUUID(), user(0), { title: "liked", content: "x".repeat(400) });
+      return () => Promise.all(Array.from({ length: count }, () => likePost(store, post.postId, user(liker++))));
     };
     const alone = requestUnits(await metered.measure(await likes(1)));
     const likeInBatchOf: Record<number, number> = { 1: alone };
@@ -81,24 +80,25 @@ export async function capacityFigures(options = { users: 40, seed: 7, iterations
 
 /** A user with LEAVING_PAGE posts of their own and a comment and a like on LEAVING_PAGE posts of others', exported a page at a time, then erased. */
 async function leavingFigures(metered: Awaited<ReturnType<typeof meteredStore>>): Promise<CapacityFigures["leaving"]> {
+  const { store } = metered;
   const leaver = user(200);
   const others: string[] = [];
   for (let n = 0; n < LEAVING_PAGE; n++) {
-    await publish(300 + n); // authors c0-c9: their posts, copies and the feed
-    const { post } = await createPost(randomUUID(), leaver, { title: `mine ${n}`, content: "x".repeat(400) });
-    await handlePostsChanges([{ ...post, _lsn: 1000 + n }], deferredRefreshes);
-    const { post: theirs } = await createPost(randomUUID(), user(n % 10), { title: `theirs ${n}`, content: "x".repeat(400) });
-    const { comment } = await createComment(theirs.postId, leaver, randomUUID(), "a comment of 40 characters, more or less");
-    await likePost(theirs.postId, leaver);
-    await handlePostsChanges([{ ...comment, type: "comment", postId: theirs.postId, _lsn: 2000 + n }], deferredRefreshes);
+    await publish(store, 300 + n); // authors c0-c9: their posts, copies and the feed
+    const { post } = await createPost(store, randomUUID(), leaver, { title: `mine ${n}`, content: "x".repeat(400) });
+    await handlePostsChanges(store, [{ ...post, _lsn: 1000 + n }], deferredRefreshes);
+    const { post: theirs } = await createPost(store, randomUUID(), user(n % 10), { title: `theirs ${n}`, content: "x".repeat(400) });
+    const { comment } = await createComment(store, theirs.postId, leaver, randomUUID(), "a comment of 40 characters, more or less");
+    await likePost(store, theirs.postId, leaver);
+    await handlePostsChanges(store, [{ ...comment, type: "comment", postId: theirs.postId, _lsn: 2000 + n }], deferredRefreshes);
     others.push(theirs.postId);
   }
-  await store().users.items.create(leaver);
-  const exportPosts = requestUnits(await metered.measure(() => exportedPostsPage(leaver.userId, LEAVING_PAGE)));
-  const exportWriting = requestUnits(await metered.measure(() => exportedWritingPage(leaver.userId, LEAVING_PAGE)));
-  await requestErasure(leaver.userId, "self");
-  const eraseOwnPosts = requestUnits(await metered.measure(() => eraseOwnPostsPage(leaver.userId, LEAVING_PAGE)));
-  const eraseWriting = requestUnits(await metered.measure(() => eraseWritingPage(leaver.userId, LEAVING_PAGE)));
+  await store.users.items.create(leaver);
+  const exportPosts = requestUnits(await metered.measure(() => exportedPostsPage(store, leaver.userId, LEAVING_PAGE)));
+  const exportWriting = requestUnits(await metered.measure(() => exportedWritingPage(store, leaver.userId, LEAVING_PAGE)));
+  await requestErasure(store, leaver.userId, "self");
+  const eraseOwnPosts = requestUnits(await metered.measure(() => eraseOwnPostsPage(store, leaver.userId, LEAVING_PAGE)));
+  const eraseWriting = requestUnits(await metered.measure(() => eraseWritingPage(store, leaver.userId, LEAVING_PAGE)));
   return { exportPosts, exportWriting, eraseOwnPosts, eraseWriting };
 }
 

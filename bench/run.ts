@@ -6,7 +6,7 @@ import { cpus, platform, release, totalmem } from "node:os";
 import { commandLine, defineCommand, refuse } from "../local/command-line";
 import { startCosmos, type RunningCosmos } from "embedded-cosmos";
 import { random } from "../local/random";
-import { createStore, useStore } from "../src/store/client";
+import { createStore } from "../src/store/client";
 import { projectRoot } from "../src/store/script-files";
 import { provision } from "../src/store/provision";
 import { ProgressBar } from "../scripts/progress";
@@ -65,7 +65,7 @@ async function runBenchmark(options: BenchOptions): Promise<Report> {
   const endpoint = options.endpoint ?? (embedded = await startCosmos()).endpoint;
   const key = options.key ?? embedded?.key;
   // The micro-cache off: these figures are what each request costs Cosmos DB (the scale figures measure the cache).
-  const store = useStore(createStore({ cosmos: { endpoint, key, databaseName: options.database }, feedCacheMs: 0 }));
+  const store = createStore({ cosmos: { endpoint, key, databaseName: options.database }, feedCacheMs: 0 });
   try {
     await provision(store.client, options.database);
     const v1Containers = await createV1Containers(store.database);
@@ -89,7 +89,7 @@ async function runBenchmark(options: BenchOptions): Promise<Report> {
       leases: 1,
     };
     const pick = random(options.seed + 1);
-    const list = scenarios(dataset, new V1Strategy(v1Containers), pick, options.feedSize);
+    const list = scenarios(store, dataset, new V1Strategy(v1Containers), pick, options.feedSize);
     // Against the embedded server, request units are its cost model's (docs/request-units.md); against an account, Azure's.
     const measuresRequestUnits = true;
     const rows = [];
@@ -110,6 +110,7 @@ async function runBenchmark(options: BenchOptions): Promise<Report> {
     }
     runBar?.finish();
     const overhead = await apiOverhead(
+      store,
       options.iterations,
       dataset.posts.map((p) => p.postId),
       options.feedSize,

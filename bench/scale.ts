@@ -9,7 +9,7 @@ import { loadApp } from "../local/app-entry";
 import { routes } from "../src/api/routes";
 import { SETTING_DEFAULTS, type SettingsInput } from "../src/config";
 import { handlePostsChanges } from "../src/pipeline/posts-change-feed";
-import { createStore, useStore } from "../src/store/client";
+import { createStore, type BlogStore } from "../src/store/client";
 import { measureCosmos } from "../src/store/metering";
 import { provision } from "../src/store/provision";
 import type { PostChange } from "../src/store/copies";
@@ -71,21 +71,21 @@ export async function measureScale(options: { loadSeconds: number; connections: 
     softDeleteTtlSeconds: 3600,
     feedCacheMs,
   });
-  let store = useStore(createStore(settings(0)));
+  let store = createStore(settings(0));
   try {
     await provision(store.client, "blogscale");
-    await callRoute("createUser", "author", {}, { username: "author" });
-    const postId = ((await callRoute("createPost", "author", {}, { title: "viral", content: "c" })).jsonBody as { postId: string }).postId;
+    await callRoute(store, "createUser", "author", {}, { username: "author" });
+    const postId = ((await callRoute(store, "createPost", "author", {}, { title: "viral", content: "c" })).jsonBody as { postId: string }).postId;
     const iterator = store.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
     const created = (await iterator.readNext()).result.find((c) => c.type === "post")!;
 
     // Feed writes for a like storm, through the real handler with a durable starter that records.
     const services = { orchestrations: { ensureStarted: async () => undefined } };
     store.dispose();
-    store = useStore(createStore({ ...settings(0), feedRefreshSeconds: 5 }));
-    await handlePostsChanges([created], services);
+    store = createStore({ ...settings(0), feedRefreshSeconds: 5 });
+    await handlePostsChanges(store, [created], services);
     const { usage } = await measureCosmos(async () => {
-      for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges([{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
+      for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges(store, [{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
     });
     const feedWritesPer1000Likes = usage.requests.filter(
       (r) => r.path.includes("/colls/feed/docs") && r.method !== "GET" && !r.isQuery && !r.isQueryPlan,
@@ -94,12 +94,12 @@ export async function measureScale(options: { loadSeconds: number; connections: 
     const load: LoadFigures[] = [];
     for (const cached of [false, true]) {
       store.dispose();
-      store = useStore(createStore(settings(cached ? 1000 : 0)));
+      store = createStore(settings(cached ? 1000 : 0));
       for (const [request, path] of [
         ["Q6 feed", "/api/feed?limit=20"],
         ["Q2 get post", `/api/posts/${postId}`],
       ] as const) {
-        load.push(await loadTest(request, path, cached, options));
+        load.push(await loadTest(store, request, path, cached, options));
       }
     }
     const storm = { likers: options.likers, operationsPerSecond: 200 };
@@ -120,10 +120,16 @@ export async function measureScale(options: { loadSeconds: number; connections: 
 }
 
 /** autocannon against the local host's HTTP server, counting the Cosmos DB requests the handlers sent meanwhile. */
-async function loadTest(request: string, path: string, cached: boolean, options: { loadSeconds: number; connections: number }): Promise<LoadFigures> {
+async function loadTest(
+  store: BlogStore,
+  request: string,
+  path: string,
+  cached: boolean,
+  options: { loadSeconds: number; connections: number },
+): Promise<LoadFigures> {
   // The server is created inside the measurement, so every request it serves is counted in it.
   const { result, usage } = await measureCosmos(async () => {
-    const server = createHttpServer((await loadApp()).http, { log: () => {} });
+    const server = createHttpServer((await loadApp({ store })).http, { log: () => {} });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
@@ -145,7 +151,7 @@ async function loadTest(request: string, path: string, cached: boolean, options:
 }
 
 /** A write route's handler, called as the Functions host calls it, signed in as `userId`. */
-async function callRoute(name: string, userId: string, params: Record<string, string>, body?: unknown): Promise<HttpResponseInit> {
+async function callRoute(store: BlogStore, name: string, userId: string, params: Record<string, string>, body?: unknown): Promise<HttpResponseInit> {
   const route = routes.find((r) => r.name === name)!;
   const headers = { authorization: `Bearer ${await devToken(userId, SECRET)}`, "content-type": "application/json" };
   const request = new HttpRequest({
@@ -155,7 +161,7 @@ async function callRoute(name: string, userId: string, params: Record<string, st
     params,
     body: body === undefined ? undefined : { string: JSON.stringify(body) },
   });
-  return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }))) as HttpResponseInit;
+  return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }), store)) as HttpResponseInit;
 }
 
 /**
@@ -170,14 +176,12 @@ async function measureLikeStorm(options: {
   sdkRetryWaitSeconds: number;
 }): Promise<LikeStormFigures> {
   const cosmos = await startCosmos({ operationsPerSecond: options.operationsPerSecond });
-  const store = useStore(
-    createStore({
-      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: options.sdkRetryWaitSeconds },
-      auth: { devSecret: SECRET },
-      softDeleteTtlSeconds: 3600,
-      likeBatchMax: options.likeBatchMax,
-    }),
-  );
+  const store = createStore({
+    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blogstorm", maxRetryWaitSeconds: options.sdkRetryWaitSeconds },
+    auth: { devSecret: SECRET },
+    softDeleteTtlSeconds: 3600,
+    likeBatchMax: options.likeBatchMax,
+  });
   const retrying = async (call: () => Promise<HttpResponseInit>, onThrottled = () => {}) => {
     for (;;) {
       const response = await call();
@@ -189,8 +193,8 @@ async function measureLikeStorm(options: {
   try {
     await provision(store.client, "blogstorm");
     const likers = Array.from({ length: options.likers }, (_, i) => `fan${i}`);
-    for (const userId of ["author", ...likers]) await retrying(() => callRoute("createUser", userId, {}, { username: userId }));
-    const post = await retrying(() => callRoute("createPost", "author", {}, { title: "viral", content: "c" }));
+    for (const userId of ["author", ...likers]) await retrying(() => callRoute(store, "createUser", userId, {}, { username: userId }));
+    const post = await retrying(() => callRoute(store, "createPost", "author", {}, { title: "viral", content: "c" }));
     const postId = (post.jsonBody as { postId: string }).postId;
     await new Promise((resolve) => setTimeout(resolve, 1100)); // a full budget when the storm starts
     let throttled = 0;
@@ -200,7 +204,7 @@ async function measureLikeStorm(options: {
       Promise.all(
         likers.map(async (userId) => {
           const response = await retrying(
-            () => callRoute("likePost", userId, { postId }),
+            () => callRoute(store, "likePost", userId, { postId }),
             () => throttled++,
           );
           if (response.status !== 201) failed++;

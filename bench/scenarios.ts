@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { BlogStore } from "../src/store/client";
 import { readFeed } from "../src/store/feed";
 import { listComments, listLikes, listUserPosts } from "../src/store/lists";
 import { createComment, createPost, likePost, readPost } from "../src/store/posts";
@@ -14,8 +15,8 @@ export interface Scenario {
 }
 
 /** V3's writes go through what the API handlers do: the profile read, then the store call. */
-async function profile(userId: string) {
-  const user = await readUser(userId);
+async function profile(store: BlogStore, userId: string) {
+  const user = await readUser(store, userId);
   if (!user) throw new Error(`benchmark user ${userId} is missing`);
   return user;
 }
@@ -24,7 +25,7 @@ async function profile(userId: string) {
  * The ten requests of the article. V3 calls the product's own store functions (the code the
  * API runs), V1 the baseline model. Inputs are picked deterministically from the dataset.
  */
-export function scenarios(dataset: Dataset, v1: V1Strategy, pick: () => number, feedSize: number): Scenario[] {
+export function scenarios(store: BlogStore, dataset: Dataset, v1: V1Strategy, pick: () => number, feedSize: number): Scenario[] {
   const user = () => dataset.users[Math.floor(pick() * dataset.users.length)].userId;
   const post = () => dataset.posts[Math.floor(pick() * dataset.posts.length)];
   const busyPost = () => {
@@ -34,30 +35,30 @@ export function scenarios(dataset: Dataset, v1: V1Strategy, pick: () => number, 
   // C4 likes with the users C1 created, so every like is a new one.
   const newUser = (strategy: string, i: number) => `bench-${strategy}-${i}`;
   return [
-    { id: "C1", name: "create user", v1: (i) => v1.createUser(newUser("v1", i), `v1_new_${i}`), v3: (i) => createUser(newUser("v3", i), `v3_new_${i}`) },
-    { id: "Q1", name: "get user", v1: () => v1.getUser(user()), v3: () => readUser(user()) },
+    { id: "C1", name: "create user", v1: (i) => v1.createUser(newUser("v1", i), `v1_new_${i}`), v3: (i) => createUser(store, newUser("v3", i), `v3_new_${i}`) },
+    { id: "Q1", name: "get user", v1: () => v1.getUser(user()), v3: () => readUser(store, user()) },
     {
       id: "C2",
       name: "create post",
       v1: () => v1.createPost(randomUUID(), user(), "Benchmark post", "content"),
-      v3: async () => createPost(randomUUID(), await profile(user()), { title: "Benchmark post", content: "content" }),
+      v3: async () => createPost(store, randomUUID(), await profile(store, user()), { title: "Benchmark post", content: "content" }),
     },
-    { id: "Q2", name: "get post", v1: () => v1.getPost(post().postId), v3: () => readPost(post().postId) },
-    { id: "Q3", name: "list a user's posts (short form)", v1: () => v1.listUserPosts(user()), v3: () => listUserPosts(user(), 100) },
+    { id: "Q2", name: "get post", v1: () => v1.getPost(post().postId), v3: () => readPost(store, post().postId) },
+    { id: "Q3", name: "list a user's posts (short form)", v1: () => v1.listUserPosts(user()), v3: () => listUserPosts(store, user(), 100) },
     {
       id: "C3",
       name: "create comment",
       v1: () => v1.createComment(post().postId, randomUUID(), user(), "comment"),
-      v3: async () => createComment(post().postId, await profile(user()), randomUUID(), "comment"),
+      v3: async () => createComment(store, post().postId, await profile(store, user()), randomUUID(), "comment"),
     },
-    { id: "Q4", name: "list a post's comments", v1: () => v1.listComments(busyPost().postId), v3: () => listComments(busyPost().postId, 100) },
+    { id: "Q4", name: "list a post's comments", v1: () => v1.listComments(busyPost().postId), v3: () => listComments(store, busyPost().postId, 100) },
     {
       id: "C4",
       name: "like a post",
       v1: (i) => v1.likePost(post().postId, newUser("v1", i)),
-      v3: async (i) => likePost(post().postId, await profile(newUser("v3", i))),
+      v3: async (i) => likePost(store, post().postId, await profile(store, newUser("v3", i))),
     },
-    { id: "Q5", name: "list a post's likes", v1: () => v1.listLikes(busyPost().postId), v3: () => listLikes(busyPost().postId, 100) },
-    { id: "Q6", name: `the ${feedSize} most recent posts`, v1: () => v1.feed(feedSize), v3: () => readFeed(feedSize) },
+    { id: "Q5", name: "list a post's likes", v1: () => v1.listLikes(busyPost().postId), v3: () => listLikes(store, busyPost().postId, 100) },
+    { id: "Q6", name: `the ${feedSize} most recent posts`, v1: () => v1.feed(feedSize), v3: () => readFeed(store, feedSize) },
   ];
 }

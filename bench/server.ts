@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CosmosClient } from "@azure/cosmos";
 import { measureCosmos } from "../src/store/metering";
-import { createStore, useStore, type BlogStore } from "../src/store/client";
+import { createStore, type BlogStore } from "../src/store/client";
 import { createComment } from "../src/store/posts";
 import { provision } from "../src/store/provision";
 import { stalePartitionsPage } from "../src/store/username-propagation";
@@ -117,7 +117,7 @@ function dotnetPointRates(endpoint: string, key: string, seconds: number): Point
 }
 
 function storeFor(endpoint: string, key: string): BlogStore {
-  return useStore(createStore({ cosmos: { endpoint, key, databaseName: "blog" } }));
+  return createStore({ cosmos: { endpoint, key, databaseName: "blog" } });
 }
 
 /** The V3 dataset loaded into a separate embedded server; its memory, index use, restart time and a comment load. */
@@ -144,7 +144,7 @@ export async function measureServer(options: { users: number; seed: number; part
       const { usage } = await measureCosmos(
         async () => {
           do {
-            const page = await stalePartitionsPage(userId, "renamed", 50, continuation);
+            const page = await stalePartitionsPage(store, userId, "renamed", 50, continuation);
             continuation = page.continuation;
             pages++;
           } while (continuation);
@@ -157,7 +157,7 @@ export async function measureServer(options: { users: number; seed: number; part
     const again = await lookup();
 
     // A sustained comment load: as many createComment calls as the server takes, 32 at a time.
-    const commenter = (await readUser(dataset.users[0].userId))!;
+    const commenter = (await readUser(store, dataset.users[0].userId))!;
     const deadline = performance.now() + options.commentSeconds * 1000;
     let comments = 0;
     let peakRss = rssAfterLoadMB;
@@ -166,7 +166,7 @@ export async function measureServer(options: { users: number; seed: number; part
       Array.from({ length: 32 }, async () => {
         while (performance.now() < deadline) {
           const post = dataset.posts[(comments * 7919) % dataset.posts.length];
-          await createComment(post.postId, commenter, randomUUID(), "a comment under load");
+          await createComment(store, post.postId, commenter, randomUUID(), "a comment under load");
           comments++;
           if (comments % 500 === 0) peakRss = Math.max(peakRss, rssOf(server.child));
         }

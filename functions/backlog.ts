@@ -1,6 +1,7 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { measureBacklog } from "../src/pipeline/backlog";
+import { appServices } from "./services";
 
 // The backlog, on a timer (BACKLOG_SCHEDULE; each minute in Azure, where a timer runs on one
 // instance at a time): each change feed consumer's lag per lease, read from the leases and the
@@ -9,5 +10,5 @@ import { measureBacklog } from "../src/pipeline/backlog";
 app.timer("backlog", {
   schedule: "%BACKLOG_SCHEDULE%",
   extraInputs: [df.input.durableClient()],
-  handler: async (_timer: unknown, context: InvocationContext) => measureBacklog(df.getClient(context)),
+  handler: async (_timer: unknown, context: InvocationContext) => measureBacklog(appServices().store, df.getClient(context)),
 });

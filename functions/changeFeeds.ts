@@ -3,6 +3,7 @@ import * as df from "durable-functions";
 import { changeFeedTriggers } from "../src/pipeline/change-feed-triggers";
 import { invocationServices } from "../src/pipeline/invocation";
 import { CONTAINERS } from "../src/store/definitions";
+import { appServices } from "./services";
 
 // One Cosmos DB trigger per change feed consumer of the shared table (src/pipeline/change-feed-triggers.ts).
 for (const trigger of changeFeedTriggers) {
@@ -17,6 +18,6 @@ for (const trigger of changeFeedTriggers) {
     feedPollDelay: trigger.feedPollDelayMs,
     retry: trigger.retry,
     extraInputs: trigger.needsDurableClient ? [df.input.durableClient()] : [],
-    handler: (documents: unknown[], context: InvocationContext) => trigger.handler(documents, invocationServices(context)),
+    handler: (documents: unknown[], context: InvocationContext) => trigger.handler(documents, invocationServices(context, appServices())),
   });
 }

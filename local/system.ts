@@ -4,9 +4,10 @@ import { startCosmos, startCosmosThread, type FaultSpec, type RunningCosmos } fr
 import { cosmosUsageOf } from "../src/api/instrumented";
 import { BINDING_SETTING_DEFAULTS, type Settings } from "../src/config";
 import { invocationServices } from "../src/pipeline/invocation";
-import { usePolicy, type PipelinePolicy } from "../src/pipeline/policy";
+import type { PipelinePolicy } from "../src/pipeline/policy";
 import type { PipelineServices } from "../src/pipeline/services";
-import { createStore, useStore, type BlogStore } from "../src/store/client";
+import { createStore, type BlogStore } from "../src/store/client";
+import type { AppServices } from "../src/app-services";
 import type { CosmosUsage } from "../src/store/metering";
 import { provision } from "../src/store/provision";
 import { pseudonymOf, traceId } from "../src/telemetry";
@@ -169,16 +170,14 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       recoverDamagedData: options.recoverDamagedData,
       allowedHosts: options.allowedHosts,
     }));
-  const store = useStore(
-    createStore({
-      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName, maxRetryWaitSeconds: options.maxRetryWaitSeconds },
-      auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
-      softDeleteTtlSeconds: options.softDeleteTtlSeconds,
-      feedRefreshSeconds: options.feedRefreshSeconds,
-      feedCacheMs: options.feedCacheMs,
-      likeBatchMax: options.likeBatchMax,
-    }),
-  );
+  const store = createStore({
+    cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: options.databaseName, maxRetryWaitSeconds: options.maxRetryWaitSeconds },
+    auth: options.auth ?? { devSecret: LOCAL_DEV_SECRET },
+    softDeleteTtlSeconds: options.softDeleteTtlSeconds,
+    feedRefreshSeconds: options.feedRefreshSeconds,
+    feedCacheMs: options.feedCacheMs,
+    likeBatchMax: options.likeBatchMax,
+  });
   const { settings } = store;
   await checkReachable(store, cosmos.endpoint).catch(async (error: unknown) => {
     store.dispose();
@@ -189,8 +188,9 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
   // With Entra ID the data plane cannot create containers or scripts: Bicep has provisioned them.
   else log(`using the provisioned database ${settings.cosmos.databaseName} (Entra ID: no provisioning from here)`);
 
-  // The app's configuration, as app settings are in Azure: its store (above) and its pacing.
-  usePolicy(options.policy);
+  // This host's composition root: the app's services, as app settings make them in Azure; every
+  // invocation of this system runs with them (another system in the process runs with its own).
+  const services: AppServices = { store, policy: options.policy };
   // Each invocation gets a durable client binding for this host's Durable Functions HTTP API
   // (once it listens), so df.getClient(context) gives the package's client, as in Azure.
   let origin: string | undefined;
@@ -198,7 +198,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     if (!origin) throw new Error("the durable client is not ready: the host does not listen yet");
     return origin;
   };
-  const app = await loadApp({
+  const app = await loadApp(services, {
     settings: (name) =>
       name === "COSMOS_DATABASE" ? settings.cosmos.databaseName : (process.env[name] ?? LOCAL_BINDING_SETTINGS[name] ?? BINDING_SETTING_DEFAULTS[name]),
     durableClient: () => clientBindingData(originOf()),
@@ -290,7 +290,10 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     url: `http://localhost:${port}/api`,
     store,
     durable,
-    services: invocationServices(durableInvocation("localInvocation", originOf(), (_level, ...args) => log(args.join(" ")))),
+    services: invocationServices(
+      durableInvocation("localInvocation", originOf(), (_level, ...args) => log(args.join(" "))),
+      services,
+    ),
     cosmosEndpoint: cosmos.endpoint,
     cosmosKey: cosmos.key,
     async stop() {

@@ -1,4 +1,5 @@
-import { store } from "../src/store/client";
+import { loadSettings } from "../src/config";
+import { createStore, type BlogStore } from "../src/store/client";
 import { listDeadLetters, replayDeadLetter, type DeadLetter } from "../src/store/dead-letters";
 import { defaultToLocalAccount } from "../local/local-account";
 import { commandLine, defineCommand, refuse } from "../local/command-line";
@@ -21,22 +22,32 @@ const line = (letter: DeadLetter) => `${letter.id}  ${letter.setAsideAt}  ${lett
  */
 async function main(): Promise<number> {
   const { values, positionals } = commandLine(COMMAND);
-  const local = defaultToLocalAccount();
-  if (local) console.error(local);
   const [command, ...ids] = positionals;
   const listing = command === "list" && ids.length === 0;
   if (!listing && (command !== "replay" || (ids.length === 0) === !values.all)) refuse(COMMAND, "say list, replay with ids, or replay --all");
-  const letters = await listDeadLetters();
-  if (listing) {
+  const local = defaultToLocalAccount();
+  if (local) console.error(local);
+  const store = createStore(loadSettings());
+  try {
+    return await deadLetters(store, listing ? "list" : values.all ? "all" : ids);
+  } finally {
+    store.dispose();
+  }
+}
+
+async function deadLetters(store: BlogStore, command: "list" | "all" | string[]): Promise<number> {
+  const letters = await listDeadLetters(store);
+  if (command === "list") {
     console.log(letters.length === 0 ? "no dead letters" : letters.map(line).join("\n"));
     return 0;
   }
-  const chosen = values.all ? letters : letters.filter((letter) => ids.includes(letter.id));
+  const ids = command === "all" ? [] : command;
+  const chosen = command === "all" ? letters : letters.filter((letter) => ids.includes(letter.id));
   const unknown = ids.filter((id) => !letters.some((letter) => letter.id === id));
   for (const id of unknown) console.error(`${id}: no such dead letter`);
   let failed = unknown.length;
   for (const letter of chosen) {
-    const outcome = await replayDeadLetter(letter);
+    const outcome = await replayDeadLetter(store, letter);
     if (outcome.status === "stillMalformed") failed++;
     console.log(
       `${letter.id} ${letter.source}/${letter.documentId}: ${outcome.status === "replayed" ? "replayed through its change feed" : outcome.status === "gone" ? "the document is gone; record removed" : `still malformed (${outcome.reason}); kept`}`,
@@ -47,7 +58,6 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => {
-    store().dispose();
     process.exitCode = code;
   },
   (error: unknown) => {

@@ -1,7 +1,8 @@
 import { defaultToLocalAccount } from "../local/local-account";
 import { commandLine, defineCommand } from "../local/command-line";
 import { rebuildCopies } from "../src/pipeline/rebuild";
-import { store } from "../src/store/client";
+import { loadSettings } from "../src/config";
+import { createStore } from "../src/store/client";
 import { ProgressBar } from "./progress";
 
 const COMMAND = defineCommand({
@@ -17,10 +18,11 @@ async function main(): Promise<void> {
   const { values } = commandLine(COMMAND);
   const local = defaultToLocalAccount();
   if (local) console.error(local);
+  const store = createStore(loadSettings());
   const bar = new ProgressBar("replaying posts", 0);
-  const result = await rebuildCopies({ fresh: values.fresh ?? false, progress: { total: (n) => bar.setTotal(n), advance: (n) => bar.tick(n) } });
+  const result = await rebuildCopies(store, { fresh: values.fresh ?? false, progress: { total: (n) => bar.setTotal(n), advance: (n) => bar.tick(n) } });
   bar.finish(`rebuilt the copies from ${result.posts} posts${values.fresh ? ` (${result.cleared} old copies removed first)` : ""}`);
-  store().dispose();
+  store.dispose();
 }
 
 main().catch((error: unknown) => {

@@ -72,20 +72,6 @@ export function resolveSettings(input: SettingsInput): Settings {
   };
 }
 
-let current: Settings | undefined;
-
-/** The process's settings: from the environment on first use, unless a host has set them (useSettings). */
-export function settings(): Settings {
-  current ??= loadSettings();
-  return current;
-}
-
-/** Makes `next` the process's settings (the local host and tests, which build theirs). */
-export function useSettings(next: Settings): Settings {
-  current = next;
-  return next;
-}
-
 /**
  * The HS256 secret `npm start` signs dev tokens with when AUTH_DEV_SECRET is not set. It is
  * published with the code, so anyone can sign with it: only the embedded server accepts it,

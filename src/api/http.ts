@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import type { HttpHandler, HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
+import type { HttpRequest, HttpResponseInit, InvocationContext } from "@azure/functions";
 import type { z, ZodTypeAny } from "zod";
 import { forbidden, invalid, preconditionFailed, tooLarge, unsupportedMediaType } from "../model/errors";
 import { LIMITS } from "../model/limits";
 import { trace } from "@opentelemetry/api";
-import { settings } from "../config";
+import type { AuthSettings } from "../config";
+import type { BlogStore } from "../store/client";
 import { ATTRIBUTES, pseudonymOf } from "../telemetry";
 import { authenticate } from "./auth";
 import { problemResponse } from "./problems";
@@ -63,6 +64,8 @@ type Parsed<S> = S extends ZodTypeAny ? z.infer<S> : undefined;
 
 /** The request's declared inputs, validated. */
 interface Resolved {
+  /** The store the app works on, handed in by the host's composition root. */
+  store: BlogStore;
   caller?: Caller;
   /** The path parameters, each a well-formed id. */
   params: Readonly<Record<string, string>>;
@@ -88,10 +91,13 @@ export type ApiInput<D extends Declared> = Omit<Resolved, "caller" | "query" | "
 
 export type Preconditions = (etag: string | undefined) => boolean | undefined;
 
+/** A route's handler: a Functions HTTP handler that also takes the store it works on (the host passes it). */
+export type ApiHandler = (request: HttpRequest, context: InvocationContext, store: BlogStore) => Promise<HttpResponseInit>;
+
 /** A route's handler with what it declared it takes from the request. */
 export interface Endpoint {
   declared: Declared;
-  handler: HttpHandler;
+  handler: ApiHandler;
 }
 
 /** A path parameter must be a well-formed id. */
@@ -162,8 +168,8 @@ function idempotencyKeyOf(request: HttpRequest): string | undefined {
 }
 
 /** The authenticated caller (401 without a valid token). */
-async function callerOf(request: HttpRequest): Promise<Caller> {
-  const caller = await authenticate(request.headers.get("authorization"), settings().auth);
+async function callerOf(request: HttpRequest, auth: AuthSettings): Promise<Caller> {
+  const caller = await authenticate(request.headers.get("authorization"), auth);
   trace.getActiveSpan()?.setAttribute(ATTRIBUTES.caller, pseudonymOf(caller.userId));
   return caller;
 }
@@ -175,8 +181,8 @@ function requireOwner(caller: Caller, auth: Declared["auth"], params: Record<str
 }
 
 /** The request's declared inputs, validated: caller, path (then the account's owner), Idempotency-Key, query, body, then a creation's preconditions. */
-async function inputOf(declared: Declared, request: HttpRequest, context: InvocationContext): Promise<Resolved> {
-  const caller = declared.auth ? await callerOf(request) : undefined;
+async function inputOf(declared: Declared, request: HttpRequest, context: InvocationContext, store: BlogStore): Promise<Resolved> {
+  const caller = declared.auth ? await callerOf(request, store.settings.auth) : undefined;
   const params = validParams(request.params);
   if (caller) requireOwner(caller, declared.auth, params);
   const key = declared.idempotencyKey ? idempotencyKeyOf(request) : undefined;
@@ -189,6 +195,7 @@ async function inputOf(declared: Declared, request: HttpRequest, context: Invoca
   };
   if (declared.creates) requirePreconditions(undefined);
   return {
+    store,
     caller,
     params,
     query,
@@ -282,10 +289,10 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
  * error, ETag/Location headers, HEAD as GET without a body.
  */
 export function endpoint<const D extends Declared>(declared: D, work: (input: ApiInput<D>) => Promise<ApiResult>): Endpoint {
-  const handler = async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+  const handler = async (request: HttpRequest, context: InvocationContext, store: BlogStore): Promise<HttpResponseInit> => {
     let response: HttpResponseInit;
     try {
-      const input = (await inputOf(declared, request, context)) as ApiInput<D>;
+      const input = (await inputOf(declared, request, context, store)) as ApiInput<D>;
       response = toResponse(request, await work(input));
     } catch (error) {
       response = problemResponse(error, (message, cause) => context.error(message, cause));

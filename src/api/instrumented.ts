@@ -1,6 +1,7 @@
-import type { HttpHandler, HttpRequest } from "@azure/functions";
+import type { HttpRequest } from "@azure/functions";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
+import type { ApiHandler } from "./http";
 import { ATTRIBUTES, inSpan, recordHttpRequest } from "../telemetry";
 
 /**
@@ -33,15 +34,15 @@ export const cosmosUsageOf = (request: HttpRequest): CosmosUsage | undefined => 
  * request (route template, status, the caller pseudonymized, request units), the API's metrics,
  * and the `Server-Timing` header, computed the same way everywhere.
  */
-export function instrumented(route: { route: string }, handler: HttpHandler): HttpHandler {
+export function instrumented(route: { route: string }, handler: ApiHandler): ApiHandler {
   const template = `/api/${route.route}`;
-  return (request, context) =>
+  return (request, context, store) =>
     inSpan(
       `${request.method} ${template}`,
       { kind: SpanKind.SERVER, attributes: { [ATTRIBUTES.method]: request.method, [ATTRIBUTES.route]: template } },
       async (span) => {
         const started = performance.now();
-        const { result, usage } = await measureCosmos(async () => handler(request, context));
+        const { result, usage } = await measureCosmos(async () => handler(request, context, store));
         usageByRequest.set(request, usage);
         const status = result.status ?? 200;
         const durationMs = performance.now() - started;

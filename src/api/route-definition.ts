@@ -1,6 +1,6 @@
-import type { HttpHandler, HttpMethod } from "@azure/functions";
+import type { HttpMethod } from "@azure/functions";
 import type { ZodTypeAny } from "zod";
-import type { Endpoint } from "./http";
+import type { ApiHandler, Endpoint } from "./http";
 import type { ResponseName } from "./responses";
 
 /** What the OpenAPI document says of a route, from the same schemas the handler validates with. */
@@ -36,7 +36,8 @@ export interface Route {
   methods: readonly HttpMethod[];
   /** Relative to the `api` route prefix (host.json). */
   route: string;
-  handler: HttpHandler;
+  /** Instrumented; the host registering it passes the store it was built with. */
+  handler: ApiHandler;
   doc: OperationDoc;
 }
 

@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import * as df from "durable-functions";
 import type { DurableClient } from "durable-functions";
 import { estimateStoreLag } from "../store/change-feed-lag";
@@ -11,13 +12,13 @@ import { orchestrations } from "./orchestrations";
  * page read: the changes each change feed consumer has not taken, and the orchestrations running
  * for too long. Measurements, not work: their reads add no spans.
  */
-export async function measureBacklog(client: DurableClient, now = Date.now()): Promise<void> {
-  await untraced(() => Promise.all([measureChangeFeedLag(now), measureLongRunningOrchestrations(client, now)]));
+export async function measureBacklog(store: BlogStore, client: DurableClient, now = Date.now()): Promise<void> {
+  await untraced(() => Promise.all([measureChangeFeedLag(store, now), measureLongRunningOrchestrations(client, now)]));
 }
 
 /** Every consumer's lag per lease, read from its trigger's leases and the change feed (a stalled or failing consumer's rises). */
-export async function measureChangeFeedLag(now = Date.now()): Promise<LagReading[]> {
-  const readings = (await Promise.all(changeFeedTriggers.map((trigger) => estimateStoreLag(trigger.containerName, trigger, now)))).flat();
+export async function measureChangeFeedLag(store: BlogStore, now = Date.now()): Promise<LagReading[]> {
+  const readings = (await Promise.all(changeFeedTriggers.map((trigger) => estimateStoreLag(store, trigger.containerName, trigger, now)))).flat();
   recordChangeFeedLag(readings);
   return readings;
 }

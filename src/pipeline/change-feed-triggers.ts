@@ -48,7 +48,8 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
       retry: retryForever,
       needsDurableClient: true,
     },
-    (documents, services) => setAsideMalformed("posts", documents, logOf(services), (wellFormed) => handlePostsChanges(wellFormed, services)),
+    (documents, services) =>
+      setAsideMalformed(services.store, "posts", documents, logOf(services), (wellFormed) => handlePostsChanges(services.store, wellFormed, services)),
   ),
   observed(
     {
@@ -61,6 +62,8 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
       needsDurableClient: true,
     },
     (documents, services) =>
-      setAsideMalformed("users", documents, logOf(services), (wellFormed) => handleUsersChanges(wellFormed, services.orchestrations, services.policy)),
+      setAsideMalformed(services.store, "users", documents, logOf(services), (wellFormed) =>
+        handleUsersChanges(services.store, wellFormed, services.orchestrations, services.policy),
+      ),
   ),
 ];

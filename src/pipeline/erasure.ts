@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import type { OrchestrationContext, Task } from "durable-functions";
 import { completeErasure, eraseLeftoversPage, eraseOwnPostsPage, eraseWritingPage, readErasure } from "../store/erasure";
 import { erasureInput, orchestrationInput } from "./orchestration-inputs";
@@ -36,15 +37,15 @@ type PageOutcome = { more: boolean } | { refused: string };
  * hand (the durable API takes any input) must not erase a live account.
  */
 const onlyErased =
-  <T extends { userId: string }>(page: (input: T) => Promise<{ more: boolean }>) =>
-  async (input: T): Promise<PageOutcome> =>
-    (await readErasure(input.userId)) ? page(input) : { refused: `no erasure was asked for the account '${input.userId}'` };
+  <T extends { userId: string }>(page: (store: BlogStore, input: T) => Promise<{ more: boolean }>) =>
+  async (store: BlogStore, input: T): Promise<PageOutcome> =>
+    (await readErasure(store, input.userId)) ? page(store, input) : { refused: `no erasure was asked for the account '${input.userId}'` };
 
 /** Activities: one bounded page of a step each (the store's functions, src/store/erasure.ts). */
-export const eraseOwnPosts = onlyErased((input: PageInput) => eraseOwnPostsPage(input.userId, input.pageSize));
-export const eraseWriting = onlyErased((input: PageInput) => eraseWritingPage(input.userId, input.pageSize));
-export const eraseLeftovers = onlyErased((input: PageInput) => eraseLeftoversPage(input.userId, input.pageSize));
-export const completeErasureActivity = onlyErased((input: { userId: string }) => completeErasure(input.userId).then(() => ({ more: false })));
+export const eraseOwnPosts = onlyErased((store, input: PageInput) => eraseOwnPostsPage(store, input.userId, input.pageSize));
+export const eraseWriting = onlyErased((store, input: PageInput) => eraseWritingPage(store, input.userId, input.pageSize));
+export const eraseLeftovers = onlyErased((store, input: PageInput) => eraseLeftoversPage(store, input.userId, input.pageSize));
+export const completeErasureActivity = onlyErased((store, input: { userId: string }) => completeErasure(store, input.userId).then(() => ({ more: false })));
 
 const ACTIVITY_OF: Record<ErasureStep, string> = {
   ownPosts: ERASURE_ACTIVITIES.eraseOwnPosts,

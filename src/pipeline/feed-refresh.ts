@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import type { OrchestrationContext, Task } from "durable-functions";
 import { FEED_PARTITION } from "../store/feed";
 import { readPost } from "../store/posts";
@@ -29,13 +30,13 @@ export const feedRefreshInstanceId = (postId: string, dueAtMs: number) => instan
  * a change that landed meanwhile may have been planned against the copy as it was before this
  * write (and so found this refresh already under way), so it is copied too.
  */
-export async function copyPostToFeed(input: { postId: string; sourceLsn: number }): Promise<"written" | "current" | "gone"> {
-  const target = feed();
+export async function copyPostToFeed(store: BlogStore, input: { postId: string; sourceLsn: number }): Promise<"written" | "current" | "gone"> {
+  const target = feed(store);
   let written = false;
   for (let attempt = 0; attempt < 5; attempt++) {
     const { resource: entry } = await target.container.item(input.postId, FEED_PARTITION).read<FeedEntry & { _etag: string }>();
     if (!entry || entry.deleted) return "gone";
-    const post = await readPost(input.postId);
+    const post = await readPost(store, input.postId);
     if (!post || post.deleted) return "gone";
     const copy = copyOf({ ...post, _lsn: Math.max(entry.sourceLsn, input.sourceLsn) });
     try {
@@ -48,7 +49,7 @@ export async function copyPostToFeed(input: { postId: string; sourceLsn: number 
       if (cosmosStatus(error) !== 412) throw error;
       continue; // the copy changed under us: plan again from it
     }
-    if ((await readPost(input.postId))?._etag === post._etag) return "written";
+    if ((await readPost(store, input.postId))?._etag === post._etag) return "written";
   }
   return written ? "written" : "current";
 }

@@ -2,6 +2,7 @@ import { ROOT_CONTEXT, SpanKind, trace, type Context, type Link } from "@opentel
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration, traceOriginOf } from "../telemetry";
 import type { PipelineServices } from "./services";
+import type { BlogStore } from "../store/client";
 
 /**
  * The pipeline's functions as both hosts register them, observed the same way everywhere: a
@@ -30,11 +31,11 @@ export function observedOrchestrator(name: string, orchestrator: OrchestrationHa
 }
 
 /** An activity run in a span of its own; a failed attempt counts as a retry of its orchestration's step. */
-export function observedActivity<I, O>(name: string, activity: (input: I) => Promise<O>): (input: I) => Promise<O> {
-  return (input) =>
+export function observedActivity<I, O>(name: string, activity: (store: BlogStore, input: I) => Promise<O>): (store: BlogStore, input: I) => Promise<O> {
+  return (store, input) =>
     inSpan(`activity ${name}`, { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.activity]: name } }, async () => {
       try {
-        return await activity(input);
+        return await activity(store, input);
       } catch (error) {
         recordOrchestration(name, "retrying");
         throw error;

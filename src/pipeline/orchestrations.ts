@@ -1,4 +1,5 @@
 import type { EntityHandler, OrchestrationHandler } from "durable-functions";
+import type { BlogStore } from "../store/client";
 import { observedActivity, observedOrchestrator } from "./observed";
 import { completeErasureActivity, eraseAccount, eraseLeftovers, eraseOwnPosts, eraseWriting, ERASURE, ERASURE_ACTIVITIES } from "./erasure";
 import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
@@ -13,8 +14,8 @@ export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {
   [ERASURE]: observedOrchestrator(ERASURE, eraseAccount),
 };
 
-/** THE activities they call (df.app.activity), each taking its input as JSON delivers it. */
-export const activities: Readonly<Record<string, (input: never) => Promise<unknown>>> = {
+/** THE activities they call (df.app.activity), each taking the store its host passes and its input as JSON delivers it. */
+export const activities: Readonly<Record<string, (store: BlogStore, input: never) => Promise<unknown>>> = {
   [PROPAGATION_ACTIVITIES.findStalePartitions]: observedActivity(PROPAGATION_ACTIVITIES.findStalePartitions, findStalePartitions),
   [PROPAGATION_ACTIVITIES.renameInPartition]: observedActivity(PROPAGATION_ACTIVITIES.renameInPartition, renameInPartition),
   [CLAIMS_ACTIVITIES.releaseOrphanedClaims]: observedActivity(CLAIMS_ACTIVITIES.releaseOrphanedClaims, releaseOrphanedClaimsActivity),

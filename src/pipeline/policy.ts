@@ -35,18 +35,6 @@ export const DEFAULT_POLICY: PipelinePolicy = {
   claimRecheckMs: 65_000,
 };
 
-let configured: Partial<PipelinePolicy> | undefined;
-
-/**
- * The process's pacing, for the orchestrations its change feed functions start: the defaults
- * unless a host has set some (the local host's tests make it quick), as the store's settings.
- */
-export const configuredPolicy = (): Partial<PipelinePolicy> | undefined => configured;
-
-export function usePolicy(next: Partial<PipelinePolicy> | undefined): void {
-  configured = next;
-}
-
 export const withDefaults = (policy: Partial<PipelinePolicy> | undefined): PipelinePolicy => ({ ...DEFAULT_POLICY, ...policy });
 
 export function activityRetry(policy: PipelinePolicy): df.RetryOptions {

@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/copy-rebuild";
 import { handlePostsChanges } from "./posts-change-feed";
 
@@ -12,12 +13,12 @@ export interface RebuildProgress {
  * the same handler the live pipeline uses, rebuilding Q3 and Q6 copies. Idempotent; with
  * `fresh`, existing copies are deleted first.
  */
-export async function rebuildCopies(options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
-  const cleared = options.fresh ? await clearCopies() : 0;
-  options.progress?.total(await countPosts());
+export async function rebuildCopies(store: BlogStore, options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
+  const cleared = options.fresh ? await clearCopies(store) : 0;
+  options.progress?.total(await countPosts(store));
   let replayed = 0;
-  for await (const page of postsChangeFeedFromStart()) {
-    await handlePostsChanges(page);
+  for await (const page of postsChangeFeedFromStart(store)) {
+    await handlePostsChanges(store, page);
     const postsInPage = page.filter((item) => item.type === "post").length;
     replayed += postsInPage;
     options.progress?.advance(postsInPage);

@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import { itemProblem } from "../model/item-schemas";
 import { setAside, type DeadLetterSource } from "../store/dead-letters";
 
@@ -8,6 +9,7 @@ import { setAside, type DeadLetterSource } from "../store/dead-letters";
  * on. A failure of `handle` itself (throttling, a timeout) still fails the batch: it is retried.
  */
 export async function setAsideMalformed(
+  store: BlogStore,
   source: DeadLetterSource,
   documents: unknown[],
   log: (message: string) => void,
@@ -20,7 +22,7 @@ export async function setAsideMalformed(
       wellFormed.push(document);
       continue;
     }
-    const letter = await setAside(source, document, reason);
+    const letter = await setAside(store, source, document, reason);
     log(`set aside ${source} document '${letter.documentId}' as dead letter ${letter.id}: ${reason}`);
   }
   if (wellFormed.length > 0) await handle(wellFormed);

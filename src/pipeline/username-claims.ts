@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import type { OrchestrationContext, Task } from "durable-functions";
 import { releaseOrphanedClaims } from "../store/username-claims";
 import { claimsSweepInput, orchestrationInput } from "./orchestration-inputs";
@@ -13,8 +14,11 @@ export interface ClaimsSweepInput {
 }
 
 /** Activity: frees every claim of the user that their profile does not use. */
-export async function releaseOrphanedClaimsActivity(input: { userId: string; unbornGraceSeconds: number }): Promise<{ released: number; pending: number }> {
-  return releaseOrphanedClaims(input.userId, input.unbornGraceSeconds);
+export async function releaseOrphanedClaimsActivity(
+  store: BlogStore,
+  input: { userId: string; unbornGraceSeconds: number },
+): Promise<{ released: number; pending: number }> {
+  return releaseOrphanedClaims(store, input.userId, input.unbornGraceSeconds);
 }
 
 /**

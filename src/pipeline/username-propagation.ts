@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import type { OrchestrationContext, Task } from "durable-functions";
 import { MalformedItemError } from "../model/errors";
 import { readUser, readWellFormedUser } from "../store/users";
@@ -38,17 +39,17 @@ export interface StalePage {
 }
 
 /** Activity: one page of the posts partitions that still hold an item of the user under another name. */
-export async function findStalePartitions(input: { userId: string; continuation: string | null; pageSize: number }): Promise<StalePage> {
+export async function findStalePartitions(store: BlogStore, input: { userId: string; continuation: string | null; pageSize: number }): Promise<StalePage> {
   let user;
   try {
-    user = await readUser(input.userId);
+    user = await readUser(store, input.userId);
   } catch (error) {
     // Retrying cannot help, and copying its name would spread it: the orchestration fails.
     if (error instanceof MalformedItemError) return { username: null, postIds: [], continuation: null, permanentFailure: error.message };
     throw error;
   }
   if (!user) return { username: null, postIds: [], continuation: null };
-  return { username: user.username, ...(await stalePartitionsPage(input.userId, user.username, input.pageSize, input.continuation)) };
+  return { username: user.username, ...(await stalePartitionsPage(store, input.userId, user.username, input.pageSize, input.continuation)) };
 }
 
 /**
@@ -56,10 +57,10 @@ export async function findStalePartitions(input: { userId: string; continuation:
  * continuations). It reads the current username itself, so two propagations of quick
  * successive renames both converge on the latest name.
  */
-export async function renameInPartition(input: { userId: string; postId: string }): Promise<{ updated: number }> {
-  const user = await readWellFormedUser(input.userId);
+export async function renameInPartition(store: BlogStore, input: { userId: string; postId: string }): Promise<{ updated: number }> {
+  const user = await readWellFormedUser(store, input.userId);
   if (!user) return { updated: 0 };
-  return { updated: await rewriteUsernamesInPartition(input.postId, input.userId, user.username) };
+  return { updated: await rewriteUsernamesInPartition(store, input.postId, input.userId, user.username) };
 }
 
 /** A failure no retry can mend: it ends the orchestration as Failed, with its reason. */

@@ -1,3 +1,4 @@
+import type { BlogStore } from "../store/client";
 import type { ContributionItem, ErasureItem, UserItem, UsernameClaim } from "../model/items";
 import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
 import { readAccountDocument } from "../store/users";
@@ -41,12 +42,12 @@ const isWrittenForUser = (doc: unknown): doc is WrittenForUser => {
  * Its writes still come here, after they were made: the account read then is either the erasure
  * record (erased here) or a profile (the erasure, asked for later, sweeps them).
  */
-async function eraseWrittenForErasedAccounts(documents: readonly WrittenForUser[]): Promise<void> {
+async function eraseWrittenForErasedAccounts(store: BlogStore, documents: readonly WrittenForUser[]): Promise<void> {
   for (const userId of new Set(documents.map((doc) => doc.userId))) {
-    if ((await readAccountDocument(userId))?.type !== "erasure") continue;
+    if ((await readAccountDocument(store, userId))?.type !== "erasure") continue;
     for (const doc of documents.filter((candidate) => candidate.userId === userId)) {
-      if (doc.type === "post") await eraseLateOwnPost(userId, doc.postId);
-      else await eraseLateWritingOnPost(userId, doc.postId);
+      if (doc.type === "post") await eraseLateOwnPost(store, userId, doc.postId);
+      else await eraseLateWritingOnPost(store, userId, doc.postId);
     }
   }
 }
@@ -60,7 +61,12 @@ async function eraseWrittenForErasedAccounts(documents: readonly WrittenForUser[
  * profile that used it is gone. The post copies and records of where a user wrote that also
  * live in `users` matter only in an erased account's partition: there they are erased again.
  */
-export async function handleUsersChanges(documents: unknown[], starter: OrchestrationStarter, policy?: Partial<PipelinePolicy>): Promise<void> {
+export async function handleUsersChanges(
+  store: BlogStore,
+  documents: unknown[],
+  starter: OrchestrationStarter,
+  policy?: Partial<PipelinePolicy>,
+): Promise<void> {
   for (const doc of documents) {
     if (isRenamedUser(doc)) {
       const propagation: PropagationInput = { userId: doc.userId, policy };
@@ -80,5 +86,5 @@ export async function handleUsersChanges(documents: unknown[], starter: Orchestr
       await starter.ensureStarted(CLAIMS_SWEEP, instanceIdOf("claims", owner, versionOf(doc as { _etag?: string })), sweep);
     }
   }
-  await eraseWrittenForErasedAccounts(documents.filter(isWrittenForUser));
+  await eraseWrittenForErasedAccounts(store, documents.filter(isWrittenForUser));
 }

@@ -1,6 +1,6 @@
 import type { PostItem } from "../model/items";
 import { withoutSystemFields } from "../model/items";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { listUserPosts, type ListPosition } from "./lists";
 
 /**
@@ -11,11 +11,16 @@ import { listUserPosts, type ListPosition } from "./lists";
  */
 
 /** A page of their posts, in full, newest first; `next` when more follow. */
-export async function exportedPostsPage(userId: string, limit: number, after?: ListPosition): Promise<{ posts: PostItem[]; next?: ListPosition }> {
-  const page = await listUserPosts(userId, limit, after);
+export async function exportedPostsPage(
+  store: BlogStore,
+  userId: string,
+  limit: number,
+  after?: ListPosition,
+): Promise<{ posts: PostItem[]; next?: ListPosition }> {
+  const page = await listUserPosts(store, userId, limit, after);
   const posts: PostItem[] = [];
   for (const copy of page?.items ?? []) {
-    const { resource } = await store().posts.item(copy.postId, copy.postId).read<PostItem>();
+    const { resource } = await store.posts.item(copy.postId, copy.postId).read<PostItem>();
     if (resource?.type === "post" && !resource.deleted) posts.push(withoutSystemFields(resource));
   }
   return { posts, next: page?.next };
@@ -41,13 +46,14 @@ export interface WritingPosition {
  * in the next page, under the same postId; `next` when more follow.
  */
 export async function exportedWritingPage(
+  store: BlogStore,
   userId: string,
   limit: number,
   after: WritingPosition = { record: "" },
 ): Promise<{ writing: WritingOnPost[]; next?: WritingPosition }> {
   const inside = after.comment !== undefined;
-  const { resources } = await store()
-    .users.items.query<{ id: string; postId: string }>(
+  const { resources } = await store.users.items
+    .query<{ id: string; postId: string }>(
       {
         query: `SELECT TOP @take c.id, c.postId FROM c WHERE c.type = @type AND c.id ${inside ? ">=" : ">"} @after ORDER BY c.id`,
         parameters: [
@@ -64,7 +70,7 @@ export async function exportedWritingPage(
   let room = limit;
   for (const [i, { id, postId }] of records.entries()) {
     const resumed = inside && id === after.record ? after.comment : undefined;
-    const { comments, likedDate, next } = await writingOnPost(userId, postId, room, resumed);
+    const { comments, likedDate, next } = await writingOnPost(store, userId, postId, room, resumed);
     if (comments.length > 0 || likedDate) writing.push({ postId, comments, likedDate });
     room -= comments.length;
     if (next) return { writing, next: { record: id, comment: next } };
@@ -82,13 +88,14 @@ type Written = WritingOnPost["comments"][number] & { type: string };
  * (`ORDER BY c.type DESC` puts the like first); `next` when more comments follow.
  */
 async function writingOnPost(
+  store: BlogStore,
   userId: string,
   postId: string,
   limit: number,
   after?: ListPosition,
 ): Promise<{ comments: WritingOnPost["comments"]; likedDate: string | null; next?: ListPosition }> {
-  const { resources } = await store()
-    .posts.items.query<Written>(
+  const { resources } = await store.posts.items
+    .query<Written>(
       {
         query:
           "SELECT TOP @take c.id, c.type, c.content, c.creationDate FROM c WHERE c.userId = @userId AND NOT IS_DEFINED(c.deleted) " +

@@ -1,6 +1,6 @@
 import { ChangeFeedStartFrom, StatusCodes, type Container } from "@azure/cosmos";
 import type { LagReading } from "../telemetry";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 
 /** A change feed consumer as its trigger names it: its function name and lease prefix. */
 interface ChangeFeedConsumer {
@@ -88,7 +88,7 @@ export async function estimateLag(monitored: Container, leases: Container, trigg
 }
 
 /** Every lease's lag of the consumer of one of the store's containers (its trigger's lease prefix), on the shared lease container. */
-export function estimateStoreLag(containerName: string, consumer: ChangeFeedConsumer, nowMs = Date.now()): Promise<LagReading[]> {
-  const { database, leases } = store();
+export function estimateStoreLag(store: BlogStore, containerName: string, consumer: ChangeFeedConsumer, nowMs = Date.now()): Promise<LagReading[]> {
+  const { database, leases } = store;
   return estimateLag(database.container(containerName), leases, consumer, nowMs);
 }

@@ -1,5 +1,5 @@
 import { CosmosClient, type Container, type Database } from "@azure/cosmos";
-import { resolveSettings, settings, useSettings, type Settings, type SettingsInput } from "../config";
+import { resolveSettings, type Settings, type SettingsInput } from "../config";
 import { CONTAINERS } from "./definitions";
 import { tracedHttpClient } from "../telemetry";
 import { measuredHttpClient } from "./metering";
@@ -67,23 +67,8 @@ function entraIdCredential() {
   return new DefaultAzureCredential();
 }
 
-let current: BlogStore | undefined;
-
-/** The process-wide store, created on first use from the environment (one client per process). */
-export function store(): BlogStore {
-  current ??= createStore(settings());
-  return current;
-}
-
 /** A store for the account `input` names, with every setting resolved (defaults for what it leaves out). */
 export function createStore(input: SettingsInput, options: { now?: () => number } = {}): BlogStore {
   const resolved = resolveSettings(input);
   return new BlogStore(createCosmosClient(resolved.cosmos), resolved, options.now);
-}
-
-/** Makes `next` the process-wide store (the local host and tests point it at their server). */
-export function useStore(next: BlogStore): BlogStore {
-  current = next;
-  useSettings(next.settings);
-  return next;
 }

@@ -2,7 +2,7 @@ import type { Container, ItemDefinition } from "@azure/cosmos";
 import type { PostItem } from "../model/items";
 import { LIMITS } from "../model/limits";
 import { toShortForm, type ShortPost } from "../model/short-form";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { POST_TRIGGERS } from "./definitions";
 import { FEED_PARTITION } from "./feed";
 import { cosmosStatus } from "./failures";
@@ -31,10 +31,10 @@ export interface CopyTarget {
 }
 
 /** Where a user's posts (Q3, listUserPosts) keep their copies: the author's partition of users. */
-export const userPosts = (post: { userId: string }): CopyTarget => ({ container: store().users, partitionKey: post.userId });
+export const userPosts = (store: BlogStore, post: { userId: string }): CopyTarget => ({ container: store.users, partitionKey: post.userId });
 
 /** The feed (Q6); every live copy written there runs the truncating trigger in its transaction. */
-export const feed = (): CopyTarget => ({ container: store().feed, partitionKey: FEED_PARTITION, triggers: [POST_TRIGGERS.truncateFeed] });
+export const feed = (store: BlogStore): CopyTarget => ({ container: store.feed, partitionKey: FEED_PARTITION, triggers: [POST_TRIGGERS.truncateFeed] });
 
 export const copyOf = (post: PostChange): PostCopy => ({ ...toShortForm(post), sourceLsn: post._lsn });
 
@@ -104,9 +104,9 @@ export interface FeedEntry {
 }
 
 /** Every entry of the feed partition, newest first: at most 100 live copies plus recent tombstones. */
-export async function readFeedEntries(): Promise<FeedEntry[]> {
-  const { resources } = await store()
-    .feed.items.query<FeedEntry>(
+export async function readFeedEntries(store: BlogStore): Promise<FeedEntry[]> {
+  const { resources } = await store.feed.items
+    .query<FeedEntry>(
       {
         query:
           "SELECT f.id, f.creationDate, f.sourceLsn, f.deleted, f.userUsername, f.title, f.content, f.commentCount, f.likeCount, f._ts " +
@@ -124,9 +124,9 @@ export async function readFeedEntries(): Promise<FeedEntry[]> {
  * refilling the feed after deletions: a cross-partition query, run only by the pipeline and only
  * when a deletion left a gap.
  */
-export async function newestLivePosts(count: number = LIMITS.feedSize): Promise<(PostItem & { _lsn?: number })[]> {
-  const { resources } = await store()
-    .posts.items.query<PostItem & { _lsn?: number }>({
+export async function newestLivePosts(store: BlogStore, count: number = LIMITS.feedSize): Promise<(PostItem & { _lsn?: number })[]> {
+  const { resources } = await store.posts.items
+    .query<PostItem & { _lsn?: number }>({
       // Feed order, ties broken by id as everywhere else; the posts composite index (type DESC,
       // creationDate ASC, id ASC) serves this order reversed.
       query: "SELECT TOP @count * FROM p WHERE p.type = @type AND NOT IS_DEFINED(p.deleted) ORDER BY p.type ASC, p.creationDate DESC, p.id DESC",

@@ -1,10 +1,10 @@
 import { ChangeFeedStartFrom, StatusCodes } from "@azure/cosmos";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { FEED_PARTITION } from "./feed";
 
 /** Deletes every short-form copy: the `feed` partition and the post copies in `users`; how many. */
-export async function clearCopies(): Promise<number> {
-  const { users, feed } = store();
+export async function clearCopies(store: BlogStore): Promise<number> {
+  const { users, feed } = store;
   const copies = await users.items
     .query<{ id: string; userId: string }>({ query: "SELECT c.id, c.userId FROM c WHERE c.type = @type", parameters: [{ name: "@type", value: "post" }] })
     .fetchAll();
@@ -15,16 +15,16 @@ export async function clearCopies(): Promise<number> {
 }
 
 /** How many posts the `posts` container holds (a cross-partition count, for progress). */
-export async function countPosts(): Promise<number> {
-  const count = await store()
-    .posts.items.query<number>({ query: "SELECT VALUE COUNT(1) FROM p WHERE p.type = @type", parameters: [{ name: "@type", value: "post" }] })
+export async function countPosts(store: BlogStore): Promise<number> {
+  const count = await store.posts.items
+    .query<number>({ query: "SELECT VALUE COUNT(1) FROM p WHERE p.type = @type", parameters: [{ name: "@type", value: "post" }] })
     .fetchAll();
   return count.resources[0] ?? 0;
 }
 
 /** The `posts` change feed from the beginning, a page at a time, until it has nothing newer. */
-export async function* postsChangeFeedFromStart(pageSize = 200): AsyncGenerator<{ type?: string }[]> {
-  const iterator = store().posts.items.getChangeFeedIterator<{ type?: string }>({
+export async function* postsChangeFeedFromStart(store: BlogStore, pageSize = 200): AsyncGenerator<{ type?: string }[]> {
+  const iterator = store.posts.items.getChangeFeedIterator<{ type?: string }>({
     changeFeedStartFrom: ChangeFeedStartFrom.Beginning(),
     maxItemCount: pageSize,
   });

@@ -1,7 +1,7 @@
 import type { Container, NonePartitionKeyType, PartitionKey } from "@azure/cosmos";
 import { itemProblem, type ItemContainer } from "../model/item-schemas";
 import { idFromParts, nowIso } from "../model/items";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { cosmosStatus } from "./failures";
 
 /** The containers whose change feeds have consumers, with the partition key path of each. */
@@ -21,13 +21,13 @@ export interface DeadLetter {
   setAsideAt: string;
 }
 
-const sourceContainer = (source: DeadLetterSource): Container => store()[source];
+const sourceContainer = (store: BlogStore, source: DeadLetterSource): Container => store[source];
 
 /**
  * Sets a document aside: one record per version of it (a redelivery finds the record there and
  * writes nothing), so the consumer can go on with the rest of its batch.
  */
-export async function setAside(source: DeadLetterSource, document: unknown, reason: string): Promise<DeadLetter> {
+export async function setAside(store: BlogStore, source: DeadLetterSource, document: unknown, reason: string): Promise<DeadLetter> {
   const fields = (document ?? {}) as Record<string, unknown>;
   const documentId = String(fields.id ?? "");
   const key = fields[SOURCES[source]];
@@ -41,7 +41,7 @@ export async function setAside(source: DeadLetterSource, document: unknown, reas
     setAsideAt: nowIso(),
   };
   try {
-    await store().deadLetters.items.create(letter);
+    await store.deadLetters.items.create(letter);
   } catch (error) {
     if (cosmosStatus(error) !== 409) throw error;
   }
@@ -49,8 +49,8 @@ export async function setAside(source: DeadLetterSource, document: unknown, reas
 }
 
 /** Every set-aside document, oldest first (an operator's command: a cross-partition query). */
-export async function listDeadLetters(): Promise<DeadLetter[]> {
-  const { resources } = await store().deadLetters.items.query<DeadLetter>("SELECT * FROM d ORDER BY d.setAsideAt ASC").fetchAll();
+export async function listDeadLetters(store: BlogStore): Promise<DeadLetter[]> {
+  const { resources } = await store.deadLetters.items.query<DeadLetter>("SELECT * FROM d ORDER BY d.setAsideAt ASC").fetchAll();
   return resources;
 }
 
@@ -61,8 +61,8 @@ export type ReplayOutcome = { status: "replayed" } | { status: "gone" } | { stat
  * the change feed delivers it again to its consumer, and the record goes. A document still
  * malformed keeps its record; one deleted since drops it.
  */
-export async function replayDeadLetter(letter: DeadLetter): Promise<ReplayOutcome> {
-  const container = sourceContainer(letter.source);
+export async function replayDeadLetter(store: BlogStore, letter: DeadLetter): Promise<ReplayOutcome> {
+  const container = sourceContainer(store, letter.source);
   const partitionKey: PartitionKey = letter.partitionKey ?? noPartitionKey();
   const { resource: current } = await container.item(letter.documentId, partitionKey).read<Record<string, unknown> & { _etag: string }>();
   if (current) {
@@ -70,8 +70,8 @@ export async function replayDeadLetter(letter: DeadLetter): Promise<ReplayOutcom
     if (reason) return { status: "stillMalformed", reason };
     await container.item(letter.documentId, partitionKey).replace(current, { accessCondition: { type: "IfMatch", condition: current._etag } });
   }
-  await store()
-    .deadLetters.item(letter.id, letter.id)
+  await store.deadLetters
+    .item(letter.id, letter.id)
     .delete()
     .catch((error: unknown) => {
       if (cosmosStatus(error) !== 404) throw error;

@@ -1,15 +1,15 @@
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
 import { recordFeedCache } from "../telemetry";
-import { store, type BlogStore } from "./client";
+import type { BlogStore } from "./client";
 
 /** The feed container's only partition key value: every item is a post. */
 export const FEED_PARTITION = "post";
 
 /** Q6: the `limit` newest live posts in short form, from the single `feed` partition. */
-export async function readFeed(limit: number): Promise<ShortPost[]> {
-  const { resources } = await store()
-    .feed.items.query<ShortPost>(
+export async function readFeed(store: BlogStore, limit: number): Promise<ShortPost[]> {
+  const { resources } = await store.feed.items
+    .query<ShortPost>(
       {
         query: "SELECT TOP @limit * FROM f WHERE f.type = @type AND NOT IS_DEFINED(f.deleted) ORDER BY f.type DESC, f.creationDate DESC, f.id DESC",
         parameters: [
@@ -48,10 +48,10 @@ const feedCaches = new WeakMap<BlogStore, FeedCache>();
  * the feed's single partition sees a request rate per instance, not per reader. The feed is
  * fed by the change feed, so it is already a moment behind; a second more is the price.
  */
-export async function readFeedCached(limit: number): Promise<readonly ShortPost[]> {
-  const current = store();
+export async function readFeedCached(store: BlogStore, limit: number): Promise<readonly ShortPost[]> {
+  const current = store;
   const ttlMs = current.settings.feedCacheMs;
-  if (ttlMs <= 0) return readFeed(limit);
+  if (ttlMs <= 0) return readFeed(store, limit);
   let cache = feedCaches.get(current);
   if (!cache) feedCaches.set(current, (cache = { readAt: 0, pages: new Map() }));
   const hit = cache.items !== undefined && current.now() - cache.readAt < ttlMs;
@@ -61,7 +61,7 @@ export async function readFeedCached(limit: number): Promise<readonly ShortPost[
   entry.refresh ??= (async () => {
     const startedAt = current.now();
     try {
-      const items = await readFeed(LIMITS.feedSize);
+      const items = await readFeed(store, LIMITS.feedSize);
       entry.items = items;
       entry.pages = new Map();
       entry.readAt = startedAt;

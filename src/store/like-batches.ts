@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LikeItem } from "../model/items";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
 import { recordLikeBatch } from "../telemetry";
@@ -24,8 +24,14 @@ interface Waiting {
   fail: (error: unknown) => void;
 }
 
-/** Changes per post waiting for the call in flight for that post; a post is here only while a call for it runs. */
-const queues = new Map<string, Waiting[]>();
+/** Per store, the changes per post waiting for the call in flight for that post; a post is here only while a call for it runs. */
+const queuesOf = new WeakMap<BlogStore, Map<string, Waiting[]>>();
+
+function postQueues(store: BlogStore): Map<string, Waiting[]> {
+  let queues = queuesOf.get(store);
+  if (!queues) queuesOf.set(store, (queues = new Map()));
+  return queues;
+}
 
 /**
  * Group commit of likes: a change for a post with no call in flight goes at once, alone; changes
@@ -35,9 +41,10 @@ const queues = new Map<string, Waiting[]>();
  * batches, so the likes a partition can take per second rise when they are needed.
  * Each change is still acknowledged only once its own transaction has committed.
  */
-export function changeLike(postId: string, change: LikeChange): Promise<LikeOutcome> {
+export function changeLike(store: BlogStore, postId: string, change: LikeChange): Promise<LikeOutcome> {
   return new Promise<LikeOutcome>((settle, fail) => {
     const entry: Waiting = { change, inCaller: AsyncLocalStorage.snapshot(), settle, fail };
+    const queues = postQueues(store);
     const waiting = queues.get(postId);
     if (waiting) {
       waiting.push(entry);
@@ -45,18 +52,19 @@ export function changeLike(postId: string, change: LikeChange): Promise<LikeOutc
     }
     const queue: Waiting[] = [entry];
     queues.set(postId, queue);
-    void drain(postId, queue);
+    void drain(store, postId, queue);
   });
 }
 
-async function drain(postId: string, queue: Waiting[]): Promise<void> {
-  let batchMax = store().settings.likeBatchMax;
+async function drain(store: BlogStore, postId: string, queue: Waiting[]): Promise<void> {
+  let batchMax = store.settings.likeBatchMax;
   try {
     while (queue.length > 0) {
       const batch = queue.splice(0, batchMax);
       try {
         const outcomes = await batch[0].inCaller(() =>
           send(
+            store,
             postId,
             batch.map((w) => w.change),
           ),
@@ -74,13 +82,13 @@ async function drain(postId: string, queue: Waiting[]): Promise<void> {
       }
     }
   } finally {
-    queues.delete(postId);
+    postQueues(store).delete(postId);
   }
 }
 
-async function send(postId: string, changes: LikeChange[]): Promise<LikeOutcome[]> {
+async function send(store: BlogStore, postId: string, changes: LikeChange[]): Promise<LikeOutcome[]> {
   recordLikeBatch(changes.length);
-  const result = await executeProcedure<ChangeLikesResult>(store().posts, SPROCS.changeLikes, postId, [postId, changes, store().settings.softDeleteTtlSeconds]);
+  const result = await executeProcedure<ChangeLikesResult>(store.posts, SPROCS.changeLikes, postId, [postId, changes, store.settings.softDeleteTtlSeconds]);
   return result.status === "postNotFound" ? changes.map(() => ({ status: "postNotFound" })) : result.results;
 }
 

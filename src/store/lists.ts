@@ -1,7 +1,7 @@
 import type { Container, SqlParameter } from "@azure/cosmos";
 import type { CommentItem, LikeItem } from "../model/items";
 import type { ShortPost } from "../model/short-form";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 
 /** Where a page ended: the sort key (creationDate, id) of its last item. */
 export interface ListPosition {
@@ -52,16 +52,16 @@ async function keysetPage<T extends Listed>(
 }
 
 /** Q4: comments of a live post, oldest first, from the post's partition. */
-export function listComments(postId: string, limit: number, after?: ListPosition): Promise<Page<CommentItem> | undefined> {
-  return keysetPage(store().posts, postId, { type: "post" }, { type: "comment", newestFirst: false }, limit, after);
+export function listComments(store: BlogStore, postId: string, limit: number, after?: ListPosition): Promise<Page<CommentItem> | undefined> {
+  return keysetPage(store.posts, postId, { type: "post" }, { type: "comment", newestFirst: false }, limit, after);
 }
 
 /** Q5: likes of a live post, oldest first, from the post's partition. */
-export function listLikes(postId: string, limit: number, after?: ListPosition): Promise<Page<LikeItem> | undefined> {
-  return keysetPage(store().posts, postId, { type: "post" }, { type: "like", newestFirst: false }, limit, after);
+export function listLikes(store: BlogStore, postId: string, limit: number, after?: ListPosition): Promise<Page<LikeItem> | undefined> {
+  return keysetPage(store.posts, postId, { type: "post" }, { type: "like", newestFirst: false }, limit, after);
 }
 
 /** Q3: a user's posts in short form, newest first, from the user's own partition of `users`. */
-export function listUserPosts(userId: string, limit: number, after?: ListPosition): Promise<Page<ShortPost> | undefined> {
-  return keysetPage(store().users, userId, { type: "user" }, { type: "post", newestFirst: true }, limit, after);
+export function listUserPosts(store: BlogStore, userId: string, limit: number, after?: ListPosition): Promise<Page<ShortPost> | undefined> {
+  return keysetPage(store.users, userId, { type: "user" }, { type: "post", newestFirst: true }, limit, after);
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { conflict } from "../model/errors";
 import { usernameClaimId, type UserItem, type UsernameClaim } from "../model/items";
 import { LIMITS } from "../model/limits";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { cosmosStatus } from "./failures";
 
 type StoredClaim = UsernameClaim & { _etag: string; _ts: number };
@@ -42,8 +42,8 @@ export async function conditionally(write: () => Promise<unknown>): Promise<bool
 export type ProfileDocument = Partial<Record<Exclude<keyof UserItem, "id">, unknown>> & { id: string; type: "user"; _etag: string };
 
 /** The profile document under `userId`, as the claim checks read it (an erasure record or nothing: undefined). */
-export async function readProfileDocument(userId: string): Promise<ProfileDocument | undefined> {
-  const { resource } = await store().users.item(userId, userId).read<ProfileDocument>();
+export async function readProfileDocument(store: BlogStore, userId: string): Promise<ProfileDocument | undefined> {
+  const { resource } = await store.users.item(userId, userId).read<ProfileDocument>();
   return resource?.type === "user" ? resource : undefined;
 }
 
@@ -54,8 +54,8 @@ export const usernameOf = (profile: ProfileDocument | undefined): string | undef
 /** A claim whose owner has no profile yet is left alone this long: its create may still be in flight. */
 export const UNBORN_CLAIM_GRACE_SECONDS = 60;
 
-export async function readClaim(id: string): Promise<StoredClaim | undefined> {
-  const { resource } = await store().users.item(id, id).read<StoredClaim>();
+export async function readClaim(store: BlogStore, id: string): Promise<StoredClaim | undefined> {
+  const { resource } = await store.users.item(id, id).read<StoredClaim>();
   return resource?.type === "username" ? resource : undefined;
 }
 
@@ -68,33 +68,24 @@ const usesClaim = (profile: ProfileDocument | undefined, claimId: string) => {
  * Deletes the claim `claimId` unless its owner's profile uses it (or might be about to: an
  * owner without a profile gets a grace period). Returns true when the claim is gone.
  */
-export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<boolean> {
+export async function releaseIfUnused(store: BlogStore, claimId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<boolean> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
-    const claim = await readClaim(claimId);
+    const claim = await readClaim(store, claimId);
     if (!claim) return true;
     // A claim written malformed behind the API's back has no owner that could use it.
-    const owner = typeof claim.ownerId === "string" && LIMITS.idPattern.test(claim.ownerId) ? await readProfileDocument(claim.ownerId) : undefined;
+    const owner = typeof claim.ownerId === "string" && LIMITS.idPattern.test(claim.ownerId) ? await readProfileDocument(store, claim.ownerId) : undefined;
     if (usesClaim(owner, claimId)) return false;
     if (!owner && claim._ts > Date.now() / 1000 - unbornGraceSeconds) return false;
     // The fence: a rename of the owner that read the profile before this write now fails and re-reads.
     if (
       owner &&
       !(await conditionally(() =>
-        store()
-          .users.item(claim.ownerId, claim.ownerId)
-          .replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } }),
+        store.users.item(claim.ownerId, claim.ownerId).replace(owner, { accessCondition: { type: "IfMatch", condition: owner._etag } }),
       ))
     )
       continue;
-    if (
-      await conditionally(() =>
-        store()
-          .users.item(claimId, claimId)
-          .delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }),
-      )
-    )
-      return true;
+    if (await conditionally(() => store.users.item(claimId, claimId).delete({ accessCondition: { type: "IfMatch", condition: claim._etag } }))) return true;
   }
   return false;
 }
@@ -104,37 +95,35 @@ export async function releaseIfUnused(claimId: string, unbornGraceSeconds = UNBO
  * "touches" it (a conditional write that makes any release which read it before fail), or
  * takes it over when its owner no longer uses it. `created` says whether this call made it.
  */
-export async function acquireClaim(ownerId: string, username: string): Promise<{ created: boolean }> {
+export async function acquireClaim(store: BlogStore, ownerId: string, username: string): Promise<{ created: boolean }> {
   const id = usernameClaimId(username);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
     const claim: UsernameClaim = { id, type: "username", userId: id, ownerId, username };
     try {
-      await store().users.items.create(claim);
+      await store.users.items.create(claim);
       return { created: true };
     } catch (error) {
       if (cosmosStatus(error) !== 409) throw error;
     }
-    const existing = await readClaim(id);
+    const existing = await readClaim(store, id);
     if (!existing) continue;
     if (existing.ownerId === ownerId) {
       const touched = await conditionally(() =>
-        store()
-          .users.item(id, id)
-          .replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }),
+        store.users.item(id, id).replace({ ...claim }, { accessCondition: { type: "IfMatch", condition: existing._etag } }),
       );
       if (touched) return { created: false };
       continue;
     }
-    if (!(await releaseIfUnused(id))) throw conflict(`The username '${username}' is already taken.`);
+    if (!(await releaseIfUnused(store, id))) throw conflict(`The username '${username}' is already taken.`);
   }
   throw conflict(`The username '${username}' is being claimed concurrently; try again.`);
 }
 
 /** Frees a name after a profile stopped using it; a failure leaves it to the orphaned-claim sweep. */
-export async function releaseAfterRename(username: string, log: (message: string) => void): Promise<void> {
+export async function releaseAfterRename(store: BlogStore, username: string, log: (message: string) => void): Promise<void> {
   try {
-    await releaseIfUnused(usernameClaimId(username));
+    await releaseIfUnused(store, usernameClaimId(username));
   } catch (error) {
     log(`could not free the username '${username}' yet (the sweep will): ${(error as Error).message}`);
   }
@@ -146,9 +135,13 @@ export async function releaseAfterRename(username: string, log: (message: string
  * because a profile creation may still be using them: look again later. A background,
  * cross-partition query.
  */
-export async function releaseOrphanedClaims(userId: string, unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS): Promise<{ released: number; pending: number }> {
-  const { resources } = await store()
-    .users.items.query<{ id: string }>({
+export async function releaseOrphanedClaims(
+  store: BlogStore,
+  userId: string,
+  unbornGraceSeconds = UNBORN_CLAIM_GRACE_SECONDS,
+): Promise<{ released: number; pending: number }> {
+  const { resources } = await store.users.items
+    .query<{ id: string }>({
       query: "SELECT c.id FROM c WHERE c.type = @type AND c.ownerId = @owner",
       parameters: [
         { name: "@type", value: "username" },
@@ -156,12 +149,12 @@ export async function releaseOrphanedClaims(userId: string, unbornGraceSeconds =
       ],
     })
     .fetchAll();
-  const profile = await readProfileDocument(userId);
+  const profile = await readProfileDocument(store, userId);
   let released = 0;
   let pending = 0;
   for (const { id } of resources) {
     if (usesClaim(profile, id)) continue;
-    if (await releaseIfUnused(id, unbornGraceSeconds)) released++;
+    if (await releaseIfUnused(store, id, unbornGraceSeconds)) released++;
     else pending++;
   }
   return { released, pending };

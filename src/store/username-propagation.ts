@@ -1,4 +1,4 @@
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
 import { executeUntilDone } from "./procedures";
@@ -10,6 +10,7 @@ import { executeUntilDone } from "./procedures";
  * continuation the service no longer accepts starts the lookup over (the rewrite is idempotent).
  */
 export async function stalePartitionsPage(
+  store: BlogStore,
   userId: string,
   username: string,
   pageSize: number,
@@ -23,7 +24,7 @@ export async function stalePartitionsPage(
     ],
   };
   const fetch = (token: string | undefined) =>
-    store().posts.items.query<{ postId: string }>(query, { maxItemCount: pageSize, continuationToken: token }).fetchNext();
+    store.posts.items.query<{ postId: string }>(query, { maxItemCount: pageSize, continuationToken: token }).fetchNext();
   let page;
   try {
     page = await fetch(continuation ?? undefined);
@@ -35,10 +36,10 @@ export async function stalePartitionsPage(
 }
 
 /** Rewrites one partition completely, following the stored procedure's continuations. */
-export async function rewriteUsernamesInPartition(postId: string, userId: string, username: string): Promise<number> {
+export async function rewriteUsernamesInPartition(store: BlogStore, postId: string, userId: string, username: string): Promise<number> {
   let updated = 0;
   await executeUntilDone<{ updated: number; continuation: string | null }>(
-    store().posts,
+    store.posts,
     SPROCS.updateUsernames,
     postId,
     (continuation) => [userId, username, continuation],

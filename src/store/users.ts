@@ -1,7 +1,7 @@
 import { accountErased, conflict, forbidden, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type ErasureItem, type UserItem } from "../model/items";
-import { store } from "./client";
+import type { BlogStore } from "./client";
 import { cosmosStatus } from "./failures";
 import { withTraceOrigin } from "../telemetry";
 import {
@@ -29,20 +29,20 @@ export type StoredUser = UserItem & { _etag: string };
 export type StoredErasure = ErasureItem & { _etag: string };
 
 /** What the document under a user's id is: their profile, the record of their account's erasure, or nothing. */
-export async function readAccountDocument(userId: string): Promise<ProfileDocument | StoredErasure | undefined> {
-  const { resource } = await store().users.item(userId, userId).read<ProfileDocument | StoredErasure>();
+export async function readAccountDocument(store: BlogStore, userId: string): Promise<ProfileDocument | StoredErasure | undefined> {
+  const { resource } = await store.users.item(userId, userId).read<ProfileDocument | StoredErasure>();
   return resource?.type === "user" || resource?.type === "erasure" ? resource : undefined;
 }
 
 /** Q1: one point read. A malformed profile throws: it is never served, or copied, as it is. */
-export async function readUser(userId: string): Promise<StoredUser | undefined> {
-  const account = await readAccount(userId);
+export async function readUser(store: BlogStore, userId: string): Promise<StoredUser | undefined> {
+  const account = await readAccount(store, userId);
   return account === "erased" ? undefined : account;
 }
 
 /** The profile a write is made under (one point read), "erased" once the account's erasure was asked for, or undefined. */
-export async function readAccount(userId: string): Promise<StoredUser | "erased" | undefined> {
-  const account = await readAccountDocument(userId);
+export async function readAccount(store: BlogStore, userId: string): Promise<StoredUser | "erased" | undefined> {
+  const account = await readAccountDocument(store, userId);
   if (!account) return undefined;
   if (account.type === "erasure") return "erased";
   const problem = itemProblem("users", account);
@@ -51,9 +51,9 @@ export async function readAccount(userId: string): Promise<StoredUser | "erased"
 }
 
 /** The profile when it exists and is well-formed: what the pipeline may copy names from (a malformed one has been set aside). */
-export async function readWellFormedUser(userId: string): Promise<StoredUser | undefined> {
+export async function readWellFormedUser(store: BlogStore, userId: string): Promise<StoredUser | undefined> {
   try {
-    return await readUser(userId);
+    return await readUser(store, userId);
   } catch (error) {
     if (error instanceof MalformedItemError) return undefined;
     throw error;
@@ -64,15 +64,15 @@ export async function readWellFormedUser(userId: string): Promise<StoredUser | u
  * Writing posts, comments and likes needs a profile: its username is copied into the item. An
  * erased account's token is refused with its own problem type, from the moment the erasure was asked for.
  */
-export async function requireProfile(userId: string): Promise<StoredUser> {
-  const account = await readAccount(userId);
+export async function requireProfile(store: BlogStore, userId: string): Promise<StoredUser> {
+  const account = await readAccount(store, userId);
   if (account === "erased") throw accountErased(userId);
   if (!account) throw forbidden("Create your profile first (POST /api/users).");
   return account;
 }
 
-/** The tail of each profile's queue of renames in this instance. */
-const renameQueues = new Map<string, Promise<unknown>>();
+/** Per store, the tail of each profile's queue of renames in this instance. */
+const renameQueuesOf = new WeakMap<BlogStore, Map<string, Promise<unknown>>>();
 
 /**
  * Runs the renames of one profile in this instance one after another, in arrival order. Racing
@@ -80,7 +80,9 @@ const renameQueues = new Map<string, Promise<unknown>>();
  * name fences the profile, failing the others' writes until they give up; in a queue each
  * succeeds at once. Renames from other instances still race, and retry.
  */
-function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<T> {
+function oneRenameAtATime<T>(store: BlogStore, userId: string, rename: () => Promise<T>): Promise<T> {
+  let renameQueues = renameQueuesOf.get(store);
+  if (!renameQueues) renameQueuesOf.set(store, (renameQueues = new Map()));
   const previous = renameQueues.get(userId) ?? Promise.resolve();
   const result = previous.then(rename, rename);
   const tail = result.then(
@@ -95,31 +97,27 @@ function oneRenameAtATime<T>(userId: string, rename: () => Promise<T>): Promise<
 }
 
 /** C1 (create): claim the username first, so two racing creates of one name cannot both win. */
-export async function createUser(userId: string, username: string): Promise<StoredUser> {
-  const existing = await readAccountDocument(userId);
+export async function createUser(store: BlogStore, userId: string, username: string): Promise<StoredUser> {
+  const existing = await readAccountDocument(store, userId);
   if (existing?.type === "erasure") throw accountErased(userId);
   if (existing) throw conflict("A profile already exists for this user.");
-  const { created } = await acquireClaim(userId, username);
+  const { created } = await acquireClaim(store, userId, username);
   const user: UserItem = { id: userId, type: "user", userId, username, creationDate: nowIso() };
   let stored: StoredUser;
   try {
-    stored = (await store().users.items.create(withTraceOrigin(user))).resource as StoredUser;
+    stored = (await store.users.items.create(withTraceOrigin(user))).resource as StoredUser;
   } catch (error) {
     // Only a claim this call created may be freed, and only if the existing profile uses another name.
-    if (created) await releaseIfUnused(usernameClaimId(username)).catch(() => false);
+    if (created) await releaseIfUnused(store, usernameClaimId(username)).catch(() => false);
     if (cosmosStatus(error) === 409) {
-      if ((await readAccountDocument(userId))?.type === "erasure") throw accountErased(userId);
+      if ((await readAccountDocument(store, userId))?.type === "erasure") throw accountErased(userId);
       throw conflict("A profile already exists for this user.");
     }
     throw error;
   }
   // The claim was taken over only if this call stalled beyond the grace period: undo the profile.
-  if ((await readClaim(usernameClaimId(username)))?.ownerId !== userId) {
-    await conditionally(() =>
-      store()
-        .users.item(userId, userId)
-        .delete({ accessCondition: { type: "IfMatch", condition: stored._etag } }),
-    );
+  if ((await readClaim(store, usernameClaimId(username)))?.ownerId !== userId) {
+    await conditionally(() => store.users.item(userId, userId).delete({ accessCondition: { type: "IfMatch", condition: stored._etag } }));
     throw conflict(`The username '${username}' is already taken.`);
   }
   return stored;
@@ -131,12 +129,13 @@ export async function createUser(userId: string, username: string): Promise<Stor
  * a profile changed since the client read it is the client's 412.
  */
 export function renameUser(
+  store: BlogStore,
   userId: string,
   username: string,
   preconditions: (etag: string) => boolean | undefined,
   log: (message: string) => void = () => {},
 ): Promise<StoredUser> {
-  return oneRenameAtATime(userId, () => renameOnce(userId, username, preconditions, log));
+  return oneRenameAtATime(store, userId, () => renameOnce(store, userId, username, preconditions, log));
 }
 
 /**
@@ -155,6 +154,7 @@ function renamedProfile(current: ProfileDocument, userId: string, username: stri
 
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
 async function renameOnce(
+  store: BlogStore,
   userId: string,
   username: string,
   preconditions: (etag: string) => boolean | undefined,
@@ -162,7 +162,7 @@ async function renameOnce(
 ): Promise<StoredUser> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await backOff(attempt);
-    const current = await readAccountDocument(userId);
+    const current = await readAccountDocument(store, userId);
     if (current?.type === "erasure") throw accountErased(userId);
     if (!current) throw notFound(`User '${userId}' does not exist.`);
     const clientCondition = preconditions(current._etag);
@@ -171,9 +171,9 @@ async function renameOnce(
     const previous = usernameOf(current);
     if (previous === username && !malformed) return current as unknown as StoredUser;
     const newClaim = previous === undefined || usernameClaimId(previous) !== usernameClaimId(username);
-    if (newClaim) await acquireClaim(userId, username);
-    const replaced = await store()
-      .users.item(userId, userId)
+    if (newClaim) await acquireClaim(store, userId, username);
+    const replaced = await store.users
+      .item(userId, userId)
       .replace<UserItem>(withTraceOrigin(renamedProfile(current, userId, username)), { accessCondition: { type: "IfMatch", condition: current._etag } })
       .then(
         (response) => response.resource as StoredUser,
@@ -185,10 +185,10 @@ async function renameOnce(
     if (replaced) {
       if (malformed) log(`repaired the malformed profile of '${userId}'`);
       if (newClaim && previous !== undefined) {
-        await releaseAfterRename(previous, log);
+        await releaseAfterRename(store, previous, log);
         // Releasing the old name fences the profile with one more replace: answer with the version
         // stored now, so the ETag the client gets is current (RFC 9110 9.3.4), unless someone renamed it since.
-        const stored = await readProfileDocument(userId);
+        const stored = await readProfileDocument(store, userId);
         if (stored && usernameOf(stored) === username) return stored as unknown as StoredUser;
       }
       return replaced;

@@ -16,7 +16,7 @@ const feedRequests = (requests: { path: string; isQueryPlan: boolean }[]) => req
 async function publish(title: string): Promise<string> {
   const id = (await api.request("POST", "/api/posts", { as: "author", body: { title, content: "c" } })).body.postId as string;
   const iterator = api.blog.posts.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(id) });
-  await handlePostsChanges((await iterator.readNext()).result);
+  await handlePostsChanges(api.blog, (await iterator.readNext()).result);
   return id;
 }
 

@@ -20,7 +20,7 @@ async function change(postId: string): Promise<PostChange> {
 }
 
 /** The posts change feed handler, given one version of one post. */
-const syncCopies = (change: PostChange) => handlePostsChanges([change]);
+const syncCopies = (change: PostChange) => handlePostsChanges(api.blog, [change]);
 
 async function publish(title: string, content = "c"): Promise<PostItem> {
   const post = (await api.request("POST", "/api/posts", { as: "poet", body: { title, content } })).body as PostItem;

@@ -17,7 +17,7 @@ beforeAll(async () => {
   const { result: resources } = await api.blog.posts.items
     .getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) })
     .readNext();
-  await handlePostsChanges([resources.find((r) => r.type === "post")!]);
+  await handlePostsChanges(api.blog, [resources.find((r) => r.type === "post")!]);
   // An account erased: its erasure's status is a read of its own.
   await api.user("leaver", "Leaver");
   await api.request("DELETE", "/api/users/leaver", { as: "leaver" });

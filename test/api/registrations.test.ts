@@ -9,16 +9,26 @@ vi.mock("@azure/functions", async (importOriginal) => {
 });
 
 describe("functions/ registrations", () => {
-  it("register exactly the route table: names, routes, methods, handlers", async () => {
+  it("register exactly the route table: names, routes, methods, handlers run with the composition root's store", async () => {
     await import("../../functions/http");
     const { routes } = await import("../../src/api/routes");
+    const { withAppServices } = await import("../../functions/services");
+    const { HttpRequest, InvocationContext } = await import("@azure/functions");
     expect(registered.map((r) => r.name)).toEqual(routes.map((r) => r.name));
     for (const route of routes) {
       const entry = registered.find((r) => r.name === route.name)!;
       // A GET function answers HEAD too: the host routes HEAD only to functions that list it.
       const methods = route.method === "GET" ? ["GET", "HEAD"] : [route.method];
       expect(entry.options).toMatchObject({ route: route.route, methods, authLevel: "anonymous" });
-      expect(entry.options.handler).toBe(route.handler);
+      // The registered handler runs the route's with the services its host runs the invocation with.
+      const store = { name: `the store of ${route.name}` } as never;
+      const answer = { status: 204 };
+      const handler = vi.spyOn(route, "handler").mockResolvedValue(answer);
+      const request = new HttpRequest({ method: route.method, url: "http://localhost/api/x" });
+      const context = new InvocationContext();
+      const run = entry.options.handler as (request: unknown, context: unknown) => Promise<unknown>;
+      expect(await withAppServices({ store }, () => run(request, context))).toBe(answer);
+      expect(handler).toHaveBeenCalledWith(request, context, store);
     }
   });
 

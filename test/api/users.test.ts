@@ -119,7 +119,10 @@ describe("leaving: export and erasure (routes)", () => {
   /** What the posts change feed would have done by now with the posts container's items (of one post, or all): copies and records of where users wrote. */
   async function feedPostsChanges(partitionKey?: string) {
     const { resources } = await admin.blog.posts.items.query("SELECT * FROM c", { partitionKey }).fetchAll();
-    await handlePostsChanges(resources.map((item, index) => ({ ...item, _lsn: item._lsn ?? index + 1 })));
+    await handlePostsChanges(
+      admin.blog,
+      resources.map((item, index) => ({ ...item, _lsn: item._lsn ?? index + 1 })),
+    );
   }
 
   /** Every page of a user's export, each checked to be a 200 download. */

@@ -23,7 +23,7 @@ afterAll(() => app.stop());
 const inFeed = async (postId: string) => (await app.call("GET", "/feed?limit=100")).body.items.some((p: { id: string }) => p.id === postId);
 const inList = async (userId: string, postId: string) =>
   (await app.call("GET", `/users/${userId}/posts?limit=100`)).body.items.some((p: { id: string }) => p.id === postId);
-const deadLetterOf = async (documentId: string) => (await listDeadLetters()).find((letter) => letter.documentId === documentId);
+const deadLetterOf = async (documentId: string) => (await listDeadLetters(app.system.store)).find((letter) => letter.documentId === documentId);
 
 describe("a malformed post in `posts`", () => {
   it("is set aside with its reason, and the posts after it still reach Q3 and Q6", async () => {

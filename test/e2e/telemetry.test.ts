@@ -147,7 +147,7 @@ describe("telemetry: traces", () => {
     const failing = observedActivity("alwaysDown", async () => {
       throw new Error("the store is down");
     });
-    await expect(failing(undefined)).rejects.toThrow(/down/);
+    await expect(failing(app.system.store, undefined)).rejects.toThrow(/down/);
     const span = finished().find((s) => s.name === "activity alwaysDown");
     expect(span?.status.code).toBe(2); // ERROR
     expect(span?.events.some((e) => e.name === "exception")).toBe(true);

@@ -67,7 +67,7 @@ describe("deleted means gone", () => {
   it("the posts change feed drives a deletion that stopped partway to completion", async () => {
     const postId = await postWithComments(33);
     await deleteStoppedPartway(postId);
-    await handlePostsChanges(await changesOf(postId));
+    await handlePostsChanges(api.blog, await changesOf(postId));
     expect(await liveItems(postId)).toBe(0);
   });
 
@@ -85,17 +85,17 @@ describe("deleted means gone", () => {
   it("a late, older version of a deleted post never brings it back into Q3 or Q6", async () => {
     const postId = await postWithComments(0);
     const v1 = await changesOf(postId);
-    await handlePostsChanges(v1);
+    await handlePostsChanges(api.blog, v1);
     const inCopies = async () => ({
       feed: (await api.request("GET", "/api/feed?limit=100")).body.items.some((p: { id: string }) => p.id === postId),
       list: (await api.request("GET", "/api/users/author/posts?limit=100")).body.items.some((p: { id: string }) => p.id === postId),
     });
     expect(await inCopies()).toEqual({ feed: true, list: true });
     expect((await api.request("DELETE", `/api/posts/${postId}`, { as: "author" })).status).toBe(204);
-    await handlePostsChanges(await changesOf(postId));
+    await handlePostsChanges(api.blog, await changesOf(postId));
     expect(await inCopies()).toEqual({ feed: false, list: false });
     // The old owner of a lease that moved, or rebuild-copies beside the live consumer, replays v1.
-    await handlePostsChanges(v1);
+    await handlePostsChanges(api.blog, v1);
     expect(await inCopies()).toEqual({ feed: false, list: false });
     expect((await api.request("GET", `/api/posts/${postId}`)).status).toBe(404);
   });

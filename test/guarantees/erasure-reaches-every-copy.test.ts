@@ -173,7 +173,7 @@ describe("an erasure reaches every copy", () => {
     const postsConsumer = changeFeedTriggers.find((trigger) => trigger.name === "postsChangeFeed")!;
     await within(
       GENEROUS_MS,
-      async () => (await estimateStoreLag("posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0,
+      async () => (await estimateStoreLag(app!.system.store, "posts", postsConsumer)).every((reading) => reading.items === 0) && (await left()).length === 0,
     );
 
     // The stale holder's writes: the record of where ivy wrote, and her post's copy in her list.

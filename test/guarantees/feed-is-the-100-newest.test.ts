@@ -14,7 +14,7 @@ const deleted = new Set<string>();
 
 beforeAll(async () => {
   api = await apiFixture();
-  pump = manualPump(api.blog.posts, handlePostsChanges);
+  pump = manualPump(api.blog.posts, (documents) => handlePostsChanges(api.blog, documents));
   await api.user("writer", "writer");
   await api.user("reader", "reader");
   for (let i = 0; i < 105; i++) {
@@ -68,7 +68,7 @@ describe("the feed is the 100 newest live posts", () => {
 describe("the feed with posts of one creationDate", () => {
   it("breaks ties by id everywhere the feed is chosen, cut or refilled", async () => {
     const tied = await apiFixture();
-    const tiedPump = manualPump(tied.blog.posts, handlePostsChanges);
+    const tiedPump = manualPump(tied.blog.posts, (documents) => handlePostsChanges(tied.blog, documents));
     try {
       await tied.user("twin", "twin");
       // Written behind the API (as a migration would): 130 posts with one creationDate.

@@ -69,10 +69,10 @@ describe("feed writes under a like storm", () => {
     };
     const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange>({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId) });
     const created = (await iterator.readNext()).result.find((c) => c.type === "post")!;
-    await handlePostsChanges([created], services); // a new post: in the feed at once
+    await handlePostsChanges(api.blog, [created], services); // a new post: in the feed at once
 
     const { usage } = await measureCosmos(async () => {
-      for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges([{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
+      for (let likes = 1; likes <= 1000; likes++) await handlePostsChanges(api.blog, [{ ...created, likeCount: likes, _lsn: created._lsn + likes }], services);
     });
     const feedWrites = usage.requests.filter((r) => r.path.includes("/colls/feed/docs") && r.method !== "GET" && !r.isQuery && !r.isQueryPlan);
     expect(feedWrites.length).toBeLessThanOrEqual(1);
@@ -83,7 +83,7 @@ describe("feed writes under a like storm", () => {
     const { resource: post } = await api.blog.posts.item(postId, postId).read();
     await api.blog.posts.item(postId, postId).replace({ ...post, likeCount: 1000 });
     const last = started[started.length - 1].input as { postId: string; sourceLsn: number };
-    expect(await copyPostToFeed(last)).toBe("written");
+    expect(await copyPostToFeed(api.blog, last)).toBe("written");
     const feed = (await api.request("GET", "/api/feed?limit=100")).body.items as { postId: string; likeCount: number }[];
     expect(feed.find((p) => p.postId === postId)?.likeCount).toBe(1000);
   }, 60_000);
@@ -103,7 +103,7 @@ describe("the author's list copy under a like storm", () => {
     const iterator = api.blog.posts.items.getChangeFeedIterator<PostChange | { type: "comment" | "like" }>({
       changeFeedStartFrom: ChangeFeedStartFrom.Beginning(postId),
     });
-    await handlePostsChanges((await iterator.readNext()).result);
+    await handlePostsChanges(api.blog, (await iterator.readNext()).result);
     const statuses = await Promise.all(fans.map(async (fan) => (await api.request("POST", `/api/posts/${postId}/likes`, { as: fan })).status));
     expect(statuses.every((s) => s === 201)).toBe(true);
 
@@ -112,7 +112,7 @@ describe("the author's list copy under a like storm", () => {
     const { usage } = await measureCosmos(async () => {
       for (let page = await iterator.readNext(); page.result.length > 0; page = await iterator.readNext()) {
         delivered.push(...page.result);
-        await handlePostsChanges(page.result);
+        await handlePostsChanges(api.blog, page.result);
       }
     });
     expect(delivered.filter((c): c is PostChange => c.type === "post").map((c) => c.likeCount)).toEqual([200]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { usernameClaimId } from "../../src/model/items";
-import { BlogStore, useStore } from "../../src/store/client";
+import { BlogStore } from "../../src/store/client";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 /**
@@ -74,21 +74,19 @@ describe("usernames are unique, always", () => {
       }),
       api.settings,
     );
-    useStore(slowReleases);
     try {
       for (let round = 0; round < 10; round++) {
         let letGo = () => {};
         proceed = new Promise<void>((resolve) => (letGo = resolve));
         const released = new Promise<void>((resolve) => (releasing = resolve));
-        const first = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "pong" } });
+        const first = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "pong" }, store: slowReleases });
         await released;
-        const second = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "ping" } });
+        const second = api.request("PUT", `/api/users/${user}`, { as: user, body: { username: "ping" }, store: slowReleases });
         letGo();
         await Promise.all([first, second]);
         await expectNameHeld(user, `pingpong-thief${round}`);
       }
     } finally {
-      useStore(api.blog);
       slowReleases.dispose();
     }
   });

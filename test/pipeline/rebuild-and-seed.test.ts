@@ -53,13 +53,13 @@ describe("npm run rebuild-copies", () => {
     expect(before.inFeed).toBe(Math.min(100, before.inUsers));
     const ticks: number[] = [];
     let total = 0;
-    const result = await rebuildCopies({ fresh: true, progress: { total: (n) => (total = n), advance: (n) => ticks.push(n) } });
+    const result = await rebuildCopies(app.system.store, { fresh: true, progress: { total: (n) => (total = n), advance: (n) => ticks.push(n) } });
     expect(result.cleared).toBe(before.inUsers + before.inFeed);
     expect(result.posts).toBe(total);
     expect(ticks.reduce((a, b) => a + b, 0)).toBe(total);
     // Rebuilt copies match what the live pipeline had (the pumps may redo some concurrently: idempotent).
     await within(10_000, async () => JSON.stringify(await countCopies()) === JSON.stringify(before));
-    await rebuildCopies({ fresh: false });
+    await rebuildCopies(app.system.store, { fresh: false });
     expect(await countCopies()).toEqual(before);
     const feed = (await app.call("GET", "/feed?limit=100")).body.items as { creationDate: string }[];
     expect(feed.map((p) => p.creationDate)).toEqual([...feed.map((p) => p.creationDate)].sort().reverse());

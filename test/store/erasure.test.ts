@@ -14,7 +14,7 @@ let api: ApiFixture;
 let pump: ReturnType<typeof manualPump>;
 beforeAll(async () => {
   api = await apiFixture({ cosmos: { scriptOperationLimit: 10 } });
-  pump = manualPump(api.blog.posts, handlePostsChanges);
+  pump = manualPump(api.blog.posts, (documents) => handlePostsChanges(api.blog, documents));
   for (const id of ["leaver", "host", "late"]) await api.user(id, id);
 }, 60_000);
 afterAll(() => api.stop());
@@ -32,8 +32,8 @@ const liveOf = async (postId: string, userId: string) =>
 describe("an account's erasure, step by step", () => {
   it("asks once: a repeat finds the record, and the record replaced the profile", async () => {
     await api.user("twice", "twice");
-    const first = await requestErasure("twice", "self");
-    const again = await requestErasure("twice", "admin");
+    const first = await requestErasure(api.blog, "twice", "self");
+    const again = await requestErasure(api.blog, "twice", "admin");
     expect([first.created, again.created]).toEqual([true, false]);
     expect(again.erasure.requestedBy).toBe("self");
     expect((await api.blog.users.item("twice", "twice").read()).resource).toMatchObject({ type: "erasure" });
@@ -45,7 +45,7 @@ describe("an account's erasure, step by step", () => {
     for (let i = 0; i < 25; i++) await api.request("POST", `/api/posts/${postId}/comments`, { as: "leaver", body: { content: `c${i}` } });
     await api.request("POST", `/api/posts/${postId}/comments`, { as: "host", body: { content: "kept" } });
     await api.request("POST", `/api/posts/${postId}/likes`, { as: "leaver" });
-    expect(await eraseWritingOnPost("leaver", postId)).toEqual({ comments: 25, likes: 1 });
+    expect(await eraseWritingOnPost(api.blog, "leaver", postId)).toEqual({ comments: 25, likes: 1 });
     expect(await liveOf(postId, "leaver")).toBe(0);
     expect((await api.request("GET", `/api/posts/${postId}`)).body).toMatchObject({ commentCount: 1, likeCount: 0 });
   });
@@ -56,10 +56,10 @@ describe("an account's erasure, step by step", () => {
     const elsewhere = (await api.request("POST", "/api/posts", { as: "host", body: { title: "theirs", content: "c" } })).body.postId as string;
     await api.request("POST", `/api/posts/${elsewhere}/comments`, { as: "late", body: { content: "hello" } });
     // The erasure runs before the change feed carried these writes: its sweep finds nothing.
-    await requestErasure("late", "self");
-    expect(await eraseOwnPostsPage("late", 10)).toMatchObject({ posts: 0 });
-    expect(await eraseWritingPage("late", 10)).toMatchObject({ comments: 0, likes: 0 });
-    await eraseLeftoversPage("late", 10);
+    await requestErasure(api.blog, "late", "self");
+    expect(await eraseOwnPostsPage(api.blog, "late", 10)).toMatchObject({ posts: 0 });
+    expect(await eraseWritingPage(api.blog, "late", 10)).toMatchObject({ comments: 0, likes: 0 });
+    await eraseLeftoversPage(api.blog, "late", 10);
     // Then the batch comes: the consumer writes the copy and the record, reads the account, and erases them again.
     await pump.drain();
     expect((await api.request("GET", `/api/posts/${own}`)).status).toBe(404);
@@ -76,11 +76,11 @@ describe("an account's erasure, step by step", () => {
     await api.user("redo", "redo");
     const postId = (await api.request("POST", "/api/posts", { as: "host", body: { title: "t", content: "c" } })).body.postId as string;
     const comment = (await api.request("POST", `/api/posts/${postId}/comments`, { as: "redo", body: { content: "hi" } })).body;
-    await requestErasure("redo", "self");
-    for (const page of [eraseOwnPostsPage, eraseWritingPage, eraseLeftoversPage]) await page("redo", 10);
+    await requestErasure(api.blog, "redo", "self");
+    for (const page of [eraseOwnPostsPage, eraseWritingPage, eraseLeftoversPage]) await page(api.blog, "redo", 10);
     // The first delivery wrote the record after the sweep, then its host died before it read the account.
-    await recordContributions([{ userId: "redo", postId, creationDate: comment.creationDate }]);
-    await handlePostsChanges([{ ...comment, _lsn: 1 }]); // the same batch, again
+    await recordContributions(api.blog, [{ userId: "redo", postId, creationDate: comment.creationDate }]);
+    await handlePostsChanges(api.blog, [{ ...comment, _lsn: 1 }]); // the same batch, again
     expect(await liveOf(postId, "redo")).toBe(0);
     const { resources } = await api.blog.users.items.query("SELECT c.id FROM c", { partitionKey: "redo" }).fetchAll();
     expect(resources).toEqual([{ id: "redo" }]);

@@ -75,7 +75,7 @@ describe("likes of one post sent together (group commit)", () => {
     const { api, fans } = fixture;
     const postId = await newPost(api, "burst");
     // Called in one tick, as requests arriving together: the first goes alone, the rest wait for it.
-    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
+    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(api.blog, postId, profile(fan)))));
     expect(result.every((r) => r.created)).toBe(true);
     expect(changeLikesCalls(usage)).toBe(3); // 1, then 50, then 9
     expect(await likeItems(api, postId)).toEqual([...fans].sort());
@@ -85,13 +85,13 @@ describe("likes of one post sent together (group commit)", () => {
     const { api } = fixture;
     const postId = await newPost(api, "undecided");
     const outcomes = await Promise.allSettled([
-      likePost(postId, profile("fan1")),
-      likePost(postId, profile("fan2")),
-      unlikePost(postId, "fan2"),
-      unlikePost(postId, "fan2"),
-      likePost(postId, profile("fan2")),
-      likePost(postId, profile("fan3")),
-      unlikePost(postId, "fan3"),
+      likePost(api.blog, postId, profile("fan1")),
+      likePost(api.blog, postId, profile("fan2")),
+      unlikePost(api.blog, postId, "fan2"),
+      unlikePost(api.blog, postId, "fan2"),
+      likePost(api.blog, postId, profile("fan2")),
+      likePost(api.blog, postId, profile("fan3")),
+      unlikePost(api.blog, postId, "fan3"),
     ]);
     const summary = outcomes.map((o) =>
       o.status === "rejected" ? (o.reason as DomainError).kind : o.value === undefined ? "unliked" : o.value.created ? "created" : "exists",
@@ -116,7 +116,7 @@ describe("a batch the procedure bounds (isAccepted false)", () => {
     const { api, fans } = fixture;
     const postId = await newPost(api, "bounded");
     // In one tick: 1 alone, then 19 that do not fit (rolled back), then 10 (rolled back), then 5, 5, 5, 4.
-    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(postId, profile(fan)))));
+    const { result, usage } = await measureCosmos(() => Promise.all(fans.map((fan) => likePost(api.blog, postId, profile(fan)))));
     expect(result.every((r) => r.created)).toBe(true);
     expect(changeLikesCalls(usage)).toBe(7);
     expect((await api.request("GET", `/api/posts/${postId}`)).body.likeCount).toBe(20);

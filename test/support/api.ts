@@ -4,7 +4,7 @@ import { devToken } from "../../local/dev-auth";
 import { Router } from "local-host";
 import { routes } from "../../src/api/routes";
 import type { Settings } from "../../src/config";
-import { createStore, useStore, type BlogStore } from "../../src/store/client";
+import { createStore, type BlogStore } from "../../src/store/client";
 import { measureCosmos, type CosmosUsage } from "../../src/store/metering";
 import { provision } from "../../src/store/provision";
 
@@ -27,6 +27,8 @@ export interface RequestOptions {
   as?: string;
   authorization?: string;
   headers?: Record<string, string>;
+  /** The store the route works on: the fixture's unless a test brings another (one that stalls some requests, say). */
+  store?: BlogStore;
 }
 
 export interface ApiFixture {
@@ -52,18 +54,16 @@ export async function apiFixture(
   options: { cosmos?: CosmosOptions; settings?: Partial<Omit<Settings, "cosmos">>; maxRetryWaitSeconds?: number; now?: () => number } = {},
 ): Promise<ApiFixture> {
   const cosmos = await startCosmos(options.cosmos);
-  const blog = useStore(
-    createStore(
-      {
-        cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
-        auth: { devSecret: TEST_SECRET },
-        softDeleteTtlSeconds: 3600,
-        // Tests read the feed right after changing it; the micro-cache has tests of its own.
-        feedCacheMs: 0,
-        ...options.settings,
-      },
-      { now: options.now },
-    ),
+  const blog = createStore(
+    {
+      cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog", maxRetryWaitSeconds: options.maxRetryWaitSeconds },
+      auth: { devSecret: TEST_SECRET },
+      softDeleteTtlSeconds: 3600,
+      // Tests read the feed right after changing it; the micro-cache has tests of its own.
+      feedCacheMs: 0,
+      ...options.settings,
+    },
+    { now: options.now },
   );
   const { settings } = blog;
   await provision(blog.client, settings.cosmos.databaseName);
@@ -85,7 +85,7 @@ export async function apiFixture(
       functionName: match.route.name,
       logHandler: (level, ...args) => listeners.forEach((listen) => listen(`${level}: ${args.map(String).join(" ")}`)),
     });
-    const response = await match.route.handler(httpRequest, context);
+    const response = await match.route.handler(httpRequest, context, opts.store ?? blog);
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
     // A kept answer comes serialized (`body`); every other JSON answer as `jsonBody`.
     const answered = typeof response.body === "string" ? JSON.parse(response.body) : response.jsonBody;

@@ -10,15 +10,17 @@ import { commentBody, listQuery } from "../schemas";
 /** POST /posts/{postId}/comments — C3, through the createComment stored procedure; Idempotency-Key honoured. The comment is new: no If-Match can name it. */
 export const createComment = endpoint(
   { auth: "caller", idempotencyKey: true, body: commentBody, creates: true },
-  async ({ caller, params: { postId }, idempotencyKey: key, body }) => {
-    const author = await requireProfile(caller.userId);
+  async ({ store, caller, params: { postId }, idempotencyKey: key, body }) => {
+    const author = await requireProfile(store, caller.userId);
     const commentId = key === undefined ? randomUUID() : idFromParts("comment", postId, caller.userId, key);
-    const { comment, created } = await posts.createComment(postId, author, commentId, body.content);
+    const { comment, created } = await posts.createComment(store, postId, author, commentId, body.content);
     return { status: 201, body: withoutSystemFields(comment), replayed: !created };
   },
 );
 
 /** GET /posts/{postId}/comments — Q4: oldest first, from the post's partition; 404 for a missing or deleted post. */
-export const listComments = endpoint({ query: listQuery }, async ({ params: { postId }, query, warn }) =>
-  pagedList(query, warn, "posts", `posts/${postId}/comments`, `Post '${postId}' does not exist.`, (limit, after) => lists.listComments(postId, limit, after)),
+export const listComments = endpoint({ query: listQuery }, async ({ store, params: { postId }, query, warn }) =>
+  pagedList(query, warn, "posts", `posts/${postId}/comments`, `Post '${postId}' does not exist.`, (limit, after) =>
+    lists.listComments(store, postId, limit, after),
+  ),
 );

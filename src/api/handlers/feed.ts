@@ -14,8 +14,8 @@ const FEED_CACHE_CONTROL = "public, max-age=1, stale-while-revalidate=5";
 const answers = new WeakMap<readonly ShortPost[], ApiResult>();
 
 /** GET /feed — Q6: the newest posts in short form, from the single feed partition (through the instance's micro-cache). */
-export const getFeed = endpoint({ query: feedQuery }, async ({ query, warn }) => {
-  const page = await readFeedCached(query.limit);
+export const getFeed = endpoint({ query: feedQuery }, async ({ store, query, warn }) => {
+  const page = await readFeedCached(store, query.limit);
   let answer = answers.get(page);
   if (!answer) {
     answer = keptAnswer({ items: servedItems("feed", page, warn) }, { "cache-control": FEED_CACHE_CONTROL });

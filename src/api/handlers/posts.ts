@@ -7,17 +7,20 @@ import { endpoint } from "../http";
 import { postBody } from "../schemas";
 
 /** POST /posts — C2: the caller is the author. An Idempotency-Key makes a retry return the first post. */
-export const createPost = endpoint({ auth: "caller", idempotencyKey: true, body: postBody, creates: true }, async ({ caller, idempotencyKey: key, body }) => {
-  const author = await requireProfile(caller.userId);
-  const postId = key === undefined ? randomUUID() : idFromParts("post", caller.userId, key);
-  const { post, created } = await posts.createPost(postId, author, body, key !== undefined);
-  return { status: 201, body: withoutSystemFields(post), etag: post._etag, location: `/api/posts/${post.postId}`, replayed: !created };
-});
+export const createPost = endpoint(
+  { auth: "caller", idempotencyKey: true, body: postBody, creates: true },
+  async ({ store, caller, idempotencyKey: key, body }) => {
+    const author = await requireProfile(store, caller.userId);
+    const postId = key === undefined ? randomUUID() : idFromParts("post", caller.userId, key);
+    const { post, created } = await posts.createPost(store, postId, author, body, key !== undefined);
+    return { status: 201, body: withoutSystemFields(post), etag: post._etag, location: `/api/posts/${post.postId}`, replayed: !created };
+  },
+);
 
 /** PUT /posts/{postId} — C2: only the author; honours If-Match. */
-export const updatePost = endpoint({ auth: "caller", body: postBody }, async ({ caller, params, body, preconditions }) => {
-  await requireProfile(caller.userId);
-  const post = await posts.updatePost(params.postId, caller.userId, body, preconditions);
+export const updatePost = endpoint({ auth: "caller", body: postBody }, async ({ store, caller, params, body, preconditions }) => {
+  await requireProfile(store, caller.userId);
+  const post = await posts.updatePost(store, params.postId, caller.userId, body, preconditions);
   return { status: 200, body: withoutSystemFields(post), etag: post._etag };
 });
 
@@ -25,15 +28,15 @@ export const updatePost = endpoint({ auth: "caller", body: postBody }, async ({ 
 const POST_CACHE_CONTROL = "public, max-age=5, stale-while-revalidate=30";
 
 /** GET /posts/{postId} — Q2: one point read, counts and username included; cacheable by a CDN or browser. */
-export const getPost = endpoint({}, async ({ params: { postId } }) => {
-  const post = await posts.readPost(postId);
+export const getPost = endpoint({}, async ({ store, params: { postId } }) => {
+  const post = await posts.readPost(store, postId);
   if (!post) throw notFound(`Post '${postId}' does not exist.`);
   return { status: 200, body: withoutSystemFields(post), etag: post._etag, headers: { "cache-control": POST_CACHE_CONTROL } };
 });
 
 /** DELETE /posts/{postId} — only the author; soft delete of the post, its comments and likes. A repeat finishes the work. Honours If-Match and If-None-Match. */
-export const deletePost = endpoint({ auth: "caller" }, async ({ caller, params, preconditions }) => {
-  await requireProfile(caller.userId);
-  await posts.deletePost(params.postId, caller.userId, preconditions);
+export const deletePost = endpoint({ auth: "caller" }, async ({ store, caller, params, preconditions }) => {
+  await requireProfile(store, caller.userId);
+  await posts.deletePost(store, params.postId, caller.userId, preconditions);
   return { status: 204 };
 });

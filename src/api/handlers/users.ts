@@ -12,27 +12,29 @@ import { emptyBody, listQuery, userBody } from "../schemas";
 const publicUser = (user: StoredUser) => ({ id: user.userId, username: user.username });
 
 /** POST /users — C1: the caller creates their own profile. */
-export const createUser = endpoint({ auth: "caller", body: userBody, creates: true }, async ({ caller: { userId }, body }) => {
-  const user = await users.createUser(userId, body.username);
+export const createUser = endpoint({ auth: "caller", body: userBody, creates: true }, async ({ store, caller: { userId }, body }) => {
+  const user = await users.createUser(store, userId, body.username);
   return { status: 201, body: publicUser(user), etag: user._etag, location: `/api/users/${encodeURIComponent(userId)}` };
 });
 
 /** PUT /users/{userId} — C1: only that user may change their username. */
-export const updateUser = endpoint({ auth: "owner", body: userBody }, async ({ params: { userId }, body, preconditions, warn }) => {
-  const user = await users.renameUser(userId, body.username, preconditions, warn);
+export const updateUser = endpoint({ auth: "owner", body: userBody }, async ({ store, params: { userId }, body, preconditions, warn }) => {
+  const user = await users.renameUser(store, userId, body.username, preconditions, warn);
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
 /** GET /users/{userId} — Q1. */
-export const getUser = endpoint({}, async ({ params: { userId } }) => {
-  const user = await users.readUser(userId);
+export const getUser = endpoint({}, async ({ store, params: { userId } }) => {
+  const user = await users.readUser(store, userId);
   if (!user) throw notFound(`User '${userId}' does not exist.`);
   return { status: 200, body: publicUser(user), etag: user._etag };
 });
 
 /** GET /users/{userId}/posts — Q3: short-form posts, newest first. */
-export const listUserPosts = endpoint({ query: listQuery }, async ({ params: { userId }, query, warn }) =>
-  pagedList(query, warn, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) => lists.listUserPosts(userId, limit, after)),
+export const listUserPosts = endpoint({ query: listQuery }, async ({ store, params: { userId }, query, warn }) =>
+  pagedList(query, warn, "users", `users/${userId}/posts`, `User '${userId}' does not exist.`, (limit, after) =>
+    lists.listUserPosts(store, userId, limit, after),
+  ),
 );
 
 const erasureUrl = (userId: string) => `/api/users/${encodeURIComponent(userId)}/erasure`;
@@ -50,14 +52,14 @@ const erasureBody = (record: StoredErasure) => ({
  * the erasure record at once (gone from every read, the token refused for writes), and the
  * erasure runs in the background. 202 with the status URL; a repeat answers the same.
  */
-export const deleteUser = endpoint({ auth: "owner or admin", body: emptyBody }, async ({ caller, params: { userId } }) => {
-  const { erasure: record } = await erasure.requestErasure(userId, caller.userId === userId ? "self" : "admin");
+export const deleteUser = endpoint({ auth: "owner or admin", body: emptyBody }, async ({ store, caller, params: { userId } }) => {
+  const { erasure: record } = await erasure.requestErasure(store, userId, caller.userId === userId ? "self" : "admin");
   return { status: 202, body: erasureBody(record), location: erasureUrl(userId), headers: { "retry-after": "2" } };
 });
 
 /** GET /users/{userId}/erasure — where the erasure stands; the owner or an admin. 404 when none was asked for. */
-export const getErasure = endpoint({ auth: "owner or admin" }, async ({ params: { userId } }) => {
-  const record = await erasure.readErasure(userId);
+export const getErasure = endpoint({ auth: "owner or admin" }, async ({ store, params: { userId } }) => {
+  const record = await erasure.readErasure(store, userId);
   if (!record) throw notFound(`No erasure was asked for the account '${userId}'.`);
   return { status: 200, body: erasureBody(record), etag: record._etag };
 });
@@ -100,21 +102,21 @@ const exportFileName = (userId: string) => `blog-export-${userId.replace(/[^A-Za
  * request's worth of reads, so a large account never times out or loads everything at once; the
  * pages together are the export.
  */
-export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({ params: { userId }, query: { limit, continuationToken } }) => {
+export const exportUser = endpoint({ auth: "owner", query: listQuery }, async ({ store, params: { userId }, query: { limit, continuationToken } }) => {
   const position = decodeExport(continuationToken);
-  const account = await users.readAccount(userId);
+  const account = await users.readAccount(store, userId);
   if (account === "erased") throw accountErased(userId);
   if (!account) throw notFound(`User '${userId}' does not exist.`);
   const page = { format: "blog-export/1" as const, userId, exportedAt: new Date().toISOString() };
   const profile = position ? {} : { profile: { id: userId, username: account.username, creationDate: account.creationDate } };
   let body;
   if (position?.s !== "writing") {
-    const { posts, next } = await accountExport.exportedPostsPage(userId, limit, position && { date: position.d, id: position.i });
+    const { posts, next } = await accountExport.exportedPostsPage(store, userId, limit, position && { date: position.d, id: position.i });
     const following: ExportPosition = next ? { s: "posts", d: next.date, i: next.id } : { s: "writing", i: "" };
     body = { ...page, ...profile, posts, writing: [], continuationToken: encodeExport(following) };
   } else {
     const after = { record: position.i, comment: position.c && { date: position.c.d, id: position.c.i } };
-    const { writing, next } = await accountExport.exportedWritingPage(userId, limit, after);
+    const { writing, next } = await accountExport.exportedWritingPage(store, userId, limit, after);
     const following: ExportPosition | undefined = next && {
       s: "writing",
       i: next.record,

@@ -77,6 +77,11 @@ export interface FunctionAppOptions {
   /** The durable client binding's data, given to every function with a `durableClient` input. */
   durableClient: () => unknown;
   log: (functionName: string, level: string, message: string) => void;
+  /**
+   * Runs each invocation (the app's code and all it awaits): where a host serving several apps
+   * from one module, each with its own services, puts an invocation in its app's scope.
+   */
+  invocationScope?: <T>(invocation: () => Promise<T>) => Promise<T>;
 }
 
 const SETTING = /%([^%]+)%/g;
@@ -126,9 +131,10 @@ function functionApp(registrations: Registrations, options: FunctionAppOptions):
       .filter(([, binding]) => binding.type === "durableClient" && binding.direction === "in")
       .map(([name]) => name);
     const log = (level: string, message: string) => options.log(fn.metadata.name, level, message);
+    const scope = options.invocationScope ?? ((invocation) => invocation());
     return (data: RpcTypedData) => {
       const inputData = [{ name: triggerName, data }, ...clients.map((name) => ({ name, data: { string: JSON.stringify(options.durableClient()) } }))];
-      return invoke(registrations, fn, { inputData }, log);
+      return scope(() => invoke(registrations, fn, { inputData }, log));
     };
   };
   const ofType = (type: string) => registrations.functions.filter((fn) => triggerOf(fn)[1].type.toLowerCase() === type.toLowerCase());
