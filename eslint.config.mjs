@@ -6,7 +6,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 /** Everything above a layer in the architecture's arrows: no layer imports from one above it. */
-const OUTSIDE_SRC = ["local", "functions", "scripts", "chaos", "bench", "test", "web"];
+const OUTSIDE_SRC = ["local", "functions", "lazy", "scripts", "chaos", "bench", "test", "web"];
 /** The app never imports the local runtime: the deployable bundle must not pull it in. */
 const LOCAL_RUNTIME = ["embedded-cosmos", "local-host"];
 
@@ -139,6 +139,10 @@ export default tseslint.config(
       why: "The local host is a package of its own: it serves any Node.js v4 programming-model app and knows nothing of this one.",
     }),
   ),
+  layer(["lazy/**"], {
+    folders: ["src", "functions", "local", "scripts", "chaos", "bench", "test", "web"],
+    why: "lazy/ stands in for packages other packages import: it knows nothing of the app.",
+  }),
   layer(["local/*.ts"], {
     folders: ["scripts", "chaos", "bench", "test", "web"],
     why: "local/ runs the app on the local runtime (npm start), handing functions/' composition root its services: it does not reach into the tools or tests above it.",

@@ -39,7 +39,7 @@ export async function apiOverhead(store: BlogStore, iterations: number, postIds:
   const viaHandler = async (url: string) => {
     const { route, params, query } = callOf(url);
     const request = new HttpRequest({ method: "GET", url, params, query });
-    const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }), store)) as HttpResponseInit;
+    const response = (await route.handler(request, new InvocationContext({ functionName: route.name, logHandler: () => {} }), { store })) as HttpResponseInit;
     if (response.status !== 200) throw new Error(`${url} -> ${response.status}`);
     JSON.stringify(response.jsonBody); // the host serializes the body
   };

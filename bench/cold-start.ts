@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { AZURE_MONITOR_BUNDLE, bundle } from "../scripts/bundle";
+import { bundle } from "../scripts/bundle";
 import { percentile } from "./measure";
 
 interface Figure {
@@ -40,7 +40,8 @@ function baselineBundle(checkout: string): string {
   const directory = resolve(checkout);
   execFileSync(process.execPath, [join(directory, "node_modules/typescript/bin/tsc"), "-b"], { cwd: directory, stdio: "ignore" });
   const file = join(mkdtempSync(join(tmpdir(), "cold-start-baseline-")), "index.js");
-  const build = `require(${JSON.stringify(join(directory, "dist/scripts/bundle.js"))}).bundle(${JSON.stringify(directory)}, ${JSON.stringify(file)})`;
+  // Awaited: a baseline's bundle() may be synchronous (older) or asynchronous (since its splits are built with esbuild's plugins).
+  const build = `Promise.resolve(require(${JSON.stringify(join(directory, "dist/scripts/bundle.js"))}).bundle(${JSON.stringify(directory)}, ${JSON.stringify(file)})).catch((error) => { console.error(error); process.exit(1); })`;
   execFileSync(process.execPath, ["-e", build], { cwd: directory, stdio: "ignore" });
   if (!existsSync(file)) throw new Error(`the baseline in ${directory} made no bundle at ${file}`);
   return file;
@@ -58,9 +59,9 @@ const figures = (ms: number[]): Figure => {
  * elapsed time. Outside the Functions worker @azure/functions registers in "test mode", which
  * does the same module loading.
  */
-export function measureColdStart(root: string, samples: number, baseline?: { ref: string; directory: string }): ColdStartFigures {
+export async function measureColdStart(root: string, samples: number, baseline?: { ref: string; directory: string }): Promise<ColdStartFigures> {
   // A bundle of its own, so the figure is today's code and dist/deploy stays whatever `npm run build` made.
-  const { file } = bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
+  const { file } = await bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
   const baselineFile = baseline && baselineBundle(baseline.directory);
   const unbundledEntry = join(root, "dist/functions/index.js");
   const ms = { bundled: [] as number[], withTelemetry: [] as number[], unbundled: [] as number[], baseline: [] as number[] };
@@ -74,7 +75,7 @@ export function measureColdStart(root: string, samples: number, baseline?: { ref
   return {
     samples,
     bundled: { ...figures(ms.bundled), bytes: statSync(file).size },
-    withTelemetry: { ...figures(ms.withTelemetry), bytes: statSync(join(file, "..", AZURE_MONITOR_BUNDLE)).size },
+    withTelemetry: { ...figures(ms.withTelemetry), bytes: statSync(join(file, "..", "azure-monitor.js")).size },
     unbundled: figures(ms.unbundled),
     baseline: baseline && baselineFile ? { ...figures(ms.baseline), ref: baseline.ref, bytes: statSync(baselineFile).size } : undefined,
   };

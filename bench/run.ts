@@ -159,7 +159,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
   }
   // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).
   const baseline = options.baseline && { ref: options.baseline.ref, ...prepareBaseline(projectRoot(), options.baseline.ref, log) };
-  if (options.coldStartSamples > 0) report.coldStart = measureColdStart(projectRoot(), options.coldStartSamples, baseline);
+  if (options.coldStartSamples > 0) report.coldStart = await measureColdStart(projectRoot(), options.coldStartSamples, baseline);
   if (!options.endpoint && options.idleSeconds > 0)
     report.idle = await measureIdle(projectRoot(), { seconds: options.idleSeconds, settleSeconds: options.idleSettleSeconds, baseline });
   if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);

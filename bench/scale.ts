@@ -161,7 +161,7 @@ async function callRoute(store: BlogStore, name: string, userId: string, params:
     params,
     body: body === undefined ? undefined : { string: JSON.stringify(body) },
   });
-  return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }), store)) as HttpResponseInit;
+  return (await route.handler(request, new InvocationContext({ functionName: name, logHandler: () => {} }), { store })) as HttpResponseInit;
 }
 
 /**

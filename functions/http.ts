@@ -8,6 +8,6 @@ for (const route of routes) {
     route: route.route,
     methods: [...route.methods],
     authLevel: "anonymous",
-    handler: (request, context) => route.handler(request, context, appServices().store),
+    handler: (request, context) => route.handler(request, context, appServices()),
   });
 }

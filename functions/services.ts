@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { AppServices } from "../src/app-services";
 import { loadSettings } from "../src/config";
-import { createStore } from "../src/store/client";
+import { createStore, type BlogStore } from "../src/store/client";
 
 /** The services a host runs an invocation with, when it brings its own (npm start, tests): see `withAppServices`. */
 const hosted = new AsyncLocalStorage<AppServices>();
@@ -17,8 +17,18 @@ let fromAppSettings: AppServices | undefined;
 export function appServices(): AppServices {
   const own = hosted.getStore();
   if (own) return own;
-  fromAppSettings ??= { store: createStore(loadSettings()) };
+  fromAppSettings ??= servicesFromAppSettings();
   return fromAppSettings;
+}
+
+/** The services from the app settings, the store opened on first use: a route that needs none (the OpenAPI document) runs without any. */
+function servicesFromAppSettings(): AppServices {
+  let store: BlogStore | undefined;
+  return {
+    get store() {
+      return (store ??= createStore(loadSettings()));
+    },
+  };
 }
 
 /**

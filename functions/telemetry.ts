@@ -18,9 +18,9 @@ const SEVERITY: Record<LogLevel, SeverityNumber> = {
 };
 
 if (connectionString) {
-  // Loaded only here, from a file of its own: an app without a connection string never reads the exporters.
+  // Loaded only here, from a file of its own (lazy/splits.ts): an app without a connection string never reads the providers.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { startAzureMonitor } = require("./azure-monitor") as typeof import("./azure-monitor");
+  const { startAzureMonitor } = require("./azure-monitor/providers") as typeof import("./azure-monitor/providers");
   const stopTelemetry = startAzureMonitor(connectionString);
   // The batches still held go out before the worker stops (scale-in, a new deployment).
   app.hook.appTerminate(() => stopTelemetry());

@@ -9,10 +9,10 @@ import { replaceFolder } from "./output-folder";
  * (MSAL in a chunk of its own, loaded only when sign-in is Entra ID), next to index.html and
  * styles.css. `npm start` serves this folder at `/`; `azd up` deploys it to Static Web Apps.
  */
-export function bundleWeb(root: string): { dir: string; bytes: number } {
+export async function bundleWeb(root: string): Promise<{ dir: string; bytes: number }> {
   const dir = join(root, "dist/web");
   // Each folder is replaced whole: azd may be zipping the previous dist/web right now.
-  replaceFolder(join(root, "dist/web-sourcemaps"), (maps) =>
+  await replaceFolder(join(root, "dist/web-sourcemaps"), (maps) =>
     replaceFolder(dir, (next) => {
       buildSync({
         entryPoints: { app: join(root, "web/src/main.ts") },
@@ -42,6 +42,9 @@ export function bundleWeb(root: string): { dir: string; bytes: number } {
 }
 
 if (require.main === module) {
-  const { dir, bytes } = bundleWeb(projectRoot());
-  console.log(`bundled the web app into ${dir} (app.js ${(bytes / 1024).toFixed(0)} KiB; ${readdirSync(join(dir, "chunks")).length} chunks loaded on demand)`);
+  void bundleWeb(projectRoot()).then(({ dir, bytes }) =>
+    console.log(
+      `bundled the web app into ${dir} (app.js ${(bytes / 1024).toFixed(0)} KiB; ${readdirSync(join(dir, "chunks")).length} chunks loaded on demand)`,
+    ),
+  );
 }

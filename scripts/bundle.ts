@@ -1,78 +1,50 @@
-import { buildSync, type BuildOptions } from "esbuild";
+import { build, type BuildOptions, type Plugin } from "esbuild";
 import { appendFileSync, copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { SPLITS, type Split } from "../lazy/splits";
 import { projectRoot } from "../src/store/script-files";
 import { replaceFolder } from "./output-folder";
 
-/** The module functions/telemetry.ts loads only with a connection string: the OpenTelemetry SDK's providers, bundled apart. */
-const AZURE_MONITOR = "./azure-monitor";
-/** The module those providers load with their first batch: Azure Monitor's exporters, bundled apart again. */
-const EXPORTERS = "./azure-monitor-exporters";
-/** The bundles a deployable folder holds: the app's registrations, the telemetry providers, their exporters and Entra ID's credential beside them. */
-export const AZURE_MONITOR_BUNDLE = "azure-monitor.js";
-export const EXPORTERS_BUNDLE = "azure-monitor-exporters.js";
-export const IDENTITY_BUNDLE = "azure-identity.js";
-export const AXIOS_BUNDLE = "axios.js";
-export const VALIDATOR_BUNDLE = "validator.js";
-export const MOMENT_BUNDLE = "moment.js";
-export const CLONE_DEEP_BUNDLE = "clone-deep.js";
-export const PROXY_AGENTS_BUNDLE = "proxy-agents.js";
-export const BUNDLES = [
-  "index.js",
-  AZURE_MONITOR_BUNDLE,
-  EXPORTERS_BUNDLE,
-  IDENTITY_BUNDLE,
-  AXIOS_BUNDLE,
-  VALIDATOR_BUNDLE,
-  CLONE_DEEP_BUNDLE,
-  MOMENT_BUNDLE,
-  PROXY_AGENTS_BUNDLE,
-] as const;
+/** Every file of a deployable folder's code: the app's registrations, and the splits beside it. */
+export const BUNDLES = ["index.js", ...SPLITS.map((split) => split.file)] as const;
 
-/**
- * The telemetry bundles take each package's ES module build where it has one (the `module`
- * field): the OpenTelemetry packages name their CommonJS build in `main`, which esbuild cannot
- * tree-shake, so every instrument, processor and semantic convention came along (the providers'
- * bundle: 1.1 MiB that way, 0.4 MiB this way).
- */
-const ES_MODULES_FIRST = { mainFields: ["module", "main"] };
-
-/** `@azure/identity`, wherever the app or the exporters import it, read from azure-identity.js beside the bundle: loaded by the first require, not by every cold start. */
-const IDENTITY_APART = { alias: { "@azure/identity": "./azure-identity" }, external: ["./azure-identity"] };
-
-/**
- * What durable-functions needs only in a durable client, read from files beside the bundle when
- * the first client is made or checks a URL: its `axios` answered by functions/durable-client-http.ts
- * (axios.js), its `validator` by functions/durable-client-url.ts (validator.js), its
- * `lodash/cloneDeep` by functions/durable-client-clone.ts (clone-deep.js).
- */
-export const durableClientApart = (root: string) => ({
-  alias: {
-    axios: join(root, "functions/durable-client-http.ts"),
-    validator: join(root, "functions/durable-client-url.ts"),
-    "lodash/cloneDeep": join(root, "functions/durable-client-clone.ts"),
-  },
-  external: ["./axios", "./validator", "./clone-deep"],
-});
-
-/**
- * What durable-functions needs only when an orchestration runs, read from a file beside the
- * bundle then: its `moment` answered by functions/durable-timers.ts (moment.js).
- */
-export const durableTimersApart = (root: string) => ({
-  alias: { moment: join(root, "functions/durable-timers.ts") },
-  external: ["./moment"],
-});
-
-/**
- * The proxy agents the Azure SDKs' HTTP client makes only for a request through a proxy, read
- * from a file beside the bundle then: both packages answered by functions/proxy-agents-on-demand.ts
- * (proxy-agents.js).
- */
-export const proxyAgentsApart = (root: string) => {
-  const onDemand = join(root, "functions/proxy-agents-on-demand.ts");
-  return { alias: { "https-proxy-agent": onDemand, "http-proxy-agent": onDemand }, external: ["./proxy-agents"] };
+/** The split of `file` (azure-monitor.js, ...), from the declaration. */
+export const splitOf = (file: string): Split => {
+  const split = SPLITS.find((candidate) => candidate.file === file);
+  if (!split) throw new Error(`no split is declared as ${file} (lazy/splits.ts)`);
+  return split;
 };
+
+/** A module as a split names it: a package by its name, a file of the app by its project path without extension. */
+function moduleName(root: string, path: string, resolveDir: string): string {
+  if (!path.startsWith(".")) return path;
+  return relative(root, resolve(resolveDir, path))
+    .replaceAll("\\", "/")
+    .replace(/\.(ts|js)$/, "");
+}
+
+/**
+ * The declaration applied to a build: a package a stand-in answers gets the stand-in (except in
+ * the stand-in itself), and a module a split holds becomes a require of its file beside the
+ * bundle (except in the build of that split).
+ */
+export function splitsPlugin(root: string, building?: Split): Plugin {
+  return {
+    name: "lazy-splits",
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === "entry-point") return undefined;
+        const name = moduleName(root, args.path, args.resolveDir);
+        const importer = relative(root, args.importer).replaceAll("\\", "/");
+        const standIn = SPLITS.find((split) => split !== building && split.standIn?.for.includes(name) && split.standIn.file !== importer)?.standIn;
+        if (standIn) return { path: join(root, standIn.file) };
+        const split = SPLITS.find((candidate) => candidate !== building && candidate.modules.includes(name));
+        if (split) return { path: `./${split.file}`, external: true };
+        return undefined;
+      });
+    },
+  };
+}
 
 /** How every bundle is built. */
 const COMMON = {
@@ -93,50 +65,40 @@ const COMMON = {
 } as const satisfies BuildOptions;
 
 /**
- * Every function registration (functions/index.ts) bundled with its dependencies into one
- * file: no node_modules to install or load, and one file to read on a cold start. The
- * OpenTelemetry SDK's providers, which only an app with a connection string loads, are a second
- * file beside it (`azure-monitor.js`), so a cold start without one never reads it; Azure
- * Monitor's exporters, which those providers load with their first batch, a third
- * (`azure-monitor-exporters.js`); Entra ID's credential, which only keyless access and the
- * exporters need, a fourth (`azure-identity.js`); durable-functions' HTTP client and URL check,
- * which only a durable client needs, a fifth and a sixth (`axios.js`, `validator.js`), and the
- * deep copy it makes of the client's binding data, a seventh (`clone-deep.js`); its date library,
- * which only an orchestration needs, an eighth (`moment.js`); the Azure SDKs' HTTP proxy agents,
- * which only a request through a proxy needs, a ninth (`proxy-agents.js`).
- * `@azure/functions-core` is the Functions worker's own module, provided at run time.
+ * Every function registration (functions/index.ts) bundled with its dependencies into one file:
+ * no node_modules to install or load, and one file to read on a cold start; each split of
+ * lazy/splits.ts a file beside it, read when first required. `@azure/functions-core` is the
+ * Functions worker's own module, provided at run time.
  */
-export function bundle(root: string, file: string): { file: string; bytes: number } {
-  const apart = [IDENTITY_APART, durableClientApart(root), durableTimersApart(root), proxyAgentsApart(root)];
-  buildSync({
-    ...COMMON,
-    entryPoints: [join(root, "functions/index.ts")],
-    outfile: file,
-    alias: Object.assign({}, ...apart.map((files) => files.alias)),
-    external: ["@azure/functions-core", AZURE_MONITOR, ...apart.flatMap((files) => files.external)],
-  });
-  const folder = dirname(file);
-  bundleApart(root, folder, AZURE_MONITOR_BUNDLE, {
-    ...ES_MODULES_FIRST,
-    // The providers need only the exporter package's sampler. The package declares itself free of
-    // side effects, but its dist/esm/package.json (which only sets the module type) hides that from
-    // esbuild, so importing the sampler by the package's name would bring every exporter along.
-    alias: {
-      ...IDENTITY_APART.alias,
-      "@azure/monitor-opentelemetry-exporter": join(root, "node_modules/@azure/monitor-opentelemetry-exporter/dist/esm/sampling/rateLimitedSampler.js"),
-    },
-    external: [EXPORTERS, ...IDENTITY_APART.external],
-  });
-  bundleApart(root, folder, EXPORTERS_BUNDLE, { ...ES_MODULES_FIRST, ...IDENTITY_APART });
-  for (const name of [IDENTITY_BUNDLE, AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE, MOMENT_BUNDLE, PROXY_AGENTS_BUNDLE] as const)
-    bundleApart(root, folder, name);
+export async function bundle(root: string, file: string): Promise<{ file: string; bytes: number }> {
+  await bundleEntry(root, file, { entryPoints: [join(root, "functions/index.ts")] });
+  for (const split of SPLITS) await bundleSplit(root, dirname(file), split);
   return { file, bytes: statSync(file).size };
 }
 
-/** One of the files beside index.js: functions/<name>.ts bundled on its own into `folder`/<name>.js. */
-export function bundleApart(root: string, folder: string, name: Exclude<(typeof BUNDLES)[number], "index.js">, options: BuildOptions = {}): void {
-  buildSync({ ...COMMON, entryPoints: [join(root, "functions", name.replace(/\.js$/, ".ts"))], outfile: join(folder, name), ...options });
+/** Code bundled into `file` as index.js is, its splits left to the files beside it (`entry`: a file, or source text). */
+export async function bundleEntry(root: string, file: string, entry: Pick<BuildOptions, "entryPoints" | "stdin">): Promise<void> {
+  await build({ ...COMMON, ...entry, outfile: file, external: ["@azure/functions-core"], plugins: [splitsPlugin(root)] });
 }
+
+/** One split, bundled into `folder`/<its file>: its modules, exported as `require` would give each. */
+export async function bundleSplit(root: string, folder: string, split: Split): Promise<void> {
+  const contents =
+    split.modules.length === 1
+      ? `module.exports = require(${JSON.stringify(moduleSource(root, split.modules[0]))});`
+      : `module.exports = Object.assign({}, ${split.modules.map((name) => `require(${JSON.stringify(moduleSource(root, name))})`).join(", ")});`;
+  await build({
+    ...COMMON,
+    stdin: { contents, resolveDir: root, sourcefile: split.file.replace(/\.js$/, ".entry.js") },
+    outfile: join(folder, split.file),
+    ...(split.esModulesFirst ? { mainFields: ["module", "main"] } : {}),
+    alias: Object.fromEntries(Object.entries(split.alias ?? {}).map(([name, path]) => [name, join(root, path)])),
+    plugins: [splitsPlugin(root, split)],
+  });
+}
+
+/** A split's module as its bundle's entry requires it: a package by name, a file of the app by its absolute path. */
+const moduleSource = (root: string, name: string) => (existsSync(join(root, `${name}.ts`)) ? join(root, name) : name);
 
 /** The deployable folder's name under dist/: what azure.yaml's `dist`, `func start` and the package test read. */
 export const DEPLOY_FOLDER = "dist/deploy";
@@ -164,11 +126,11 @@ function moveSourceMaps(folder: string, maps: string, finalFolder: string): void
  * Functions host in it, and the package test loads it from an empty folder. A local.settings.json
  * is copied in for `func start` (azd never ships that file).
  */
-export function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): { folder: string; bytes: number } {
+export async function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): Promise<{ folder: string; bytes: number }> {
   let bytes = 0;
-  replaceFolder(sourceMapFolder(folder), (maps) =>
-    replaceFolder(folder, (next) => {
-      bundle(root, join(next, "index.js"));
+  await replaceFolder(sourceMapFolder(folder), (maps) =>
+    replaceFolder(folder, async (next) => {
+      await bundle(root, join(next, "index.js"));
       moveSourceMaps(next, maps, folder);
       bytes = statSync(join(next, "index.js")).size;
       copyFileSync(join(root, "host.json"), join(next, "host.json"));
@@ -181,8 +143,9 @@ export function packageApp(root: string, folder = join(root, DEPLOY_FOLDER)): { 
 }
 
 if (require.main === module) {
-  const { folder, bytes } = packageApp(projectRoot());
-  console.log(
-    `packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${BUNDLES.slice(1).join(", ")}, host.json, package.json; source maps in ${basename(sourceMapFolder(folder))})`,
+  void packageApp(projectRoot()).then(({ folder, bytes }) =>
+    console.log(
+      `packaged the function app into ${folder} (index.js ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${BUNDLES.slice(1).join(", ")}, host.json, package.json; source maps in ${basename(sourceMapFolder(folder))})`,
+    ),
   );
 }

@@ -5,13 +5,13 @@ import { dirname } from "node:path";
  * Builds a folder beside `target` and puts it in place whole: whoever reads `target` (azd zipping
  * it, a host loading it) sees the old folder or the new one, never one half written or emptied.
  */
-export function replaceFolder(target: string, fill: (folder: string) => void): void {
+export async function replaceFolder(target: string, fill: (folder: string) => void | Promise<void>): Promise<void> {
   const next = `${target}.next-${process.pid}`;
   const previous = `${target}.previous-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
   mkdirSync(next, { recursive: true });
   try {
-    fill(next);
+    await fill(next);
   } catch (error) {
     rmSync(next, { recursive: true, force: true });
     throw error;

@@ -5,6 +5,7 @@ import { forbidden, invalid, preconditionFailed, tooLarge, unsupportedMediaType 
 import { LIMITS } from "../model/limits";
 import { trace } from "@opentelemetry/api";
 import type { AuthSettings } from "../config";
+import type { AppServices } from "../app-services";
 import type { BlogStore } from "../store/client";
 import { ATTRIBUTES, pseudonymOf } from "../telemetry";
 import { authenticate } from "./auth";
@@ -91,8 +92,8 @@ export type ApiInput<D extends Declared> = Omit<Resolved, "caller" | "query" | "
 
 export type Preconditions = (etag: string | undefined) => boolean | undefined;
 
-/** A route's handler: a Functions HTTP handler that also takes the store it works on (the host passes it). */
-export type ApiHandler = (request: HttpRequest, context: InvocationContext, store: BlogStore) => Promise<HttpResponseInit>;
+/** A route's handler: a Functions HTTP handler that also takes the app's services (the host passes them). */
+export type ApiHandler = (request: HttpRequest, context: InvocationContext, services: AppServices) => Promise<HttpResponseInit>;
 
 /** A route's handler with what it declared it takes from the request. */
 export interface Endpoint {
@@ -181,8 +182,8 @@ function requireOwner(caller: Caller, auth: Declared["auth"], params: Record<str
 }
 
 /** The request's declared inputs, validated: caller, path (then the account's owner), Idempotency-Key, query, body, then a creation's preconditions. */
-async function inputOf(declared: Declared, request: HttpRequest, context: InvocationContext, store: BlogStore): Promise<Resolved> {
-  const caller = declared.auth ? await callerOf(request, store.settings.auth) : undefined;
+async function inputOf(declared: Declared, request: HttpRequest, context: InvocationContext, services: AppServices): Promise<Resolved> {
+  const caller = declared.auth ? await callerOf(request, services.store.settings.auth) : undefined;
   const params = validParams(request.params);
   if (caller) requireOwner(caller, declared.auth, params);
   const key = declared.idempotencyKey ? idempotencyKeyOf(request) : undefined;
@@ -195,7 +196,10 @@ async function inputOf(declared: Declared, request: HttpRequest, context: Invoca
   };
   if (declared.creates) requirePreconditions(undefined);
   return {
-    store,
+    // Read when the handler asks: a route that needs no store (the OpenAPI document) never opens one.
+    get store() {
+      return services.store;
+    },
     caller,
     params,
     query,
@@ -289,10 +293,10 @@ function toResponse(request: HttpRequest, result: ApiResult): HttpResponseInit {
  * error, ETag/Location headers, HEAD as GET without a body.
  */
 export function endpoint<const D extends Declared>(declared: D, work: (input: ApiInput<D>) => Promise<ApiResult>): Endpoint {
-  const handler = async (request: HttpRequest, context: InvocationContext, store: BlogStore): Promise<HttpResponseInit> => {
+  const handler = async (request: HttpRequest, context: InvocationContext, services: AppServices): Promise<HttpResponseInit> => {
     let response: HttpResponseInit;
     try {
-      const input = (await inputOf(declared, request, context, store)) as ApiInput<D>;
+      const input = (await inputOf(declared, request, context, services)) as ApiInput<D>;
       response = toResponse(request, await work(input));
     } catch (error) {
       response = problemResponse(error, (message, cause) => context.error(message, cause));

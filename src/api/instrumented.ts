@@ -36,13 +36,13 @@ export const cosmosUsageOf = (request: HttpRequest): CosmosUsage | undefined => 
  */
 export function instrumented(route: { route: string }, handler: ApiHandler): ApiHandler {
   const template = `/api/${route.route}`;
-  return (request, context, store) =>
+  return (request, context, services) =>
     inSpan(
       `${request.method} ${template}`,
       { kind: SpanKind.SERVER, attributes: { [ATTRIBUTES.method]: request.method, [ATTRIBUTES.route]: template } },
       async (span) => {
         const started = performance.now();
-        const { result, usage } = await measureCosmos(async () => handler(request, context, store));
+        const { result, usage } = await measureCosmos(async () => handler(request, context, services));
         usageByRequest.set(request, usage);
         const status = result.status ?? 200;
         const durationMs = performance.now() - started;

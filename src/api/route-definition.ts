@@ -36,7 +36,7 @@ export interface Route {
   methods: readonly HttpMethod[];
   /** Relative to the `api` route prefix (host.json). */
   route: string;
-  /** Instrumented; the host registering it passes the store it was built with. */
+  /** Instrumented; the host registering it passes the app's services. */
   handler: ApiHandler;
   doc: OperationDoc;
 }

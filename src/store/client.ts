@@ -58,8 +58,9 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
 }
 
 /**
- * DefaultAzureCredential, loaded on first use: its module (MSAL and friends) is a large part of
- * what a cold start would otherwise load, and a key-based client never needs it.
+ * DefaultAzureCredential, loaded on first use (from a file of its own in the deployment package,
+ * lazy/splits.ts): MSAL and friends are a large part of what a cold start would otherwise load,
+ * and a key-based client never needs them.
  */
 function entraIdCredential() {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

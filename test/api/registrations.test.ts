@@ -21,14 +21,14 @@ describe("functions/ registrations", () => {
       const methods = route.method === "GET" ? ["GET", "HEAD"] : [route.method];
       expect(entry.options).toMatchObject({ route: route.route, methods, authLevel: "anonymous" });
       // The registered handler runs the route's with the services its host runs the invocation with.
-      const store = { name: `the store of ${route.name}` } as never;
+      const services = { store: { name: `the store of ${route.name}` } as never };
       const answer = { status: 204 };
       const handler = vi.spyOn(route, "handler").mockResolvedValue(answer);
       const request = new HttpRequest({ method: route.method, url: "http://localhost/api/x" });
       const context = new InvocationContext();
       const run = entry.options.handler as (request: unknown, context: unknown) => Promise<unknown>;
-      expect(await withAppServices({ store }, () => run(request, context))).toBe(answer);
-      expect(handler).toHaveBeenCalledWith(request, context, store);
+      expect(await withAppServices(services, () => run(request, context))).toBe(answer);
+      expect(handler).toHaveBeenCalledWith(request, context, services);
     }
   });
 

@@ -68,7 +68,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
   it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", () => {
     // Today's checkout as its own baseline: the machinery without installing another one.
     const root = join(__dirname, "../..");
-    const cold = measureColdStart(root, 1, { ref: "HEAD", directory: root });
+    const cold = await measureColdStart(root, 1, { ref: "HEAD", directory: root });
     expect(cold.baseline).toMatchObject({ ref: "HEAD" });
     expect(cold.baseline!.p50).toBeGreaterThan(0);
     expect(cold.baseline!.bytes).toBe(cold.bundled.bytes);

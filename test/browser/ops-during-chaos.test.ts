@@ -12,7 +12,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 let browser: Browser;
 
 beforeAll(async () => {
-  bundleWeb(join(__dirname, "../.."));
+  await bundleWeb(join(__dirname, "../.."));
   browser = await chromium.launch({ executablePath: CHROMIUM });
 });
 afterAll(() => browser?.close());

@@ -27,7 +27,7 @@ const expectBadRequest = (response: { status: number; body: { errors?: unknown[]
 async function callWithParams(name: string, params: Record<string, string>) {
   const route = routes.find((r) => r.name === name)!;
   const request = new HttpRequest({ method: route.method, url: "http://localhost/api/x", params });
-  const response = await route.handler(request, new InvocationContext({ functionName: name }), api.blog);
+  const response = await route.handler(request, new InvocationContext({ functionName: name }), { store: api.blog });
   return { status: response.status, body: response.jsonBody };
 }
 

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clientBindingData } from "local-host";
 import { describe, expect, it } from "vitest";
-import { AXIOS_BUNDLE, bundleApart, CLONE_DEEP_BUNDLE, durableClientApart, durableTimersApart, MOMENT_BUNDLE, VALIDATOR_BUNDLE } from "../../scripts/bundle";
 import { bundleEntry } from "../support/bundle-entry";
 import { History, replay } from "../support/replay";
 import type { OrchestrationContext } from "durable-functions";
@@ -17,7 +16,7 @@ const timer = (waitMs: number) =>
     return "done";
   };
 
-const root = join(__dirname, "../..");
+const [AXIOS, VALIDATOR, CLONE_DEEP, MOMENT] = ["axios.js", "validator.js", "clone-deep.js", "moment.js"];
 
 /**
  * What the deployable bundle gives durable-functions in place of the packages it needs only now
@@ -35,10 +34,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
         context.extraInputs.set(input, data);
         return df.getClient(context);
       }`;
-    const clientFile = bundleEntry(folder, "client.js", entry, durableClientApart(root));
-    bundleApart(root, folder, AXIOS_BUNDLE);
-    bundleApart(root, folder, VALIDATOR_BUNDLE);
-    bundleApart(root, folder, CLONE_DEEP_BUNDLE);
+    const clientFile = await bundleEntry(folder, "client.js", entry, [AXIOS, VALIDATOR, CLONE_DEEP]);
     const asked: string[] = [];
     const extension = createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
@@ -58,7 +54,7 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
     });
     await new Promise<void>((resolve) => extension.listen(0, "127.0.0.1", resolve));
     try {
-      const loaded = () => [AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
+      const loaded = () => [AXIOS, VALIDATOR, CLONE_DEEP].filter((name) => Object.keys(require.cache).includes(join(folder, name)));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
       const { client } = require(clientFile) as {
         client: (data: unknown) => {
@@ -76,10 +72,10 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
       try {
         process.env.WEBSITE_HOSTNAME = "blog-api.azurewebsites.net";
         client(data);
-        expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE]);
+        expect(loaded()).toEqual([AXIOS, VALIDATOR]);
         delete process.env.WEBSITE_HOSTNAME;
         durable = client(data);
-        expect(loaded()).toEqual([AXIOS_BUNDLE, VALIDATOR_BUNDLE, CLONE_DEEP_BUNDLE]);
+        expect(loaded()).toEqual([AXIOS, VALIDATOR, CLONE_DEEP]);
       } finally {
         if (hostname === undefined) delete process.env.WEBSITE_HOSTNAME;
         else process.env.WEBSITE_HOSTNAME = hostname;
@@ -98,10 +94,9 @@ describe("durable-functions' rarely needed packages, bundled apart", () => {
   it("gives durable-functions' orchestrations their dates from moment.js, read when the first orchestration runs, short and long timers alike", async () => {
     // The same replay (test/support/replay.ts) bundled as index.js bundles durable-functions, beside the moment.js a package holds.
     const folder = mkdtempSync(join(tmpdir(), "durable-timers-"));
-    const replayFile = bundleEntry(folder, "replay.js", `export { replay } from "./test/support/replay";`, durableTimersApart(root));
-    bundleApart(root, folder, MOMENT_BUNDLE);
+    const replayFile = await bundleEntry(folder, "replay.js", `export { replay } from "./test/support/replay";`, [MOMENT]);
     try {
-      const loaded = () => Object.keys(require.cache).includes(join(folder, MOMENT_BUNDLE));
+      const loaded = () => Object.keys(require.cache).includes(join(folder, MOMENT));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
       const bundledReplay = (require(replayFile) as { replay: typeof replay }).replay;
       expect(loaded()).toBe(false);

@@ -10,7 +10,7 @@ import { SamplingDecision } from "@opentelemetry/sdk-trace-node";
 import { InstrumentType } from "@opentelemetry/sdk-metrics";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { azureMonitorTemporality, exportersOnFirstBatch, firstTraceKept, TRACES_PER_SECOND } from "../../functions/azure-monitor";
+import { azureMonitorTemporality, exportersOnFirstBatch, firstTraceKept, TRACES_PER_SECOND } from "../../functions/azure-monitor/providers";
 import { BUNDLES, packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
 import { ingestionEndpoint, type Envelope } from "../support/ingestion";
@@ -59,7 +59,7 @@ beforeAll(async () => {
   });
   await Promise.all([listen(ingestion), listen(identity)]);
   const built = mkdtempSync(join(tmpdir(), "deploy-telemetry-"));
-  packageApp(root, join(built, "deploy"));
+  await packageApp(root, join(built, "deploy"));
   site = mkdtempSync(join(tmpdir(), "site-telemetry-"));
   cpSync(join(built, "deploy"), site, { recursive: true });
   rmSync(built, { recursive: true, force: true });
@@ -131,7 +131,7 @@ describe("the deployed bundle's telemetry", () => {
     try {
       // The compiled module, as an unbundled app loads it: it reads the exporters' module beside it.
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- tsc's CommonJS output
-      const compiled = require(join(root, "dist/functions/azure-monitor.js")) as typeof import("../../functions/azure-monitor");
+      const compiled = require(join(root, "dist/functions/azure-monitor/providers.js")) as typeof import("../../functions/azure-monitor/providers");
       const exporters = compiled.exportersOnFirstBatch("not a connection string");
       const results = await Promise.all([1, 2].map(() => new Promise<ExportResult>((resolve) => exporters.traces.export([], resolve))));
       for (const result of results) {

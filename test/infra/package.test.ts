@@ -86,10 +86,10 @@ describe("the deployable function app", () => {
     expect(existsSync(join(root, "dist/.build.lock"))).toBe(false);
   }, 120_000);
 
-  it("maps a stack trace from the deployed bundle back to the sources (npm run map-stack)", () => {
+  it("maps a stack trace from the deployed bundle back to the sources (npm run map-stack)", async () => {
     const folder = mkdtempSync(join(tmpdir(), "map-stack-"));
     try {
-      packageApp(root, join(folder, "deploy"));
+      await packageApp(root, join(folder, "deploy"));
       const bundled = readFileSync(join(folder, "deploy/index.js"), "utf8").split("\n");
       expect(bundled.at(-2)).toBe("//# sourceMappingURL=../deploy-sourcemaps/index.js.map");
       // A frame in problemResponse, as Azure's logs show it (the folder the host runs the package from).
@@ -109,10 +109,10 @@ describe("the deployable function app", () => {
     }
   }, 120_000);
 
-  it("carries of zod what the app's schemas use, with its one locale (en), not every member of its namespace", () => {
+  it("carries of zod what the app's schemas use, with its one locale (en), not every member of its namespace", async () => {
     const folder = mkdtempSync(join(tmpdir(), "zod-shaken-"));
     try {
-      const { file } = bundle(root, join(folder, "index.js"));
+      const { file } = await bundle(root, join(folder, "index.js"));
       // The source map names every module that put code in the bundle: a locale that came along is
       // there. locales/index.js, which names them all, is not one (the lazily loaded OpenAPI code
       // keeps a few bytes of it).
@@ -124,10 +124,10 @@ describe("the deployable function app", () => {
     }
   });
 
-  it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", () => {
+  it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", async () => {
     // Exactly what azd zips, in a folder with no repository and no node_modules.
     const built = mkdtempSync(join(tmpdir(), "deploy-build-"));
-    packageApp(root, join(built, "deploy"));
+    await packageApp(root, join(built, "deploy"));
     const site = mkdtempSync(join(tmpdir(), "site-"));
     for (const name of azdZipContents(join(built, "deploy"))) cpSync(join(built, "deploy", name), join(site, name));
     rmSync(built, { recursive: true, force: true });
@@ -206,8 +206,8 @@ describe("the deployable function app", () => {
     // Entra ID's credential is a file of its own: index.js holds no MSAL and reaches it by the name the bundle gives it.
     const bundled = readFileSync(join(site, main), "utf8");
     expect(bundled).not.toMatch(/^\/\/ node_modules\/@azure\/(msal-node|identity)\//m);
-    expect(bundled).toContain('require("./azure-identity")');
-    const credential = spawnSync(process.execPath, ["-e", `console.log(typeof new (require("./azure-identity").DefaultAzureCredential)().getToken)`], {
+    expect(bundled).toContain('require("./azure-identity.js")');
+    const credential = spawnSync(process.execPath, ["-e", `console.log(typeof new (require("./azure-identity.js").DefaultAzureCredential)().getToken)`], {
       cwd: site,
       encoding: "utf8",
       env: { PATH: process.env.PATH },

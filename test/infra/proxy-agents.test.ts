@@ -4,10 +4,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundleApart, PROXY_AGENTS_BUNDLE, proxyAgentsApart } from "../../scripts/bundle";
 import { bundleEntry } from "../support/bundle-entry";
 
-const root = join(__dirname, "../..");
+const PROXY_AGENTS = "proxy-agents.js";
 
 /**
  * The Azure SDKs' HTTP client (@typespec/ts-http-runtime, under @azure/core-rest-pipeline and
@@ -23,8 +22,7 @@ describe("the Azure SDKs' proxy agents, bundled apart", () => {
         const response = await pipeline.sendRequest(createDefaultHttpClient(), createPipelineRequest({ url, method: "GET", allowInsecureConnection: true }));
         return { status: response.status, body: response.bodyAsText };
       }`;
-    const clientFile = bundleEntry(folder, "client.js", entry, proxyAgentsApart(root));
-    bundleApart(root, folder, PROXY_AGENTS_BUNDLE);
+    const clientFile = await bundleEntry(folder, "client.js", entry, [PROXY_AGENTS]);
     // A forward proxy: it is sent the whole URL of what the client asks for, and answers for it.
     const asked: string[] = [];
     const proxy = createServer((req, res) => {
@@ -33,7 +31,7 @@ describe("the Azure SDKs' proxy agents, bundled apart", () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
-      const loaded = () => Object.keys(require.cache).includes(join(folder, PROXY_AGENTS_BUNDLE));
+      const loaded = () => Object.keys(require.cache).includes(join(folder, PROXY_AGENTS));
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle is CommonJS, loaded as the worker loads it
       const { get } = require(clientFile) as { get: (url: string, proxy: { host: string; port: number }) => Promise<{ status: number; body: string }> };
       expect(loaded()).toBe(false);

@@ -85,7 +85,7 @@ export async function apiFixture(
       functionName: match.route.name,
       logHandler: (level, ...args) => listeners.forEach((listen) => listen(`${level}: ${args.map(String).join(" ")}`)),
     });
-    const response = await match.route.handler(httpRequest, context, opts.store ?? blog);
+    const response = await match.route.handler(httpRequest, context, { store: opts.store ?? blog });
     const responseHeaders = Object.fromEntries(Object.entries((response.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
     // A kept answer comes serialized (`body`); every other JSON answer as `jsonBody`.
     const answered = typeof response.body === "string" ? JSON.parse(response.body) : response.jsonBody;

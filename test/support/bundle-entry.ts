@@ -1,20 +1,12 @@
 import { join } from "node:path";
-import { buildSync } from "esbuild";
+import { bundleEntry as bundleAsTheAppIs, bundleSplit, splitOf } from "../../scripts/bundle";
 
 const root = join(__dirname, "../..");
 
-/** `entry` bundled into `folder`/`name` as index.js bundles the app: what `apart` names is left to the files beside it. */
-export function bundleEntry(folder: string, name: string, entry: string, apart: { alias: Record<string, string>; external: string[] }): string {
+/** `entry` bundled into `folder`/`name` as index.js bundles the app, with the splits named (lazy/splits.ts) built beside it. */
+export async function bundleEntry(folder: string, name: string, entry: string, splits: string[]): Promise<string> {
   const file = join(folder, name);
-  buildSync({
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    logLevel: "error",
-    stdin: { contents: entry, resolveDir: root },
-    outfile: file,
-    ...apart,
-    external: ["@azure/functions-core", ...apart.external],
-  });
+  await bundleAsTheAppIs(root, file, { stdin: { contents: entry, resolveDir: root } });
+  for (const split of splits) await bundleSplit(root, folder, splitOf(split));
   return file;
 }

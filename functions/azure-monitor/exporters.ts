@@ -1,8 +1,7 @@
-// Azure Monitor's three exporters with the app's managed identity, bundled into a file of their
-// own (dist/deploy/azure-monitor-exporters.js, scripts/bundle.ts). functions/azure-monitor.ts
-// loads it when the first batch of telemetry leaves, seconds after start and off any request's
-// path: the exporters, their HTTP pipeline and Entra ID's credential are most of what telemetry
-// costs a cold start, and nothing needs them before there is something to send.
+// Azure Monitor's three exporters with the app's managed identity, in a file of their own
+// (lazy/splits.ts): providers.ts loads it when the first batch of telemetry leaves. The
+// exporters, their HTTP pipeline and Entra ID's credential are most of what telemetry costs a
+// cold start, and nothing needs them before there is something to send.
 import { AzureMonitorLogExporter, AzureMonitorMetricExporter, AzureMonitorTraceExporter } from "@azure/monitor-opentelemetry-exporter";
 import { DefaultAzureCredential } from "@azure/identity";
 

@@ -1,11 +1,10 @@
 // Telemetry to Application Insights, loaded only when the Function App has a connection string
-// (functions/telemetry.ts), and bundled into a file of its own (dist/deploy/azure-monitor.js,
-// scripts/bundle.ts). It is the OpenTelemetry SDK's three providers with Azure Monitor's own
+// (functions/telemetry.ts), from a file of its own (lazy/splits.ts). It is the OpenTelemetry SDK's three providers with Azure Monitor's own
 // exporters, the pieces Azure Monitor's distro assembles, without what this app never uses and
 // every cold start would read: the distro brings the Node SDK with every OTLP and Prometheus
 // exporter, gRPC, protobuf, YAML configuration and instrumentations of other libraries (about
 // 9 MiB, most of a cold start). docs/operations.md says what the distro's extras would add.
-// The exporters themselves load with the first batch (azure-monitor-exporters.ts).
+// The exporters themselves load with the first batch (exporters.ts, a split too).
 import { metrics } from "@opentelemetry/api";
 import { logs } from "@opentelemetry/api-logs";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
@@ -15,7 +14,7 @@ import { detectResources, envDetector } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
 import { AggregationTemporality, InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, NodeTracerProvider, SamplingDecision, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
-import type { Exporters } from "./azure-monitor-exporters";
+import type { Exporters } from "./exporters";
 
 /** Traces kept per second and instance, the distro's default: a busy instance sends a sample, each span carrying its rate, never a flood. */
 export const TRACES_PER_SECOND = 5;
@@ -96,7 +95,7 @@ export function exportersOnFirstBatch(connectionString: string): { traces: SpanE
   const send = (done: (result: ExportResult) => void, use: (exporters: Exporters) => void) => {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      loaded ??= (require("./azure-monitor-exporters") as typeof import("./azure-monitor-exporters")).azureMonitorExporters(connectionString);
+      loaded ??= (require("./exporters") as typeof import("./exporters")).azureMonitorExporters(connectionString);
     } catch (error) {
       if (!refused) console.error(`Application Insights: the exporters could not be made, telemetry is not sent: ${String(error)}`);
       refused = error instanceof Error ? error : new Error(String(error));
