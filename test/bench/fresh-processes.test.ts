@@ -65,7 +65,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
     expect(table).toContain("cold start");
   }, 300_000);
 
-  it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", () => {
+  it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", async () => {
     // Today's checkout as its own baseline: the machinery without installing another one.
     const root = join(__dirname, "../..");
     const cold = await measureColdStart(root, 1, { ref: "HEAD", directory: root });
