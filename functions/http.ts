@@ -1,6 +1,6 @@
 import { app } from "@azure/functions";
 import { routes } from "../src/api/routes";
-import { appServices } from "./services";
+import { appServices } from "./composition-root";
 
 // One HTTP function per route of the shared route table (src/api/routes.ts).
 for (const route of routes) {

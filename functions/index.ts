@@ -2,6 +2,6 @@
 // registration, so one bundle holds one copy of @azure/functions and durable-functions.
 import "./telemetry";
 import "./http";
-import "./changeFeeds";
-import "./orchestrations";
-import "./backlog";
+import "./change-feeds";
+import "./durable";
+import "./backlog-timer";

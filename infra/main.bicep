@@ -184,7 +184,7 @@ module api 'app/api.bicep' = {
       COSMOS__credential: 'managedidentity'
       COSMOS__clientId: identity.outputs.clientId
       COSMOS_DATABASE: definitions.databaseName
-      // The change feed estimator's timer (functions/backlog.ts): each minute, the lag alert's grain.
+      // The change feed estimator's timer (functions/backlog-timer.ts): each minute, the lag alert's grain.
       BACKLOG_SCHEDULE: '0 */1 * * * *'
       AZURE_CLIENT_ID: identity.outputs.clientId
       AUTH_ISSUER: authIssuer

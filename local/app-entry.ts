@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { loadFunctionApp, type FunctionApp, type FunctionAppOptions } from "local-host";
-import { withAppServices } from "../functions/services";
+import { withAppServices } from "../functions/composition-root";
 import type { AppServices } from "../src/app-services";
 import { BINDING_SETTING_DEFAULTS } from "../src/config";
 

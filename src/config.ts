@@ -109,7 +109,7 @@ const tuningSchema = z.object({
 
 const schema = z
   .object({
-    /** A key-based connection string (emulator): the same setting the Cosmos DB trigger reads. */
+    /** A key-based connection string (emulator): the same setting the change feed trigger reads. */
     COSMOS: optional,
     COSMOS_ENDPOINT: optional,
     COSMOS__accountEndpoint: optional,

@@ -1,7 +1,7 @@
 import type { HttpRequest } from "@azure/functions";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { measureCosmos, type CosmosUsage } from "../store/metering";
-import type { ApiHandler } from "./http";
+import type { ApiHandler } from "./endpoint";
 import { ATTRIBUTES, inSpan, recordHttpRequest } from "../telemetry";
 
 /**

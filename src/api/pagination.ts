@@ -2,8 +2,8 @@ import * as z from "zod";
 import { invalid, notFound } from "../model/errors";
 import type { ItemContainer } from "../model/item-schemas";
 import type { ListPosition, Page } from "../store/lists";
-import { entityTagOf } from "./http";
-import type { ApiResult } from "./http";
+import { entityTagOf } from "./endpoint";
+import type { ApiResult } from "./endpoint";
 import type { listQuery } from "./schemas";
 import { servedItems } from "./served";
 

@@ -1,6 +1,6 @@
 import type { HttpMethod } from "@azure/functions";
 import type { ZodTypeAny } from "zod";
-import type { ApiHandler, Endpoint } from "./http";
+import type { ApiHandler, Endpoint } from "./endpoint";
 import type { ResponseName } from "./responses";
 
 /** What the OpenAPI document says of a route, from the same schemas the handler validates with. */

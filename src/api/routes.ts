@@ -1,11 +1,11 @@
 import { instrumented } from "./instrumented";
 import type { OperationDoc, Route, RouteEntry } from "./route-definition";
-import { createComment, listComments } from "./handlers/comments";
-import { getFeed } from "./handlers/feed";
-import { openApiEndpoint } from "./handlers/openapi";
-import { likePost, listLikes, unlikePost } from "./handlers/likes";
-import { createPost, deletePost, getPost, updatePost } from "./handlers/posts";
-import { createUser, deleteUser, exportUser, getErasure, getUser, listUserPosts, updateUser } from "./handlers/users";
+import { createComment, listComments } from "./handlers/comments-endpoints";
+import { getFeed } from "./handlers/feed-endpoint";
+import { openApiEndpoint } from "./handlers/openapi-endpoint";
+import { likePost, listLikes, unlikePost } from "./handlers/likes-endpoints";
+import { createPost, deletePost, getPost, updatePost } from "./handlers/posts-endpoints";
+import { createUser, deleteUser, exportUser, getErasure, getUser, listUserPosts, updateUser } from "./handlers/users-endpoints";
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
 const STORE = [429, 500, 503];

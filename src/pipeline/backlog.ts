@@ -8,7 +8,7 @@ import { orchestrations } from "./orchestrations";
 
 /**
  * The backlog: work the system owes and has not done yet, measured by a timer function of the
- * Function App (functions/backlog.ts, BACKLOG_SCHEDULE) as gauges the alerts and the operations
+ * Function App (functions/backlog-timer.ts, BACKLOG_SCHEDULE) as gauges the alerts and the operations
  * page read: the changes each change feed consumer has not taken, and the orchestrations running
  * for too long. Measurements, not work: their reads add no spans.
  */

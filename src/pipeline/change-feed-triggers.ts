@@ -3,7 +3,7 @@ import { CONTAINERS } from "../store/definitions";
 import { handlePostsChanges } from "./posts-change-feed";
 import { setAsideMalformed } from "./set-aside";
 import { observedConsumer } from "./observed";
-import type { PipelineServices } from "./services";
+import type { PipelineServices } from "./pipeline-services";
 import { handleUsersChanges } from "./users-change-feed";
 
 const logOf = (services: PipelineServices) => services.log ?? ((message: string) => console.warn(message));
@@ -26,7 +26,7 @@ export interface ChangeFeedTrigger {
  * A new post must show in the feed and its author's list within 2 s: the trigger's default
  * (5 s between polls of a drained range) is too slow for that, one second is not.
  */
-const FEED_POLL_DELAY_MS = 1000;
+const CHANGE_FEED_POLL_DELAY_MS = 1000;
 
 const retryForever: ChangeFeedTrigger["retry"] = { strategy: "exponentialBackoff", maxRetryCount: -1, minimumInterval: 1000, maximumInterval: 60_000 };
 
@@ -44,7 +44,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
       containerName: CONTAINERS.posts,
       leaseContainerPrefix: "posts-",
       startFromBeginning: true,
-      feedPollDelayMs: FEED_POLL_DELAY_MS,
+      feedPollDelayMs: CHANGE_FEED_POLL_DELAY_MS,
       retry: retryForever,
       needsDurableClient: true,
     },
@@ -57,7 +57,7 @@ export const changeFeedTriggers: readonly ChangeFeedTrigger[] = [
       containerName: CONTAINERS.users,
       leaseContainerPrefix: "users-",
       startFromBeginning: true,
-      feedPollDelayMs: FEED_POLL_DELAY_MS,
+      feedPollDelayMs: CHANGE_FEED_POLL_DELAY_MS,
       retry: retryForever,
       needsDurableClient: true,
     },

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, trace, type Context, type Link } from "@opentelemetry/api";
 import type { OrchestrationContext, OrchestrationHandler } from "durable-functions";
 import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration, traceOriginOf } from "../telemetry";
-import type { PipelineServices } from "./services";
+import type { PipelineServices } from "./pipeline-services";
 import type { BlogStore } from "../store/client";
 
 /**

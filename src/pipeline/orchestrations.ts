@@ -1,10 +1,10 @@
 import type { EntityHandler, OrchestrationHandler } from "durable-functions";
 import type { BlogStore } from "../store/client";
 import { observedActivity, observedOrchestrator } from "./observed";
-import { completeErasureActivity, eraseAccount, eraseLeftovers, eraseOwnPosts, eraseWriting, ERASURE, ERASURE_ACTIVITIES } from "./erasure";
+import { completeErasureActivity, eraseAccount, eraseLeftovers, eraseOwnPosts, eraseWriting, ERASURE, ERASURE_ACTIVITIES } from "./erasure-orchestration";
 import { copyPostToFeed, FEED_REFRESH, FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "./feed-refresh";
-import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims";
-import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation";
+import { CLAIMS_ACTIVITIES, CLAIMS_SWEEP, releaseOrphanedClaimsActivity, releaseOrphanedUsernames } from "./username-claims-orchestration";
+import { findStalePartitions, propagateUsername, PROPAGATION, PROPAGATION_ACTIVITIES, renameInPartition } from "./username-propagation-orchestration";
 
 /** THE orchestrations: functions/ registers them with df.app.orchestration, the local host (packages/local-host) runs them. */
 export const orchestrations: Readonly<Record<string, OrchestrationHandler>> = {

@@ -8,7 +8,7 @@ import { rewriteUsernamesInPartition } from "../store/username-propagation";
 import { copyOf, createIfAbsent, feed, newestLivePosts, readFeedEntries, tombstoneOf, userPosts, writeIfNewer, type PostChange } from "../store/copies";
 import { feedWritePlan, FeedWindow } from "./feed-window";
 import { FEED_REFRESH, feedRefreshInstanceId, type FeedRefreshInput } from "./feed-refresh";
-import type { PipelineServices } from "./services";
+import type { PipelineServices } from "./pipeline-services";
 
 type Change = PostsContainerItem & { _lsn: number };
 

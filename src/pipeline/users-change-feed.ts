@@ -2,12 +2,12 @@ import type { BlogStore } from "../store/client";
 import type { ContributionItem, ErasureItem, UserItem, UsernameClaim } from "../model/items";
 import { eraseLateOwnPost, eraseLateWritingOnPost } from "../store/erasure";
 import { readAccountDocument } from "../store/users";
-import { ERASURE, type ErasureInput } from "./erasure";
+import { ERASURE, type ErasureInput } from "./erasure-orchestration";
 import type { PipelinePolicy } from "./policy";
 import { instanceIdOf } from "./orchestration-inputs";
-import type { OrchestrationStarter } from "./services";
-import { CLAIMS_SWEEP, type ClaimsSweepInput } from "./username-claims";
-import { PROPAGATION, type PropagationInput } from "./username-propagation";
+import type { OrchestrationStarter } from "./pipeline-services";
+import { CLAIMS_SWEEP, type ClaimsSweepInput } from "./username-claims-orchestration";
+import { PROPAGATION, type PropagationInput } from "./username-propagation-orchestration";
 
 type Versioned<T> = T & { _etag?: string };
 

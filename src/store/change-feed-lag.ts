@@ -8,7 +8,7 @@ interface ChangeFeedConsumer {
   leaseContainerPrefix: string;
 }
 
-/** A lease as the Cosmos DB trigger's engine (the .NET change feed processor) writes it: the fields an estimate reads. */
+/** A lease as the change feed trigger's engine (the .NET change feed processor) writes it: the fields an estimate reads. */
 interface TriggerLease {
   id: string;
   /** The partition key range's id. */

@@ -11,7 +11,7 @@ import { readAccountDocument, type StoredErasure } from "./users";
 
 /**
  * Account erasure, the store's part: the record that replaces the profile, and the bounded steps
- * the erasure orchestration (src/pipeline/erasure.ts) runs until nothing of the user is left.
+ * the erasure orchestration (src/pipeline/erasure-orchestration.ts) runs until nothing of the user is left.
  * Every step is idempotent: a step repeated after a crash finds less to do, never more.
  */
 

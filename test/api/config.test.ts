@@ -38,7 +38,7 @@ describe("settings", () => {
     expect({ ...fromEnvironment, auth: {} }).toEqual(resolveSettings({ cosmos: { endpoint: "http://x" } }));
   });
 
-  it("reads the key-based connection string the Cosmos DB trigger uses", () => {
+  it("reads the key-based connection string the change feed trigger uses", () => {
     const settings = loadSettings({ COSMOS: "AccountEndpoint=https://localhost:8081/;AccountKey=abc==;" });
     expect(settings.cosmos).toMatchObject({ endpoint: "https://localhost:8081/", key: "abc==" });
   });

@@ -12,7 +12,7 @@ describe("functions/ registrations", () => {
   it("register exactly the route table: names, routes, methods, handlers run with the composition root's store", async () => {
     await import("../../functions/http");
     const { routes } = await import("../../src/api/routes");
-    const { withAppServices } = await import("../../functions/services");
+    const { withAppServices } = await import("../../functions/composition-root");
     const { HttpRequest, InvocationContext } = await import("@azure/functions");
     expect(registered.map((r) => r.name)).toEqual(routes.map((r) => r.name));
     for (const route of routes) {

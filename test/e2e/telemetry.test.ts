@@ -5,7 +5,7 @@ import type { Container } from "@azure/cosmos";
 import { ChangeFeedPump, durableInvocation, localTelemetry } from "local-host";
 import type { OpsFigures } from "../../local/ops";
 import { observedActivity, observedConsumer } from "../../src/pipeline/observed";
-import type { PipelineServices } from "../../src/pipeline/services";
+import type { PipelineServices } from "../../src/pipeline/pipeline-services";
 import { estimateLag } from "../../src/store/change-feed-lag";
 import { LONG_RUNNING_MS, measureLongRunningOrchestrations } from "../../src/pipeline/backlog";
 import * as df from "durable-functions";

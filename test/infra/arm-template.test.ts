@@ -69,7 +69,7 @@ describe("the compiled template", () => {
     const cosmos = resourcesOf(moduleNamed("cosmos"));
     const app = text(moduleNamed("cosmos").properties!.parameters!.appPrincipalId);
     expect(app).toContain("'identity'");
-    // COSMOS__* (the Cosmos DB trigger and the app's client): the data-plane role, scoped to the database.
+    // COSMOS__* (the change feed trigger and the app's client): the data-plane role, scoped to the database.
     const assignments = cosmos.filter((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments");
     const forApp = assignments.find((r) => text(r.properties).includes("parameters('appPrincipalId')"))!;
     expect(text(forApp.properties)).toMatch(/"scope":"\[format\('\{0\}\/dbs\/\{1\}'/);

@@ -61,7 +61,7 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     // The change feed triggers watch declared containers and use the pre-created leases container.
     for (const trigger of changeFeedTriggers) expect(Object.values(CONTAINERS)).toContain(trigger.containerName);
     expect(new Set(changeFeedTriggers.map((t) => t.leaseContainerPrefix)).size).toBe(changeFeedTriggers.length);
-    expect(source(join(root, "functions/changeFeeds.ts"))).toContain("createLeaseContainerIfNotExists: false");
+    expect(source(join(root, "functions/change-feeds.ts"))).toContain("createLeaseContainerIfNotExists: false");
   });
 
   it("deploy every stored procedure and trigger the code calls, and nothing else, from sprocs/", () => {
@@ -152,8 +152,8 @@ describe("Bicep templates (checked without the bicep CLI)", () => {
     expect(api).toMatch(/tier:\s*'FlexConsumption'/);
     expect(api).toMatch(/runtime:\s*\{\s*name:\s*'node',\s*version:\s*'22'\s*\}/);
     expect(api).toMatch(/type:\s*'UserAssigned'/);
-    expect(source(join(root, "functions/changeFeeds.ts"))).toContain('connection: "COSMOS"');
-    expect(source(join(root, "functions/changeFeeds.ts"))).toContain('"%COSMOS_DATABASE%"');
+    expect(source(join(root, "functions/change-feeds.ts"))).toContain('connection: "COSMOS"');
+    expect(source(join(root, "functions/change-feeds.ts"))).toContain('"%COSMOS_DATABASE%"');
   });
 
   it("set every app setting a binding names as %NAME% (the host fails to index a function without it), and the hosts know each one's default", () => {

@@ -54,15 +54,15 @@ describe("functions/", () => {
     expect(readdirSync(join(root, "functions/azure-monitor")).sort()).toEqual(["exporters.ts", "providers.ts"]);
     expect(readdirSync(join(root, "functions")).sort()).toEqual([
       "azure-monitor",
-      "backlog.ts",
-      "changeFeeds.ts",
+      "backlog-timer.ts",
+      "change-feeds.ts",
+      "composition-root.ts",
+      "durable.ts",
       "http.ts",
       "index.ts",
-      "orchestrations.ts",
-      "services.ts",
       "telemetry.ts",
     ]);
-    for (const file of ["backlog.ts", "changeFeeds.ts", "http.ts", "orchestrations.ts", "telemetry.ts"])
+    for (const file of ["backlog-timer.ts", "change-feeds.ts", "durable.ts", "http.ts", "telemetry.ts"])
       expect(readFileSync(join(root, "functions", file), "utf8"), file).toMatch(
         /\b(app|df\.app)\.(http|cosmosDB|timer|orchestration|activity|entity|hook|setup)\(/,
       );

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { FEED_REFRESH_ACTIVITIES, refreshFeedCopy } from "../../src/pipeline/feed-refresh";
 import { DEFAULT_POLICY, failureBackoff } from "../../src/pipeline/policy";
-import { CLAIMS_ACTIVITIES, releaseOrphanedUsernames } from "../../src/pipeline/username-claims";
-import { propagateUsername, PROPAGATION_ACTIVITIES } from "../../src/pipeline/username-propagation";
+import { CLAIMS_ACTIVITIES, releaseOrphanedUsernames } from "../../src/pipeline/username-claims-orchestration";
+import { propagateUsername, PROPAGATION_ACTIVITIES } from "../../src/pipeline/username-propagation-orchestration";
 import { History, replay } from "../support/replay";
 
 /**

@@ -24,8 +24,8 @@ vi.mock("durable-functions", async (importOriginal) => {
 });
 
 describe("functions/ registrations of the pipeline", () => {
-  it("register one Cosmos DB trigger per consumer with the v4 options, a lease prefix each and a retry policy", async () => {
-    await import("../../functions/changeFeeds");
+  it("register one change feed trigger per consumer with the v4 options, a lease prefix each and a retry policy", async () => {
+    await import("../../functions/change-feeds");
     const { changeFeedTriggers } = await import("../../src/pipeline/change-feed-triggers");
     expect(recorded.cosmosDB.map((r) => r.name)).toEqual(["postsChangeFeed", "usersChangeFeed"]);
     for (const trigger of changeFeedTriggers) {
@@ -47,7 +47,7 @@ describe("functions/ registrations of the pipeline", () => {
   });
 
   it("register every orchestration and activity of the shared table", async () => {
-    await import("../../functions/orchestrations");
+    await import("../../functions/durable");
     const table = await import("../../src/pipeline/orchestrations");
     expect(recorded.orchestrations).toEqual(Object.entries(table.orchestrations).map(([name, handler]) => ({ name, handler })));
     expect(recorded.orchestrations.map((o) => o.name).sort()).toEqual(["eraseAccount", "propagateUsername", "refreshFeedCopy", "releaseOrphanedUsernames"]);

@@ -1,7 +1,7 @@
 /**
  * A local Azure Functions host for Node.js v4 programming-model apps, in one process: it loads
  * the app through the worker's `@azure/functions-core` API and serves what the app registers
- * (HTTP routes, Cosmos DB triggers with their leases, timer triggers, Durable Functions orchestrations,
+ * (HTTP routes, change feed triggers with their leases, timer triggers, Durable Functions orchestrations,
  * activities, entities and clients). It knows nothing of any one app. The one public entry.
  */
 
@@ -27,7 +27,7 @@ export { Router } from "./http/router";
 export { WEB_SECURITY_HEADERS, type WebOptions } from "./web";
 export type { DevSignIn } from "./local-routes";
 
-// The Cosmos DB trigger: leases and the change feed.
+// The change feed trigger: leases and the change feed.
 export { ChangeFeedPump, DEFAULT_LEASE_TIMING, type LeaseTiming } from "./change-feed/pump";
 
 // Durable Functions: the host, its state, its HTTP API and client binding.

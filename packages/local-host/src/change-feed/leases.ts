@@ -3,7 +3,7 @@ import { cosmosStatus } from "./cosmos-failures";
 
 /**
  * A partition key range's lease as the change feed processor of the .NET SDK writes it in the
- * lease container (the Functions Cosmos DB trigger's engine): so `npm start`, `func start` and
+ * lease container (the change feed trigger's engine): so `npm start`, `func start` and
  * Azure share one lease container, continue from each other's checkpoints, and split the
  * leases between them instead of fighting over them.
  */

@@ -56,7 +56,7 @@ const isUnreadableContinuation = (error: unknown) => !isStoreUnavailable(error) 
 const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /**
- * Feeds one container's change feed into its handler, as the Functions Cosmos DB trigger (the
+ * Feeds one container's change feed into its handler, as the change feed trigger (the
  * change feed processor) does: one lease per partition key range in `leases`, shared out
  * among every consumer of the same trigger (each takes free or expired leases, then steals
  * from the busiest until all hold their share), renewed while held. Delivery is

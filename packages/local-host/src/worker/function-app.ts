@@ -13,7 +13,7 @@ export interface HttpFunction {
   invoke(request: RpcHttpData): Promise<{ response: RpcHttpData; request: unknown }>;
 }
 
-/** A Cosmos DB trigger as registered, its settings resolved (`%NAME%`). */
+/** A change feed trigger as registered, its settings resolved (`%NAME%`). */
 export interface CosmosDBTriggerFunction {
   name: string;
   connection: string;

@@ -1,6 +1,6 @@
 import type { CosmosDBTriggerFunction } from "../../src";
 
-/** A Cosmos DB trigger on the `watched` container, as the host sees one the app registered, delivering to `handler`. */
+/** A change feed trigger on the `watched` container, as the host sees one the app registered, delivering to `handler`. */
 export function watchedTrigger(
   handler: (documents: unknown[]) => Promise<void>,
   retry: Partial<CosmosDBTriggerFunction["retry"]> = {},

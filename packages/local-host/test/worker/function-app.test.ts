@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("an app loaded through the worker's API", () => {
-  it("is served from its registrations: HTTP routes with methods and auth levels, a Cosmos DB trigger with its settings resolved and its retry policy, a timer with its schedule resolved, durable functions", () => {
+  it("is served from its registrations: HTTP routes with methods and auth levels, a change feed trigger with its settings resolved and its retry policy, a timer with its schedule resolved, durable functions", () => {
     expect(app.http.map(({ name, route, methods, authLevel }) => ({ name, route, methods, authLevel }))).toEqual([
       { name: "greet", route: "greet/{name?}", methods: ["GET"], authLevel: "function" },
       { name: "echo", route: "files/{*path}", methods: ["POST"], authLevel: "anonymous" },
@@ -107,7 +107,7 @@ describe("an app loaded through the worker's API", () => {
     expect(seen.hooks).toEqual(expect.arrayContaining(["pre greet", "post greet", "pre echo", "post echo"]));
   });
 
-  it("delivers a batch to the Cosmos DB trigger with its durable client bound, and a failed batch rejects after the post-invocation hooks saw it", async () => {
+  it("delivers a batch to the change feed trigger with its durable client bound, and a failed batch rejects after the post-invocation hooks saw it", async () => {
     await app.cosmosDBTriggers[0].invoke([{ id: "n1" }]);
     expect(seen.notes).toEqual([{ id: "n1" }]);
     await expect(app.cosmosDBTriggers[0].invoke([{ id: "n2", fail: true }])).rejects.toThrow(/a note that fails/);

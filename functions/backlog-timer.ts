@@ -1,7 +1,7 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { measureBacklog } from "../src/pipeline/backlog";
-import { appServices } from "./services";
+import { appServices } from "./composition-root";
 
 // The backlog, on a timer (BACKLOG_SCHEDULE; each minute in Azure, where a timer runs on one
 // instance at a time): each change feed consumer's lag per lease, read from the leases and the

@@ -3,7 +3,7 @@ import * as df from "durable-functions";
 import { ensureStarted } from "./orchestrations";
 import type { AppServices } from "../app-services";
 import { recordOrchestration } from "../telemetry";
-import type { PipelineServices } from "./services";
+import type { PipelineServices } from "./pipeline-services";
 
 /**
  * What one change feed invocation may use: the app's store and pacing (its host's composition

@@ -1,4 +1,4 @@
-import { endpoint, keptAnswer, type ApiResult } from "../http";
+import { endpoint, keptAnswer, type ApiResult } from "../endpoint";
 import type { Route } from "../route-definition";
 
 /**

@@ -1,6 +1,6 @@
 import { readFeedCached } from "../../store/feed";
 import type { ShortPost } from "../../model/short-form";
-import { endpoint, keptAnswer, type ApiResult } from "../http";
+import { endpoint, keptAnswer, type ApiResult } from "../endpoint";
 import { feedQuery } from "../schemas";
 import { servedItems } from "../served";
 

@@ -5,7 +5,7 @@ import * as erasure from "../../store/erasure";
 import * as lists from "../../store/lists";
 import * as users from "../../store/users";
 import type { StoredErasure, StoredUser } from "../../store/users";
-import { endpoint } from "../http";
+import { endpoint } from "../endpoint";
 import { pagedList } from "../pagination";
 import { emptyBody, listQuery, userBody } from "../schemas";
 

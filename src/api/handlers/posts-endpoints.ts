@@ -3,7 +3,7 @@ import { notFound } from "../../model/errors";
 import { idFromParts, withoutSystemFields } from "../../model/items";
 import * as posts from "../../store/posts";
 import { requireProfile } from "../../store/users";
-import { endpoint } from "../http";
+import { endpoint } from "../endpoint";
 import { postBody } from "../schemas";
 
 /** POST /posts — C2: the caller is the author. An Idempotency-Key makes a retry return the first post. */

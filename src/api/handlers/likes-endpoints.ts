@@ -2,7 +2,7 @@ import { withoutSystemFields } from "../../model/items";
 import * as lists from "../../store/lists";
 import * as posts from "../../store/posts";
 import { requireProfile } from "../../store/users";
-import { endpoint } from "../http";
+import { endpoint } from "../endpoint";
 import { pagedList } from "../pagination";
 import { emptyBody, listQuery } from "../schemas";
 

@@ -1,6 +1,6 @@
 import * as df from "durable-functions";
 import { activities, entities, orchestrations } from "../src/pipeline/orchestrations";
-import { appServices } from "./services";
+import { appServices } from "./composition-root";
 
 // Every orchestration and activity of the shared table (src/pipeline/orchestrations.ts).
 for (const [name, handler] of Object.entries(orchestrations)) df.app.orchestration(name, handler);

@@ -1,11 +1,11 @@
 import { app, type InvocationContext } from "@azure/functions";
 import * as df from "durable-functions";
 import { changeFeedTriggers } from "../src/pipeline/change-feed-triggers";
-import { invocationServices } from "../src/pipeline/invocation";
+import { invocationServices } from "../src/pipeline/invocation-services";
 import { CONTAINERS } from "../src/store/definitions";
-import { appServices } from "./services";
+import { appServices } from "./composition-root";
 
-// One Cosmos DB trigger per change feed consumer of the shared table (src/pipeline/change-feed-triggers.ts).
+// One change feed trigger per change feed consumer of the shared table (src/pipeline/change-feed-triggers.ts).
 for (const trigger of changeFeedTriggers) {
   app.cosmosDB(trigger.name, {
     connection: "COSMOS",
