@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { routes } from "../../src/api/routes";
+import { APP_SETTINGS } from "../../src/config";
 
 /** The documentation the repository carries: the README as the front door, the pages it links. */
 const root = resolve(__dirname, "../..");
@@ -82,8 +84,28 @@ describe("the documentation", () => {
     expect(unnamed).toEqual([]);
   });
 
-  it("keeps the README a front door: under 20 KB, linking every page in docs/", () => {
-    expect(statSync(join(root, "README.md")).size).toBeLessThan(20 * 1024);
+  it.each(pages)("%s: every npm command it names is a script of package.json", (page) => {
+    const scripts = Object.keys((JSON.parse(text("package.json")) as { scripts: Record<string, string> }).scripts);
+    const named = [...text(page).matchAll(/\bnpm run (?:--silent )?([\w-]+(?::[\w-]+)*)/g)].map((m) => m[1]);
+    expect(named.filter((name) => !scripts.includes(name))).toEqual([]);
+  });
+
+  it("names in README.md and docs/api.md only routes the route table serves", () => {
+    const templates = routes.map((route) => new RegExp(`^/api/${route.route.replace(/\{\w+\}/g, "[^/?#\\s]+")}$`));
+    const named = ["README.md", "docs/api.md"].flatMap((page) =>
+      [...text(page).matchAll(/(?<![\w/])(\/api\/[\w{}./-]+)/g)].map((m) => m[1].replace(/[.]$/, "").replace(/\{(\w+)\}/g, "x")),
+    );
+    expect(named.length).toBeGreaterThan(5);
+    expect([...new Set(named)].filter((path) => path !== "/api" && !templates.some((route) => route.test(path)))).toEqual([]);
+  });
+
+  it("docs/configuration.md names every app setting the app reads", () => {
+    const configuration = text("docs/configuration.md");
+    expect(APP_SETTINGS.map((setting) => setting.name).filter((name) => !configuration.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it("keeps the README a front door: under 12 KB, linking every page in docs/", () => {
+    expect(statSync(join(root, "README.md")).size).toBeLessThan(12 * 1024);
     const linked = new Set(relativeLinks("README.md"));
     const unlinked = pages.filter((page) => page.startsWith("docs/")).filter((page) => !linked.has(page));
     expect(unlinked).toEqual([]);
