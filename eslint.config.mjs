@@ -175,5 +175,30 @@ export default tseslint.config(
     languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable", __dirname: "readonly" } },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
+  // Other packages' private files only through one adapter module each, whose contract a test pins.
+  {
+    files: ["**/*.ts"],
+    ignores: [
+      "packages/local-host/src/durable/durable-functions-internals.ts",
+      "src/telemetry/opentelemetry-core.ts",
+      "**/*.d.ts",
+      "test/**",
+      "packages/*/test/**",
+    ],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["durable-functions/lib/*", "@opentelemetry/*/build/*"],
+              message:
+                "A package's private files are reached through its one adapter module (durable-functions-internals.ts, opentelemetry-core.ts), whose contract a test pins.",
+            },
+          ],
+        },
+      ],
+    },
+  },
   prettier,
 );

@@ -15,9 +15,7 @@ import {
   type Span,
   type SpanContext,
 } from "@opentelemetry/api";
-// The one module of @opentelemetry/core the app needs: its index would bring all of core into the
-// deployable bundle (CommonJS, so nothing is shaken off), which every cold start then reads.
-import { suppressTracing } from "@opentelemetry/core/build/src/trace/suppress-tracing";
+import { suppressTracing } from "./opentelemetry-core";
 import { ATTRIBUTES, METRICS, SCOPE } from "./names";
 
 export { ATTRIBUTES, METRICS, SCOPE } from "./names";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EntityBatchResult, EntityOperation } from "durable-functions/lib/src/entities/Entity";
+import type { EntityBatchResult, EntityOperation } from "./durable-functions-internals";
 import type { TriggeredFunction } from "../worker/function-app";
 
 /** An operation waiting for its entity; `caller` when an orchestration waits for its result. */

@@ -1,6 +1,4 @@
-import { ActionType } from "durable-functions/lib/src/actions/ActionType";
-import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
-import type { PackageAction } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import { ActionType, HistoryEventType, type PackageAction } from "./durable-functions-internals";
 import { DURABLE_HTTP_ACTIVITY, nextPoll } from "./durable-http";
 import type { EntityRequest } from "./entities";
 import type { HistoryEvent, InstanceRecord, PendingActivity, PendingTimer, RetryPolicy, RewindPoint } from "./store";

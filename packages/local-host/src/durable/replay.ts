@@ -1,4 +1,4 @@
-import type { OrchestratorState } from "durable-functions/lib/src/orchestrations/Orchestrator";
+import type { OrchestratorState } from "./durable-functions-internals";
 import type { TriggeredFunction } from "../worker/function-app";
 import type { HistoryEvent, InstanceRecord } from "./store";
 

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { context as otelContext } from "@opentelemetry/api";
-import { ActionType } from "durable-functions/lib/src/actions/ActionType";
-import { HistoryEventType } from "durable-functions/lib/src/history/HistoryEventType";
+import { ActionType, HistoryEventType } from "./durable-functions-internals";
 import { systemClock, type Clock } from "../clock";
 import { builtInHttp, DURABLE_HTTP_ACTIVITY } from "./durable-http";
 import { EntityHost, type EntityRequest } from "./entities";
