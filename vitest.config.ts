@@ -11,8 +11,8 @@ const NOT_HERE = ["test/browser/**", "**/node_modules/**"];
  * functions is imported, or an app's registrations loaded into @azure/functions-core.
  */
 const OWN_MODULES = [
-  "test/api/registrations.test.ts",
-  "test/pipeline/registrations.test.ts",
+  "test/functions/http.test.ts",
+  "test/functions/change-feeds-and-durable.test.ts",
   "test/e2e/telemetry.test.ts",
   "test/e2e/telemetry-failures.test.ts",
   "test/e2e/azure-monitor.test.ts",

@@ -12,7 +12,7 @@ interface QuerySpec {
 /**
  * What the embedded server's SQL engine (@zeit/cosmosdb-query, unmaintained since 2021) cannot
  * run, and the two clauses the server adds around it. docs/sql.md lists both, and
- * test/sql-support.test.ts runs every construct it names. A construct that is valid on
+ * test/query/sql-support.test.ts runs every construct it names. A construct that is valid on
  * Azure but not here is a 400 that says so: never a wrong result.
  */
 

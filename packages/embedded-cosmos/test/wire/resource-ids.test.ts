@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { createHmac } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { authorizationHeaders, startCosmos, type RunningCosmos } from "../src";
-import { documentNumber, ridLevel } from "../src/wire/resource-ids";
-import { clientFor } from "./fixture";
+import { authorizationHeaders, startCosmos, type RunningCosmos } from "../../src";
+import { documentNumber, ridLevel } from "../../src/wire/resource-ids";
+import { clientFor } from "../fixture";
 
 /**
  * Resource ids as Cosmos DB makes them, so the .NET SDK can parse and route by them (its tests

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authorizationHeaders } from "../src/protocol/auth";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { authorizationHeaders } from "../../src/protocol/auth";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 /**
  * The embedded server's key is public (`npm start` prints it; it is in the source), so the Host

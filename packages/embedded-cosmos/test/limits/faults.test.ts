@@ -1,8 +1,8 @@
 import { ChangeFeedStartFrom, CosmosClient } from "@azure/cosmos";
 import { describe, expect, it } from "vitest";
-import { parseFaultSpec, type FaultRule } from "../src/limits/faults";
-import { startCosmos, type RunningCosmos } from "../src";
-import { statusOf } from "./fixture";
+import { parseFaultSpec, type FaultRule } from "../../src/limits/faults";
+import { startCosmos, type RunningCosmos } from "../../src";
+import { statusOf } from "../fixture";
 
 /** A server injecting `rules`, a database with containers `a` and `b`, and a client that retries 429 `throttleRetries` times. */
 async function faultyServer(rules: FaultRule[], throttleRetries = 9) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { COEFFICIENTS } from "../src/limits/request-units";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { COEFFICIENTS } from "../../src/limits/request-units";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 /**
  * The embedded server's request units: a cost model, not constants. Each charge follows from

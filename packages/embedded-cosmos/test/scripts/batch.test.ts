@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container, OperationInput } from "@azure/cosmos";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 let f: CosmosFixture;
 let c: Container;
@@ -52,7 +52,7 @@ describe("transactional batch", () => {
 
 describe("bulk (non-atomic batches the SDK routes by partition key range)", () => {
   it("runs every operation on its own across many partitions, each with its own status", async () => {
-    const { cosmosFixture } = await import("./fixture");
+    const { cosmosFixture } = await import("../fixture");
     const fixture = await cosmosFixture({ partitions: 4 });
     try {
       const c = await fixture.container();

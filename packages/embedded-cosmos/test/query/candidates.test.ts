@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { indexablePredicates } from "../src/query/candidates";
-import { compiled } from "../src/query/query";
-import { NO_COST, requestUnits } from "../src/limits/request-units";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { indexablePredicates } from "../../src/query/candidates";
+import { compiled } from "../../src/query/query";
+import { NO_COST, requestUnits } from "../../src/limits/request-units";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 const where = (sql: string, parameters: { name: string; value: unknown }[] = []) => indexablePredicates(compiled(sql).ast, parameters as never);
 const predicates = (sql: string, parameters: { name: string; value: unknown }[] = []) => where(sql, parameters).predicates;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 /**
  * An unindexed scan reads a bounded number of items per page, as Azure ends a page at its

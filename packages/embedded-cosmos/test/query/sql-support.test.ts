@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Container } from "@azure/cosmos";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UNSUPPORTED_CONSTRUCTS } from "../src/query/sql-support";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { UNSUPPORTED_CONSTRUCTS } from "../../src/query/sql-support";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 /** docs/sql.md, kept true: every row runs as it says, in one partition and across all. */
 let fixture: CosmosFixture;
@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => fixture.stop());
 
-const rows = readFileSync(join(__dirname, "../docs/sql.md"), "utf8")
+const rows = readFileSync(join(__dirname, "../../docs/sql.md"), "utf8")
   .split("\n")
   .filter((line) => /^\| .* \| `SELECT/.test(line))
   .map((line) => {
@@ -30,7 +30,7 @@ const run = (query: string, partitionKey?: string) =>
 
 describe("SQL on the embedded server, as docs/sql.md says", () => {
   it("names every construct the server refuses", () => {
-    const doc = readFileSync(join(__dirname, "../docs/sql.md"), "utf8").replace(/`/g, "");
+    const doc = readFileSync(join(__dirname, "../../docs/sql.md"), "utf8").replace(/`/g, "");
     expect(rows.length).toBeGreaterThan(15);
     for (const { construct } of UNSUPPORTED_CONSTRUCTS) expect(doc, construct).toContain(construct.replace(/ with .*/, ""));
   });

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { effectivePartitionKey, keyRanges, rangeOf } from "../src/engine/partitions";
+import { effectivePartitionKey, keyRanges, rangeOf } from "../../src/engine/partitions";
 
 // The SDK's own hashing (internal, not exported): the embedded server must agree with it byte for byte.
 const sdkRoot = dirname(createRequire(__filename).resolve("@azure/cosmos"));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiFixture, type ApiFixture } from "../support/api";
+import { apiFixture, type ApiFixture } from "../../support/api";
 
 let api: ApiFixture;
 let postId: string;

@@ -2,8 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startCosmos, type RunningCosmos } from "../src";
-import { clientFor, statusOf } from "./fixture";
+import { startCosmos, type RunningCosmos } from "../../src";
+import { clientFor, statusOf } from "../fixture";
 
 /** Throughput offers, as the SDKs read and replace a container's throughput (the .NET SDK's side: test/dotnet). */
 const running: RunningCosmos[] = [];

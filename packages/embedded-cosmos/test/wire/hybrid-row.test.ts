@@ -1,8 +1,8 @@
 import { crc32 } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authorizationHeaders } from "../src/protocol/auth";
-import { readBatchOperations } from "../src/wire/batch-rows";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { authorizationHeaders } from "../../src/protocol/auth";
+import { readBatchOperations } from "../../src/wire/batch-rows";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 /**
  * The .NET SDK's transactional batch format. test/dotnet runs the SDK itself against the server

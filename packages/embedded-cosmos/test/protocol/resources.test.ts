@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 let f: CosmosFixture;
 beforeAll(async () => (f = await cosmosFixture()));

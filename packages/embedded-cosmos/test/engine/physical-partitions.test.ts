@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, CosmosClient, StatusCodes, type Container } from "@azure/cosmos";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 /** Several physical partitions (key ranges), as on a scaled account: what the SDK sees and routes by. */
 let f: CosmosFixture;

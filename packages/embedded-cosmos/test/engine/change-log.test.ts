@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes, type ChangeFeedPullModelIterator, type Container } from "@azure/cosmos";
-import { ManualClock } from "./fixture";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { ManualClock } from "../fixture";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 let f: CosmosFixture;
 /** The server's data clock (what `_ts` reads): moved by the test, not slept through. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
-import { cosmosFixture } from "./fixture";
-import { CosmosError } from "../src/wire/errors";
-import { ThroughputBudget } from "../src/limits/throughput";
-import { ManualClock } from "./fixture";
+import { cosmosFixture } from "../fixture";
+import { CosmosError } from "../../src/wire/errors";
+import { ThroughputBudget } from "../../src/limits/throughput";
+import { ManualClock } from "../fixture";
 
 describe("the embedded server's throughput budget", () => {
   it("serves a second's worth of operations per partition, then 429 with the wait until the next, refilling with time", () => {

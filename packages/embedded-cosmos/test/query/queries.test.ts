@@ -1,7 +1,7 @@
-import { NO_COST, requestUnits } from "../src/limits/request-units";
+import { NO_COST, requestUnits } from "../../src/limits/request-units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container } from "@azure/cosmos";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 let f: CosmosFixture;
 let c: Container;

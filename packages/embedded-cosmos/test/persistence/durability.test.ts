@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes, TriggerOperation, TriggerType, type Container } from "@azure/cosmos";
-import { startCosmos } from "../src";
-import { clientFor, eventually, statusOf } from "./fixture";
+import { startCosmos } from "../../src";
+import { clientFor, eventually, statusOf } from "../fixture";
 
 /** The embedded server with --data-dir: every acknowledged write survives kill -9; a torn last write is ignored. */
-const cli = join(__dirname, "../dist/cli.js");
+const cli = join(__dirname, "../../dist/cli.js");
 const children: ChildProcess[] = [];
 afterEach(() => children.splice(0).forEach((child) => child.kill("SIGKILL")));
 

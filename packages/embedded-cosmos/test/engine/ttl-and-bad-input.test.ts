@@ -1,8 +1,8 @@
-import { authorizationHeaders } from "../src/protocol/auth";
+import { authorizationHeaders } from "../../src/protocol/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeFeedStartFrom, StatusCodes } from "@azure/cosmos";
-import { ManualClock } from "./fixture";
-import { cosmosFixture, statusOf, type CosmosFixture } from "./fixture";
+import { ManualClock } from "../fixture";
+import { cosmosFixture, statusOf, type CosmosFixture } from "../fixture";
 
 let f: CosmosFixture;
 /** The server's data clock: items expire when the test moves it, not after a sleep. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
-import { handlePostsChanges } from "../../src/pipeline/posts-change-feed";
-import { apiFixture, TEST_SECRET, type ApiFixture } from "../support/api";
+import { handlePostsChanges } from "../../../src/pipeline/posts-change-feed";
+import { apiFixture, TEST_SECRET, type ApiFixture } from "../../support/api";
 
 let api: ApiFixture;
 beforeAll(async () => (api = await apiFixture()));

@@ -1,7 +1,7 @@
 import { CosmosClient } from "@azure/cosmos";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authorizationHeaders } from "../src/protocol/auth";
-import { cosmosFixture, type CosmosFixture } from "./fixture";
+import { authorizationHeaders } from "../../src/protocol/auth";
+import { cosmosFixture, type CosmosFixture } from "../fixture";
 
 /** The embedded server checks master-key signatures as Azure and the emulator do: no key, no data. */
 let f: CosmosFixture;
