@@ -64,6 +64,8 @@ const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal
  * the same batch again (never skipped); a failed checkpoint or a lease taken by another
  * consumer mid-batch means the batch is delivered again from the last checkpoint. No order
  * holds across ranges.
+ * One class for a reason: the leases it balances and the ranges it reads are one map, and a lease
+ * lost in the balance must stop its reader before the reader checkpoints again.
  */
 export class ChangeFeedPump {
   private readonly abort = new AbortController();

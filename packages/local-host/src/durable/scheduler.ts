@@ -54,6 +54,8 @@ export interface InstanceRouter {
  * and saves the record, saved before work starts: a host restarted on the same store resumes
  * where it stopped (answered tasks are not run again, unanswered activities are, at least once
  * as on Azure; timers fire late). What a client asks of instances is host.ts and requests.ts.
+ * One class for a reason: every transition changes the same record and the same sets of armed
+ * timers and work in flight, which stop() and resume() must see whole.
  */
 export class InstanceScheduler {
   readonly store: InstanceStore;
