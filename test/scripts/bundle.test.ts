@@ -206,8 +206,8 @@ describe("the deployable function app", () => {
     // Entra ID's credential is a file of its own: index.js holds no MSAL and reaches it by the name the bundle gives it.
     const bundled = readFileSync(join(site, main), "utf8");
     expect(bundled).not.toMatch(/^\/\/ node_modules\/@azure\/(msal-node|identity)\//m);
-    expect(bundled).toContain('require("../infra/azure-identity.js")');
-    const credential = spawnSync(process.execPath, ["-e", `console.log(typeof new (require("../infra/azure-identity.js").DefaultAzureCredential)().getToken)`], {
+    expect(bundled).toContain('require("./azure-identity.js")');
+    const credential = spawnSync(process.execPath, ["-e", `console.log(typeof new (require("./azure-identity.js").DefaultAzureCredential)().getToken)`], {
       cwd: site,
       encoding: "utf8",
       env: { PATH: process.env.PATH },
