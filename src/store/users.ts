@@ -1,4 +1,4 @@
-import { accountErased, conflict, forbidden, MalformedItemError, notFound, preconditionFailed } from "../model/errors";
+import { accountErased, conflict, MalformedItemError, notFound, preconditionFailed, profileRequired } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type ErasureItem, type UserItem } from "../model/items";
 import type { BlogStore } from "./client";
@@ -67,7 +67,7 @@ export async function readWellFormedUser(store: BlogStore, userId: string): Prom
 export async function requireProfile(store: BlogStore, userId: string): Promise<StoredUser> {
   const account = await readAccount(store, userId);
   if (account === "erased") throw accountErased(userId);
-  if (!account) throw forbidden("Create your profile first (POST /api/users).");
+  if (!account) throw profileRequired();
   return account;
 }
 

@@ -1,8 +1,9 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runHost, type HostProcess } from "../../chaos/host";
+import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 
 /**
  * The web front end in a real browser (Debian's Chromium, driven by playwright-core) against
@@ -15,6 +16,8 @@ let host: HostProcess;
 let browser: Browser;
 let page: Page;
 let site: string;
+/** Every resource the pages asked for that was missing: the API's own 404s are answers, anything else a fault (a favicon, a chunk). */
+const missing: string[] = [];
 
 beforeAll(async () => {
   // The backlog timer every 5 s (npm start: 30 s): the operations page's lag table is waited for below.
@@ -23,6 +26,9 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM });
   page = await browser.newPage({ viewport: { width: 390, height: 844 } }); // a phone
   page.on("dialog", (dialog) => void dialog.accept());
+  page.on("response", (response) => {
+    if (response.status() === 404 && !new URL(response.url()).pathname.startsWith("/api/")) missing.push(response.url());
+  });
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
@@ -48,7 +54,7 @@ async function signInAs(userId: string): Promise<void> {
   if (await signOut.isVisible()) await signOut.click();
   await page.getByLabel("user id").fill(userId);
   await page.getByRole("button", { name: "Sign in as" }).click();
-  await page.getByText(`Signed in as ${userId}`).waitFor();
+  await page.locator("[data-test=signed-in]", { hasText: /Signed in as (@|\w)/ }).waitFor();
 }
 
 async function saveProfile(username: string): Promise<void> {
@@ -60,7 +66,7 @@ async function saveProfile(username: string): Promise<void> {
 
 /** Writes a post through the editor; returns the URL of its page. */
 async function publish(title: string, content: string): Promise<string> {
-  await page.getByRole("link", { name: "Write" }).click();
+  await page.getByRole("link", { name: "Write", exact: true }).click();
   await page.locator("input[name=title]").fill(title);
   await page.locator("textarea[name=content]").fill(content);
   await page.getByRole("button", { name: "Publish" }).click();
@@ -92,13 +98,48 @@ async function formFaults(): Promise<string[]> {
   });
 }
 
+/** The accessibility violations axe-core finds in the current view that are serious or critical. */
+async function seriousViolations(): Promise<string[]> {
+  // Evaluated through the browser's debugging protocol, as a test tool's script: the page's CSP refuses inline scripts, rightly.
+  await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
+  return page.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run(context: Document): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }
+    ).axe;
+    const { violations } = await axe.run(document);
+    return violations
+      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+      .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => JSON.stringify(node.target)).join(", ")}`);
+  });
+}
+
+/** A call to the API as `userId`, the way a script would make it (dev token of npm start). */
+async function apiAs(userId: string, method: string, path: string, body?: unknown): Promise<Response> {
+  const headers = { authorization: `Bearer ${await devToken(userId, LOCAL_DEV_SECRET)}`, "content-type": "application/json" };
+  return fetch(`${site}api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
 describe("the blog in a browser", () => {
   it("signs in, registers, posts, sees the post in the feed, comments, likes and unlikes, edits, renames and deletes", async () => {
     await page.goto(site);
     await page.getByText("No posts yet.").waitFor();
+    // Before a profile: the header says so, and a write sends the person to create one.
     await signInAs("alice");
+    await page.locator("[data-test=signed-in]", { hasText: "Signed in as alice (no profile yet)" }).waitFor();
+    const noProfile = await apiAs("alice", "POST", "/posts", { title: "t", content: "c" });
+    expect(noProfile.status).toBe(403);
+    await page.getByRole("link", { name: "Write", exact: true }).click();
+    await page.locator("input[name=title]").fill("Too early");
+    await page.locator("textarea[name=content]").fill("No profile yet.");
+    await page.getByRole("button", { name: "Publish" }).click();
+    await page.locator("#notice", { hasText: "You have no profile yet." }).waitFor();
+    expect(await page.locator("#notice").textContent()).not.toContain("/api/");
+    await page.locator("#notice").getByRole("link", { name: "Create your profile" }).click();
     await saveProfile("alice");
     await page.getByRole("heading", { name: "@alice" }).waitFor();
+    await page.locator("#notice", { hasText: "Welcome, @alice" }).waitFor();
+    await page.locator("[data-test=signed-in]", { hasText: "Signed in as @alice" }).waitFor();
+    await page.getByText("You have not written anything yet").waitFor();
 
     const postUrl = await publish("Hello from a browser", "Written in Chromium, served by npm start, stored in the embedded Cosmos DB.");
 
@@ -144,6 +185,7 @@ describe("the blog in a browser", () => {
     await signInAs("alice");
     await saveProfile("alice_renamed");
     await page.getByRole("heading", { name: "@alice_renamed" }).waitFor();
+    await page.locator("#notice", { hasText: "Your username is now @alice_renamed. Your posts, comments and likes show it within a few seconds." }).waitFor();
     await page.goto(postUrl);
     await eventually(
       async () =>
@@ -159,9 +201,63 @@ describe("the blog in a browser", () => {
     await page.goto(postUrl);
     await page.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("heading", { name: "Latest posts" }).waitFor();
+    await page.locator("#notice", { hasText: '"Hello from a browser" was deleted' }).waitFor();
     await eventually(async () => (await page.getByRole("link", { name: "Hello from a browser" }).count()) === 0);
     await page.goto(postUrl);
     await page.locator("#notice", { hasText: "Not Found" }).waitFor();
+    expect(missing).toEqual([]);
+  });
+
+  it("loads the feed 20 posts at a time through the whole feed the API serves, and says where it ends", async () => {
+    expect((await apiAs("prolific", "POST", "/users", { username: "prolific" })).status).toBe(201);
+    for (let i = 0; i < 105; i++) expect((await apiAs("prolific", "POST", "/posts", { title: `Feed post ${i}`, content: "c" })).status).toBe(201);
+    // The feed is filled through the change feed: wait until it holds its 100, the newest post first.
+    const deadline = Date.now() + 60_000;
+    const feedNow = async () => ((await (await fetch(`${site}api/feed?limit=100`)).json()) as { items: { title: string }[] }).items;
+    while ((await feedNow()).length < 100 || (await feedNow())[0].title !== "Feed post 104") {
+      if (Date.now() > deadline) throw new Error("the feed did not reach 100 posts");
+      await page.waitForTimeout(300);
+    }
+    await page.goto(`${site}#/`);
+    const cards = page.locator("main article.card");
+    await page.getByRole("heading", { name: "Latest posts" }).waitFor();
+    expect(await cards.count()).toBe(20);
+    for (let shown = 40; shown <= 100; shown += 20) {
+      await page.getByRole("button", { name: "Load more" }).click();
+      await expect.poll(() => cards.count()).toBe(shown);
+    }
+    expect(await page.getByRole("button", { name: "Load more" }).isVisible()).toBe(false);
+    expect(await page.locator("[data-test=feed-end]").textContent()).toMatch(/whole feed: the 100 newest posts/);
+    // Newest first, each once: the 100 newest of the 105, in order.
+    const titles = await page.locator("main article.card h2").allTextContents();
+    expect(titles).toEqual(Array.from({ length: 100 }, (_, i) => `Feed post ${104 - i}`));
+  });
+
+  it("has no serious or critical accessibility violations in any view (axe-core), signed out and signed in", async () => {
+    await page.goto(site);
+    const signOut = page.getByRole("button", { name: "Sign out" });
+    if (await signOut.isVisible()) await signOut.click();
+    const found: string[] = [];
+    const check = async (hash: string, ready: () => Promise<unknown>) => {
+      await page.goto(`${site}${hash}`);
+      await ready();
+      await page.waitForSelector("main:not(:has(.loading))");
+      found.push(...(await seriousViolations()).map((violation) => `${hash}: ${violation}`));
+    };
+    await check("#/", () => page.getByRole("heading", { name: "Latest posts" }).waitFor());
+    await check("#/ops", () => page.getByRole("heading", { name: /operations/i }).waitFor());
+    await signInAs("axe");
+    await saveProfile("axe");
+    await page.getByRole("heading", { name: "@axe" }).waitFor();
+    const { postId } = (await (await apiAs("axe", "POST", "/posts", { title: "Checked by axe", content: "c" })).json()) as { postId: string };
+    await apiAs("axe", "POST", `/posts/${postId}/comments`, { content: "a comment" });
+    await check("#/", () => page.getByRole("heading", { name: "Latest posts" }).waitFor());
+    await check(`#/posts/${postId}`, () => page.getByRole("heading", { name: "Checked by axe" }).waitFor());
+    await check(`#/posts/${postId}/edit`, () => page.locator("input[name=title]").waitFor());
+    await check("#/users/axe", () => page.getByRole("heading", { name: "@axe" }).waitFor());
+    await check("#/write", () => page.locator("input[name=title]").waitFor());
+    await check("#/profile", () => page.getByRole("heading", { name: /profile/i }).waitFor());
+    expect(found).toEqual([]);
   });
 
   it("names every form control, and gives the browser patterns it can check (sign-in, profile, editor, comment)", async () => {
@@ -172,8 +268,11 @@ describe("the blog in a browser", () => {
     expect(await formFaults()).toEqual([]);
     await signInAs("named");
     await saveProfile("named");
+    await page.getByRole("heading", { name: "@named" }).waitFor();
+    await page.goto(`${site}#/profile`);
+    await page.getByRole("heading", { name: "Your profile" }).waitFor();
     expect(await formFaults()).toEqual([]);
-    await page.getByRole("link", { name: "Write" }).click();
+    await page.getByRole("link", { name: "Write", exact: true }).click();
     await page.getByLabel("Title").waitFor();
     expect(await formFaults()).toEqual([]);
     await page.getByLabel("Title").fill("Named fields");
@@ -215,6 +314,11 @@ describe("the blog in a browser", () => {
     await page.getByRole("heading", { name: "Your account was erased" }).waitFor({ timeout: 60_000 });
     await page.getByRole("button", { name: "Sign in as" }).waitFor();
     expect((await fetch(`${site}api/users/carol`)).status).toBe(404);
+    // Signing in again, she is told at once that the account was erased, not offered a profile to create.
+    await signInAs("carol");
+    await page.goto(`${site}#/profile`);
+    await page.getByRole("heading", { name: "Your account was erased" }).waitFor();
+    expect(await page.getByRole("button", { name: "Create profile" }).count()).toBe(0);
   });
 
   it("shows the operations page with live figures: requests per route and method over five minutes, the change feed's lag, orchestrations, readable on a phone", async () => {
@@ -224,13 +328,13 @@ describe("the blog in a browser", () => {
     // The session above put requests on the API: their routes are listed with what they cost.
     await expect(routes.locator("tr", { hasText: "/api/posts/{postId}/comments" }).count()).resolves.toBeGreaterThan(0);
     const feedRow = routes.locator("tr", { hasText: "GET /api/feed" });
-    const before = Number((await feedRow.locator("td").nth(1).innerText()).replace(/,/g, ""));
+    const before = Number((await feedRow.locator('td[data-label="requests, 5 min"]').innerText()).replace(/,/g, ""));
     // Live: a request made elsewhere counts (requests of the last five minutes) within a refresh or two, without reloading the page.
     await fetch(`${site}api/feed`);
     await page.waitForFunction(
       (count) => {
         const row = [...document.querySelectorAll("table[data-test=routes] tr")].find((tr) => tr.textContent?.includes("GET /api/feed"));
-        return Number(row?.querySelectorAll("td")[1]?.textContent?.replace(/,/g, "")) > count;
+        return Number(row?.querySelector('td[data-label="requests, 5 min"]')?.textContent?.replace(/,/g, "")) > count;
       },
       before,
       { timeout: 15_000 },
@@ -238,7 +342,26 @@ describe("the blog in a browser", () => {
     await page.locator("table[data-test=lag]").waitFor();
     await expect(page.locator("[data-test=ru] .tile-value").innerText()).resolves.not.toBe("0.0");
     await page.locator("[data-test=orchestrations]").waitFor();
+    // Leases are named by the range they cover (their consumer is the row's first column), every figure by its window.
+    await expect(page.locator("table[data-test=lag] td[data-label=lease]").first().innerText()).resolves.toMatch(/^range \d+$/);
+    for (const label of await page.locator(".tile .meta").allInnerTexts()) expect(label).toMatch(/last minute|last 5 min|since start/);
     await page.screenshot({ path: join(SCREENSHOTS, "ops.png"), fullPage: true });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+    // On a desktop, every table is read whole: nothing scrolls sideways at 1280 px.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.waitForTimeout(2500); // a refresh of the figures, drawn at this width
+    const overflowing = await page.evaluate(() => [
+      ...(document.documentElement.scrollWidth > window.innerWidth ? ["the page"] : []),
+      ...[...document.querySelectorAll<HTMLElement>("main table")]
+        .filter((table) => table.scrollWidth > table.parentElement!.clientWidth || table.getBoundingClientRect().right > window.innerWidth)
+        .map((table) => table.dataset.test ?? "a table"),
+    ]);
+    await page.screenshot({ path: join(SCREENSHOTS, "ops-desktop.png"), fullPage: true });
+    expect(overflowing).toEqual([]);
+    await page.goto(site);
+    await page.getByRole("heading", { name: "Latest posts" }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, "feed-desktop.png") });
+    await page.setViewportSize({ width: 390, height: 844 });
   });
 });

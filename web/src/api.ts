@@ -3,11 +3,18 @@ import type { commentResponse, erasureResponse, exportPageResponse, likeResponse
 
 /** What the API answers on failure (RFC 9457 problem details). */
 export interface Problem {
+  /** The API's own problem types (RFC 9457 `type`): PROFILE_REQUIRED, ACCOUNT_ERASED. */
+  type?: string;
   title: string;
   status: number;
   detail?: string;
   errors?: { path: string; message: string }[];
 }
+
+/** A write by a caller who has no profile yet. */
+export const PROFILE_REQUIRED = "tag:blog-cosmos-functions,2026:profile-required";
+/** A write by a caller whose account was erased. */
+export const ACCOUNT_ERASED = "tag:blog-cosmos-functions,2026:account-erased";
 
 export class ApiError extends Error {
   constructor(

@@ -9,4 +9,6 @@ export interface App {
   go(hash: string): void;
   /** Shows what went wrong (a problem from the API, or any error) above the page. */
   fail(error: unknown): void;
+  /** Says what just happened, above the next page shown (a rename, a deletion). */
+  tell(message: string): void;
 }

@@ -1,4 +1,4 @@
-import { Api, ApiError } from "./api";
+import { ACCOUNT_ERASED, Api, ApiError, PROFILE_REQUIRED } from "./api";
 import { anonymousSession, devSession, entraSession, type AuthConfig, type Session } from "./auth";
 import { h, loading, show } from "./dom";
 import type { App } from "./app";
@@ -16,6 +16,10 @@ const element = (id: string) => document.getElementById(id)!;
 function describe(error: unknown): HTMLElement {
   if (!(error instanceof ApiError)) return h("div", {}, h("strong", {}, "Something went wrong. "), error instanceof Error ? error.message : String(error));
   const { problem, retryAfter } = error;
+  // The API's words are for programs; these two a person meets, so they get the person's.
+  if (problem.type === PROFILE_REQUIRED)
+    return h("div", { "data-status": "403" }, h("strong", {}, "You have no profile yet. "), h("a", { href: "#/profile" }, "Create your profile"), " to write.");
+  if (problem.type === ACCOUNT_ERASED) return h("div", { "data-status": "403" }, h("strong", {}, "This account was erased. "), "It can no longer write.");
   return h(
     "div",
     { "data-status": String(error.status) },
@@ -26,12 +30,20 @@ function describe(error: unknown): HTMLElement {
   );
 }
 
+/** Who the header says is signed in: their username once they have a profile, their user id until then. */
+async function signedInAs(app: App, userId: string): Promise<string> {
+  const user = await app.api.get<{ username: string }>(`/users/${encodeURIComponent(userId)}`).catch(() => undefined);
+  return user ? `Signed in as @${user.username}` : `Signed in as ${userId} (no profile yet)`;
+}
+
 function renderSession(app: App, render: () => void): void {
   const box = element("session");
   const userId = app.session.userId();
   if (userId) {
     const out = h("button", { class: "secondary", onclick: () => void app.session.signOut().then(render) }, "Sign out");
-    return show(box, h("span", { class: "meta" }, `Signed in as ${userId}`), out);
+    const who = h("span", { class: "meta", "data-test": "signed-in" }, "Signed in");
+    void signedInAs(app, userId).then((text) => (who.textContent = text));
+    return show(box, who, out);
   }
   if (app.session.mode === "none") return show(box);
   if (app.session.mode === "entra") return show(box, h("button", { onclick: () => void app.session.signIn().catch(app.fail) }, "Sign in"));
@@ -69,18 +81,27 @@ async function start(): Promise<void> {
   const config = (await (await fetch("config.json")).json()) as Config;
   const session: Session = config.auth.mode === "entra" ? await entraSession(config.auth) : config.auth.mode === "dev" ? devSession() : anonymousSession();
   const notice = element("notice");
+  /** What the next page shown says happened (app.tell), then forgets. */
+  let told: string | undefined;
   const app: App = {
     api: new Api(config.apiBase, () => session.token()),
     session,
     view: element("view"),
     go: (hash) => (location.hash === hash ? void render() : void (location.hash = hash)),
     fail(error) {
+      notice.className = "";
       show(notice, describe(error));
       notice.hidden = false;
     },
+    tell(message) {
+      told = message;
+    },
   };
   const render = () => {
-    notice.hidden = true;
+    notice.hidden = told === undefined;
+    notice.className = "info";
+    show(notice, told);
+    told = undefined;
     renderSession(app, render);
     const signedIn = Boolean(session.userId());
     show(

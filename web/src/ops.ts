@@ -47,20 +47,23 @@ function routeRow(route: OpsFigures["routes"][number]): Cell[] {
     route.slowestTraceUrl && route.errorTraceUrl ? " · " : "",
     traceLink(route.errorTraceUrl, "last 5xx"),
   );
+  // Each window's figures in one cell, the last minute above the last five: the table fits a desktop column.
+  const windows = (last1m: string, last5m: string) => h("span", { class: "windows" }, h("span", {}, last1m), h("span", {}, last5m));
+  const latency = (w: OpsFigures["routes"][number]["last1m"]) => `${ms(w.p50Ms)} / ${ms(w.p95Ms)} / ${ms(w.p99Ms)}`;
   return [
-    `${route.method} ${route.route}`,
+    h("span", { class: "route" }, `${route.method} ${route.route}`),
+    windows(n(route.last1m.perSecond, 1), n(route.last5m.perSecond, 1)),
+    windows(latency(route.last1m), latency(route.last5m)),
+    windows(percent(route.last1m.errorRate), percent(route.last5m.errorRate)),
     n(route.last5m.requests),
-    n(route.last1m.perSecond, 1),
-    `${ms(route.last1m.p50Ms)} / ${ms(route.last1m.p95Ms)} / ${ms(route.last1m.p99Ms)}`,
-    percent(route.last1m.errorRate),
-    n(route.last5m.perSecond, 1),
-    `${ms(route.last5m.p50Ms)} / ${ms(route.last5m.p95Ms)} / ${ms(route.last5m.p99Ms)}`,
-    percent(route.last5m.errorRate),
     n(route.requestUnitsPerRequest, 2),
     sparkline(route.series),
     traces,
   ];
 }
+
+/** A lease as a reader knows it: its consumer is a column already, so the range it covers (the lease id, whole, on hover). */
+const leaseCell = (lease: string) => h("span", { title: lease }, `range ${lease.includes("..") ? lease.slice(lease.lastIndexOf("..") + 2) : lease}`);
 
 function render(figures: OpsFigures): HTMLElement[] {
   const statuses = Object.entries(figures.statusClasses).sort(([a], [b]) => a.localeCompare(b));
@@ -69,26 +72,14 @@ function render(figures: OpsFigures): HTMLElement[] {
       "div",
       { class: "tiles" },
       tile("requests / s, last minute", n(figures.requestsPerSecond, 1), "rate"),
-      tile("RU of API requests", n(figures.requestUnits.api, 1), "ru"),
-      tile("RU in the background", n(figures.requestUnits.background, 1), "ru-background"),
-      tile("429 throttled", n(figures.cosmos.throttled), "throttled"),
-      tile("503 unavailable", n(figures.cosmos.unavailable), "unavailable"),
+      tile("RU of API requests, last 5 min", n(figures.requestUnits.apiLast5m, 1), "ru"),
+      tile("RU in the background, last 5 min", n(figures.requestUnits.backgroundLast5m, 1), "ru-background"),
+      tile("429 throttled, since start", n(figures.cosmos.throttled), "throttled"),
+      tile("503 unavailable, since start", n(figures.cosmos.unavailable), "unavailable"),
     ),
     h("h2", {}, "Routes"),
     table(
-      [
-        "route",
-        "requests 5 min",
-        "req/s 1 min",
-        "p50 / p95 / p99 ms, 1 min",
-        "5xx 1 min",
-        "req/s 5 min",
-        "p50 / p95 / p99 ms, 5 min",
-        "5xx 5 min",
-        "RU / request",
-        "last 5 min",
-        "traces",
-      ],
+      ["route", "req/s (1 / 5 min)", "p50 / p95 / p99 ms (1 / 5 min)", "5xx (1 / 5 min)", "requests, 5 min", "RU / request", "req/s, 5 min", "traces"],
       figures.routes.map(routeRow),
       "routes",
       "No API requests yet.",
@@ -96,7 +87,7 @@ function render(figures: OpsFigures): HTMLElement[] {
     h(
       "p",
       { class: "meta" },
-      `Answers since start: ${statuses.map(([status, count]) => `${status} ${n(count)}`).join(" · ") || "none yet"} · last 5 min: ${n(figures.requestUnits.apiLast5m, 1)} RU for the API, ${n(figures.requestUnits.backgroundLast5m, 1)} RU in the background (change feed, orchestrations, estimator)`,
+      `Answers since start: ${statuses.map(([status, count]) => `${status} ${n(count)}`).join(" · ") || "none yet"} · since start: ${n(figures.requestUnits.api, 1)} RU for the API, ${n(figures.requestUnits.background, 1)} RU in the background (change feed, orchestrations, estimator)`,
     ),
     h("h2", {}, "Orchestrations to look at"),
     table(
@@ -108,14 +99,17 @@ function render(figures: OpsFigures): HTMLElement[] {
     h("h2", {}, "Change feed lag"),
     table(
       ["consumer", "lease", "changes waiting", "oldest waiting, s"],
-      figures.lag.map((l) => [l.consumer, l.lease, l.items === undefined ? "?" : n(l.items), n(l.seconds, 1)]),
+      figures.lag.map((l) => [l.consumer, leaseCell(l.lease), l.items === undefined ? "?" : n(l.items), n(l.seconds, 1)]),
       "lag",
       "No estimate yet.",
     ),
     h("h2", {}, "Orchestrations"),
     table(
-      ["", ...Object.keys(figures.orchestrations), ...Object.keys(figures.instances).map((status) => `now ${status}`)],
-      [["count", ...Object.values(figures.orchestrations).map((v) => n(v)), ...Object.values(figures.instances).map((v) => n(v))]],
+      ["", "how many"],
+      [
+        ...Object.entries(figures.orchestrations).map(([outcome, count]): Cell[] => [`${outcome}, since start`, n(count)]),
+        ...Object.entries(figures.instances).map(([status, count]): Cell[] => [`${status} now`, n(count)]),
+      ],
       "orchestrations",
       "None yet.",
     ),

@@ -28,12 +28,15 @@ function pagedList<T>(app: App, path: string, limit: number, render: (item: T) =
   const list = h("div", { class: "list" });
   const more = h("button", { class: "secondary" }, "Load more") as HTMLButtonElement;
   let token: string | null = null;
+  let shown = 0;
   const load = async () => {
     const page = await app.api.get<Page<T>>(`${path}${pageQuery(limit, token)}`);
+    list.querySelector(".loading")?.remove();
     list.append(...page.items.map(render));
+    shown += page.items.length;
     token = page.continuationToken;
     more.hidden = !token;
-    if (list.childElementCount === 0) list.append(h("p", { class: "meta" }, empty));
+    if (shown === 0) list.append(h("p", { class: "meta" }, empty));
   };
   more.addEventListener("click", () => void busy(more, "Loading…", load).catch(app.fail));
   const container = h("div", {}, list, more);
@@ -48,16 +51,54 @@ function pagedList<T>(app: App, path: string, limit: number, render: (item: T) =
   return container;
 }
 
-/** Q6: the newest posts. */
+/** Posts the feed view adds per "Load more", and the most the feed holds (the API serves no more). */
+const FEED_PAGE = 20;
+const FEED_SIZE = 100;
+
+/**
+ * Q6: the newest posts, 20 more per "Load more" up to the feed's 100. Each load asks for the
+ * longer list and appends the posts not shown yet that are no newer than the last one shown: a
+ * post published meanwhile (at the top) waits for the next visit instead of landing at the bottom,
+ * and posts of the same instant keep their place whichever order a query gives them.
+ */
 export async function feedView(app: App): Promise<void> {
-  const { items } = await app.api.get<{ items: Post[] }>("/feed?limit=50");
-  show(app.view, h("h1", {}, "Latest posts"), ...(items.length ? items.map(postCard) : [h("p", { class: "meta" }, "No posts yet.")]));
+  const list = h("div", { class: "list" });
+  const more = h("button", { class: "secondary" }, "Load more") as HTMLButtonElement;
+  const end = h("p", { class: "meta", "data-test": "feed-end" });
+  let limit = 0;
+  const shown = new Set<string>();
+  let last: Post | undefined;
+  const load = async () => {
+    limit = Math.min(limit + FEED_PAGE, FEED_SIZE);
+    const { items } = await app.api.get<{ items: Post[] }>(`/feed?limit=${limit}`);
+    const fresh = items.filter((post) => !shown.has(post.postId) && (last === undefined || post.creationDate <= last.creationDate));
+    for (const post of fresh) shown.add(post.postId);
+    list.append(...fresh.map(postCard));
+    last = fresh.at(-1) ?? last;
+    const whole = items.length < limit || limit === FEED_SIZE;
+    more.hidden = whole;
+    end.hidden = !whole || last === undefined;
+    end.textContent =
+      limit === FEED_SIZE && items.length === FEED_SIZE
+        ? `That is the whole feed: the ${FEED_SIZE} newest posts. Older ones are on their authors' pages.`
+        : "That is every post so far.";
+  };
+  more.addEventListener("click", () => void busy(more, "Loading…", load).catch(app.fail));
+  await load();
+  show(app.view, h("h1", {}, "Latest posts"), last === undefined ? h("p", { class: "meta" }, "No posts yet.") : list, more, end);
 }
 
 /** Q3: a user and their posts, page by page. */
 export async function userView(app: App, userId: string): Promise<void> {
   const user = await app.api.get<User>(`/users/${encodeURIComponent(userId)}`);
-  show(app.view, h("h1", {}, `@${user.username}`), pagedList<Post>(app, `/users/${encodeURIComponent(userId)}/posts`, 10, postCard, "No posts yet."));
+  const mine = app.session.userId() === userId;
+  const empty = mine ? "You have not written anything yet: your posts will be listed here." : `@${user.username} has not written anything yet.`;
+  show(
+    app.view,
+    h("h1", {}, `@${user.username}`),
+    mine ? h("p", { class: "actions" }, h("a", { href: "#/write" }, "Write a post"), h("a", { href: "#/profile" }, "Your profile and data")) : null,
+    pagedList<Post>(app, `/users/${encodeURIComponent(userId)}/posts`, 10, postCard, empty),
+  );
 }
 
 /** Q2 with Q4 and Q5: a post, its comments and its likes; and what the signed-in reader may do. */
@@ -80,7 +121,10 @@ export async function postView(app: App, postId: string): Promise<void> {
     const remove = h("button", { class: "danger" }, "Delete") as HTMLButtonElement;
     remove.addEventListener("click", () => {
       if (!confirm("Delete this post, its comments and likes?")) return;
-      void busy(remove, "Deleting…", () => app.api.call("DELETE", path)).then(() => app.go("#/"), app.fail);
+      void busy(remove, "Deleting…", () => app.api.call("DELETE", path)).then(() => {
+        app.tell(`"${post.title}" was deleted, with its comments and likes. It leaves the feed and your page within a few seconds.`);
+        app.go("#/");
+      }, app.fail);
     });
     actions.append(remove);
   }
@@ -156,6 +200,14 @@ export async function editorView(app: App, postId?: string): Promise<void> {
   show(app.view, form);
 }
 
+/** Whether the signed-in account was erased: then it has no profile, and may never make one again. */
+async function erasedAccount(app: App, me: string): Promise<boolean> {
+  return app.api.getOwn(`/users/${encodeURIComponent(me)}/erasure`).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** C1: create your profile, or change your username. */
 export async function profileView(app: App): Promise<void> {
   const me = app.session.userId();
@@ -164,6 +216,7 @@ export async function profileView(app: App): Promise<void> {
     if (error instanceof ApiError && error.status === 404) return undefined;
     throw error;
   });
+  if (!current && (await erasedAccount(app, me))) return (await import("./leaving")).erasedView(app);
   const username = h("input", {
     id: "profile-username",
     name: "username",
@@ -187,7 +240,14 @@ export async function profileView(app: App): Promise<void> {
       current
         ? app.api.call("PUT", `/users/${encodeURIComponent(me)}`, { username: username.value })
         : app.api.call("POST", "/users", { username: username.value });
-    void busy(save, "Saving…", write).then(() => app.go(`#/users/${encodeURIComponent(me)}`), app.fail);
+    void busy(save, "Saving…", write).then(() => {
+      app.tell(
+        current
+          ? `Your username is now @${username.value}. Your posts, comments and likes show it within a few seconds.`
+          : `Welcome, @${username.value}: your profile is ready.`,
+      );
+      app.go(`#/users/${encodeURIComponent(me)}`);
+    }, app.fail);
   });
   show(app.view, form);
   if (!current) return;

@@ -33,9 +33,10 @@ describe("posts (C2, Q2, delete)", () => {
     expect(response.headers.location).toBe(`/api/posts/${response.body.postId}`);
   });
 
-  it("requires a profile to post", async () => {
+  it("requires a profile to post, with a problem type of its own a client can send the person on with", async () => {
     const response = await api.request("POST", "/api/posts", { as: "no-profile", body: { title: "t", content: "c" } });
     expect(response.status).toBe(403);
+    expect(response.body.type).toBe("tag:blog-cosmos-functions,2026:profile-required");
   });
 
   it("reads a post with ETag; 404 when missing", async () => {
