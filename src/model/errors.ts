@@ -35,8 +35,7 @@ export const ACCOUNT_ERASED = "tag:blog-cosmos-functions,2026:account-erased";
 /** The problem type of a write by a caller who has no profile yet: a client can send them to create one. */
 export const PROFILE_REQUIRED = "tag:blog-cosmos-functions,2026:profile-required";
 
-export const profileRequired = () =>
-  new DomainError("forbidden", "Create your profile first (POST /api/users).", undefined, PROFILE_REQUIRED);
+export const profileRequired = () => new DomainError("forbidden", "Create your profile first (POST /api/users).", undefined, PROFILE_REQUIRED);
 export const notFound = (detail: string) => new DomainError("notFound", detail);
 export const conflict = (detail: string) => new DomainError("conflict", detail);
 export const forbidden = (detail: string) => new DomainError("forbidden", detail);
