@@ -253,3 +253,85 @@ export function formatTable(report: Report): string {
   }
   return lines.filter((line, i) => line !== "" || i > 1).join("\n");
 }
+
+/** One figure of the summary: what it is, what was measured, its target and whether it was met, the baseline's beside. */
+interface Verdict {
+  figure: string;
+  measured: string;
+  target: string;
+  met: boolean | undefined;
+  baseline?: string;
+}
+
+/** The figures that have a target, each with it: what a terminal shows whole (the tables go to a file). */
+export function verdicts(report: Report): Verdict[] {
+  const out: Verdict[] = [];
+  for (const o of report.apiOverhead)
+    out.push({
+      figure: `${o.request}: the handler over the bare store call (p50)`,
+      measured: `${f(o.handlerRatio, 2)}x`,
+      target: "<= 1.2x",
+      met: o.handlerRatio <= 1.2,
+    });
+  const p = report.pipeline;
+  if (p) {
+    out.push({
+      figure: "a new post visible in Q6 and Q3 (p95)",
+      measured: `${f(p.postVisibleMs.p95, 0)} ms`,
+      target: "within 2 s",
+      met: p.postVisibleMs.p95 <= 2000,
+    });
+    const full = p.rename.items >= 10_000;
+    out.push({
+      figure: `a rename reaches every item (${p.rename.items} items in ${p.rename.posts} posts)`,
+      measured: `${f(p.rename.ms, 0)} ms`,
+      target: full ? "within 10 s" : "within 10 s, set for 10,000 items: --full",
+      met: full ? p.rename.ms <= 10_000 : undefined,
+    });
+  }
+  if (report.scale)
+    out.push({
+      figure: "feed writes per 1,000 likes on one post",
+      measured: String(report.scale.feedWritesPer1000Likes),
+      target: "at most 10",
+      met: report.scale.feedWritesPer1000Likes <= 10,
+    });
+  const c = report.coldStart;
+  if (c)
+    out.push({
+      figure: "cold start with a connection string, as in Azure (p50)",
+      measured: `${f(c.withTelemetry.p50, 0)} ms`,
+      target: "under 150 ms",
+      met: c.withTelemetry.p50 < 150,
+      baseline: c.baseline && `${c.baseline.ref}: ${f(c.baseline.p50, 0)} ms`,
+    });
+  const idle = report.idle;
+  if (idle)
+    out.push({
+      figure: "npm start idle",
+      measured: `${f(idle.percentOfCore, 2)} % of a core`,
+      target: "under 1 %",
+      met: idle.percentOfCore < 1,
+      baseline: idle.baseline && `${idle.baseline.ref}: ${f(idle.baseline.percentOfCore, 2)} %`,
+    });
+  for (const route of report.baseline?.routes ?? [])
+    out.push({
+      figure: `${route.request} under load, beside ${report.baseline!.ref}`,
+      measured: `${f(route.current.requestsPerSecond, 0)} req/s`,
+      target: ">= 0.9x the baseline",
+      met: route.ratio >= 0.9,
+      baseline: `${f(route.baseline.requestsPerSecond, 0)} req/s (${f(route.ratio, 2)}x)`,
+    });
+  return out;
+}
+
+/** The summary, one line per figure with a target, short enough for a terminal. */
+export function formatSummary(report: Report): string {
+  const mark = (met: boolean | undefined) => (met === undefined ? "  -  " : met ? " met " : " MISS");
+  const lines = verdicts(report).map((v) => `${mark(v.met)} ${v.figure}: ${v.measured} (target ${v.target})${v.baseline ? `; ${v.baseline}` : ""}`);
+  const missed = verdicts(report).filter((v) => v.met === false).length;
+  return [
+    `Summary (${report.meta.users} users, ${report.meta.iterations} calls per request): ${missed === 0 ? "every target met" : `${missed} target(s) missed`}`,
+    ...lines,
+  ].join("\n");
+}

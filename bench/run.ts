@@ -1,186 +1,19 @@
-import { writeFileSync } from "node:fs";
-import { measureScans } from "./scan";
-import { measureHostile } from "./hostile";
-import { apiOverhead } from "./api-overhead";
-import { cpus, platform, release, totalmem } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { commandLine, defineCommand, refuse } from "../local/command-line";
-import { startCosmos, type RunningCosmos } from "embedded-cosmos";
-import { random } from "../local/random";
-import { createStore } from "../src/store/client";
-import { projectRoot } from "../src/store/script-files";
-import { provision } from "../src/store/provision";
-import { ProgressBar } from "../scripts/progress";
-import { createV1Containers, generateDataset, itemCount, loadV1, loadV3 } from "./dataset";
-import { measureCall, summarize, type CallCost, type PartitionCounts } from "./measure";
-import { measurePipeline } from "./pipeline";
-import { measureColdStart } from "./cold-start";
-import { measureIdle } from "./idle";
-import { measureScale } from "./scale";
-import { measureServer } from "./server";
-import { measureInstances } from "./instances";
-import { compareWithBaseline, prepareBaseline } from "./baseline";
-import { formatTable, row, type Report } from "./report";
-import { scenarios } from "./scenarios";
-import { V1Strategy } from "./v1";
-
-export interface BenchOptions {
-  users: number;
-  seed: number;
-  iterations: number;
-  feedSize: number;
-  /** A real account or emulator; the embedded server when absent. */
-  endpoint?: string;
-  /** Account key; without one, Entra ID (DefaultAzureCredential). */
-  key?: string;
-  database: string;
-  /** Progress bars on stderr. */
-  progress: boolean;
-  /** Measure the local pipeline (posts made visible, rename of `renameItems` items in `renamePosts` posts); 0 items skips it. */
-  pipeline: { posts: number; renameItems: number; renamePosts: number };
-  /** Measure the embedded server in a process of its own, with a comment load this long; 0 skips it. */
-  serverCommentSeconds: number;
-  /** Fresh processes per variant for the cold-start figure; 0 skips it. */
-  coldStartSamples: number;
-  /** Seconds the idle local system is watched for its CPU; 0 skips it. */
-  idleSeconds: number;
-  /** Seconds after start before the idle watch begins (start-up's own work is not idleness). */
-  idleSettleSeconds: number;
-  /** Seconds of each concurrent load of the scale figures; 0 skips them. */
-  scaleSeconds: number;
-  /** Likers in the like storm of the scale figures. */
-  stormLikers: number;
-  /** Items of the largest unindexable-scan figure (0 skips it); a quarter and a half are measured too. */
-  scanItems: number;
-  /** Seconds of point reads alone, and as many beside a client sending hostile queries (0 skips). */
-  hostileSeconds: number;
-  /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
-  instances?: { upTo: number; seconds: number; rebalance: boolean };
-  /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
-  baseline?: { ref: string; seconds: number; rounds: number; warmupSeconds: number };
-}
-
-/** Loads the dataset in both layouts, runs every request K times per strategy, and reports. */
-async function runBenchmark(options: BenchOptions): Promise<Report> {
-  let embedded: RunningCosmos | undefined;
-  const endpoint = options.endpoint ?? (embedded = await startCosmos()).endpoint;
-  const key = options.key ?? embedded?.key;
-  // The micro-cache off: these figures are what each request costs Cosmos DB (the scale figures measure the cache).
-  const store = createStore({ cosmos: { endpoint, key, databaseName: options.database }, feedCacheMs: 0 });
-  try {
-    await provision(store.client, options.database);
-    const v1Containers = await createV1Containers(store.database);
-    const dataset = generateDataset(options.users, options.seed);
-    const items = itemCount(dataset);
-
-    const started = performance.now();
-    // V3 also writes one short-form copy per post into `users`.
-    const bar = options.progress ? new ProgressBar("loading V3 + V1", 2 * items + dataset.posts.length) : undefined;
-    await loadV3(store, dataset, (n) => bar?.tick(n));
-    await loadV1(v1Containers, dataset, (n) => bar?.tick(n));
-    bar?.finish();
-    const loadSeconds = (performance.now() - started) / 1000;
-
-    const partitionCounts: PartitionCounts = {
-      users: 2 * dataset.users.length, // profiles and username claims
-      posts: dataset.posts.length,
-      feed: 1,
-      v1_users: dataset.users.length,
-      v1_posts: dataset.posts.length,
-      leases: 1,
-    };
-    const pick = random(options.seed + 1);
-    const list = scenarios(store, dataset, new V1Strategy(v1Containers), pick, options.feedSize);
-    // Against the embedded server, request units are its cost model's (docs/request-units.md); against an account, Azure's.
-    const measuresRequestUnits = true;
-    const rows = [];
-    const runBar = options.progress ? new ProgressBar("measuring", list.length * (options.iterations + 1) * 2) : undefined;
-    for (const scenario of list) {
-      // One unmeasured call per strategy warms the SDK's caches (container, partition key ranges).
-      await scenario.v1(options.iterations);
-      await scenario.v3(options.iterations);
-      runBar?.tick(2);
-      const v1: CallCost[] = [];
-      const v3: CallCost[] = [];
-      for (let i = 0; i < options.iterations; i++) {
-        v1.push(await measureCall(() => scenario.v1(i), partitionCounts));
-        v3.push(await measureCall(() => scenario.v3(i), partitionCounts));
-        runBar?.tick(2);
-      }
-      rows.push(row(scenario.id, scenario.name, summarize(v1), summarize(v3), measuresRequestUnits));
-    }
-    runBar?.finish();
-    const overhead = await apiOverhead(
-      store,
-      options.iterations,
-      dataset.posts.map((p) => p.postId),
-      options.feedSize,
-      pick,
-    );
-    const cpu = cpus();
-    const report: Report = {
-      meta: {
-        date: new Date().toISOString(),
-        machine: `${cpu.length} x ${cpu[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}`,
-        node: process.version,
-        target: embedded ? "embedded Cosmos DB server (in process, loopback)" : new URL(endpoint).host,
-        measuresRequestUnits,
-        requestUnits: embedded ? "model" : "measured",
-        users: dataset.users.length,
-        posts: dataset.posts.length,
-        items,
-        seed: options.seed,
-        iterations: options.iterations,
-        loadSeconds,
-      },
-      rows,
-      apiOverhead: overhead,
-    };
-    return report;
-  } finally {
-    store.dispose();
-    await embedded?.stop();
-  }
-}
-
-/** The request benchmark, then (unless skipped) the local pipeline figures. */
-export async function runAll(options: BenchOptions): Promise<Report> {
-  const log = (line: string) => options.progress && console.error(line);
-  const report = await runBenchmark(options);
-  if (options.pipeline.renameItems > 0) report.pipeline = await measurePipeline(options.pipeline);
-  if (!options.endpoint && options.serverCommentSeconds > 0) {
-    report.server = await measureServer({ users: options.users, seed: options.seed, partitions: 4, commentSeconds: options.serverCommentSeconds });
-  }
-  if (!options.endpoint && options.scaleSeconds > 0)
-    report.scale = await measureScale({ loadSeconds: options.scaleSeconds, connections: 32, likers: options.stormLikers });
-  if (!options.endpoint && options.scanItems > 0) report.scans = await measureScans([options.scanItems / 4, options.scanItems / 2, options.scanItems]);
-  if (!options.endpoint && options.hostileSeconds > 0) {
-    log(`point reads alone and beside hostile queries (${options.hostileSeconds} s each)`);
-    report.hostile = await measureHostile(options.hostileSeconds);
-  }
-  // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).
-  const baseline = options.baseline && { ref: options.baseline.ref, ...prepareBaseline(projectRoot(), options.baseline.ref, log) };
-  if (options.coldStartSamples > 0) report.coldStart = await measureColdStart(projectRoot(), options.coldStartSamples, baseline);
-  if (!options.endpoint && options.idleSeconds > 0)
-    report.idle = await measureIdle(projectRoot(), { seconds: options.idleSeconds, settleSeconds: options.idleSettleSeconds, baseline });
-  if (!options.endpoint && options.instances && options.instances.upTo > 0) report.instances = await measureInstances(options.instances);
-  if (!options.endpoint && options.baseline && baseline)
-    report.baseline = await compareWithBaseline(projectRoot(), {
-      ...options.baseline,
-      ...baseline,
-      connections: 32,
-      log,
-    });
-  return report;
-}
+import { formatSummary, formatTable } from "./report";
+import { runAll } from "./run-all";
 
 const COMMAND = defineCommand({
   name: "npm run bench",
   summary:
-    "Measures the ten requests in the article's V1 and V3 models (latency, requests, partitions, RU), then the pipeline, the embedded server, scale, scans, hostile queries, cold start and idle CPU; prints the tables.",
+    "Measures the ten requests in the article's V1 and V3 models (latency, requests, partitions, RU), then the pipeline, the embedded server, scale, scans, hostile queries, cold start and idle CPU, phase by phase; prints a summary of each figure against its target and writes the full tables to a file. Quick by default (a couple of minutes on 2 cores); --full for the sizes the targets are set for.",
   flags: {
-    users: { type: "string", default: "200", value: "n", description: "users in the generated dataset" },
+    full: { type: "boolean", default: false, description: "the full run (several minutes on 2 cores): the sizes after --full below" },
+    report: { type: "string", default: "dist/bench-report.md", value: "file", description: "where the full tables go (the terminal shows the summary)" },
+    users: { type: "string", value: "n", description: "users in the generated dataset (quick 20, --full 200)" },
     seed: { type: "string", default: "42", value: "n", description: "the dataset's random seed" },
-    iterations: { type: "string", default: "20", value: "n", description: "calls per request and model" },
+    iterations: { type: "string", value: "n", description: "calls per request and model (quick 5, --full 20)" },
     feed: { type: "string", default: "100", value: "n", description: "posts in Q6's feed" },
     out: { type: "string", value: "file.json", description: "also write the report as JSON" },
     endpoint: {
@@ -191,16 +24,20 @@ const COMMAND = defineCommand({
     },
     key: { type: "string", default: process.env.COSMOS_KEY, value: "key", description: "its key (COSMOS_KEY); Entra ID when absent" },
     database: { type: "string", default: "blogbench", value: "name", description: "the database the benchmark creates" },
-    "pipeline-items": { type: "string", default: "10000", value: "n", description: "items a username change rewrites (0 skips the pipeline figures)" },
-    "pipeline-posts": { type: "string", default: "500", value: "n", description: "posts those items are spread over" },
-    "server-seconds": { type: "string", default: "10", value: "s", description: "the embedded server's comment load (0 skips)" },
-    "cold-start-samples": { type: "string", default: "15", value: "n", description: "fresh processes for the cold start (0 skips)" },
-    "idle-seconds": { type: "string", default: "30", value: "s", description: "npm start watched idle for its CPU (0 skips)" },
-    "idle-settle-seconds": { type: "string", default: "30", value: "s", description: "seconds after start before the idle watch" },
-    "scale-seconds": { type: "string", default: "5", value: "s", description: "each concurrent load of the scale figures (0 skips)" },
-    "storm-likers": { type: "string", default: "1000", value: "n", description: "likers in the like storm" },
-    "scan-items": { type: "string", default: "60000", value: "n", description: "items of the largest unindexed scan (0 skips)" },
-    "hostile-seconds": { type: "string", default: "5", value: "s", description: "point reads alone, then beside hostile queries (0 skips)" },
+    "pipeline-items": {
+      type: "string",
+      value: "n",
+      description: "items a username change rewrites (0 skips the pipeline figures) (quick 2,000, --full 10,000)",
+    },
+    "pipeline-posts": { type: "string", value: "n", description: "posts those items are spread over (quick 100, --full 500)" },
+    "server-seconds": { type: "string", value: "s", description: "the embedded server's comment load (0 skips; quick 3, --full 10)" },
+    "cold-start-samples": { type: "string", value: "n", description: "fresh processes for the cold start (0 skips; quick 5, --full 15)" },
+    "idle-seconds": { type: "string", value: "s", description: "npm start watched idle for its CPU (0 skips; quick 10, --full 30)" },
+    "idle-settle-seconds": { type: "string", value: "s", description: "seconds after start before the idle watch (quick 10, --full 30)" },
+    "scale-seconds": { type: "string", value: "s", description: "each concurrent load of the scale figures (0 skips; quick 2, --full 5)" },
+    "storm-likers": { type: "string", value: "n", description: "likers in the like storm (quick 200, --full 1,000)" },
+    "scan-items": { type: "string", value: "n", description: "items of the largest unindexed scan (0 skips; quick 20,000, --full 60,000)" },
+    "hostile-seconds": { type: "string", value: "s", description: "point reads alone_ then beside hostile queries (0 skips; quick 2, --full 5)" },
     instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
     "instance-seconds": { type: "string", default: "10", value: "s", description: "load per instance count" },
     rebalance: { type: "boolean", default: false, description: "with --instances: the rebalance after a kill (slow)" },
@@ -211,13 +48,32 @@ const COMMAND = defineCommand({
   },
   examples: [
     "npm run bench",
+    "npm run bench -- --full",
     "npm run bench -- --users 20 --idle-seconds 0 --cold-start-samples 0",
     "npm run bench -- --baseline origin/main --out bench.json",
   ],
 });
 
+/** Each size flag's quick and full value: the quick run by default, the full one with --full. */
+const SIZES = {
+  users: [20, 200],
+  iterations: [5, 20],
+  "pipeline-items": [2_000, 10_000],
+  "pipeline-posts": [100, 500],
+  "server-seconds": [3, 10],
+  "cold-start-samples": [5, 15],
+  "idle-seconds": [10, 30],
+  "idle-settle-seconds": [10, 30],
+  "scale-seconds": [2, 5],
+  "storm-likers": [200, 1_000],
+  "scan-items": [20_000, 60_000],
+  "hostile-seconds": [2, 5],
+} as const;
+
 async function main(): Promise<void> {
-  const { values } = commandLine(COMMAND);
+  const { values: given } = commandLine(COMMAND);
+  const sized = Object.fromEntries(Object.entries(SIZES).map(([name, [quick, full]]) => [name, String(given.full ? full : quick)]));
+  const values = { ...sized, ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) } as typeof given;
   const number = (name: string, value: string | undefined, min: number, max: number) => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min || n > max) refuse(COMMAND, `--${name} must be an integer from ${min} to ${max}`);
@@ -259,8 +115,10 @@ async function main(): Promise<void> {
         }
       : undefined,
   });
-  console.log(formatTable(report));
-  console.log(`\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})`);
+  const tables = `${formatTable(report)}\n\n(dataset loaded in ${report.meta.loadSeconds.toFixed(1)} s; ${report.meta.machine}; Node ${report.meta.node})\n`;
+  mkdirSync(dirname(values.report!), { recursive: true });
+  writeFileSync(values.report!, tables);
+  console.log(`${formatSummary(report)}\n\nThe full tables: ${values.report}`);
   if (values.out) {
     writeFileSync(values.out, JSON.stringify(report, null, 2));
     console.log(`JSON written to ${values.out}`);

@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { generateDataset, itemCount } from "../../bench/dataset";
 import { costOf, percentile, summarize } from "../../bench/measure";
-import { formatTable } from "../../bench/report";
-import { runAll } from "../../bench/run";
+import { formatSummary, formatTable } from "../../bench/report";
+import { runAll } from "../../bench/run-all";
 
 describe("benchmark (a tiny run: it works and its figures agree with each other)", () => {
   it("generates the article's shape deterministically", () => {
@@ -87,6 +87,14 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(q("Q6").v3.itemsRead).toBeLessThanOrEqual(100);
     const table = formatTable(report);
     expect(table).toContain("| Q6 the 20 most recent posts |");
+    // The summary: one line per figure with a target, each with it and whether it was met, short enough for a terminal.
+    const summary = formatSummary(report).split("\n");
+    expect(summary).toContainEqual(
+      expect.stringMatching(/^ (met |MISS) Q2 get post: the handler over the bare store call \(p50\): [\d.]+x \(target <= 1\.2x\)$/),
+    );
+    expect(summary).toContainEqual(expect.stringMatching(/a new post visible in Q6 and Q3 \(p95\): \d+ ms \(target within 2 s\)/));
+    expect(summary).toContainEqual(expect.stringMatching(/^ {2}- {3}a rename reaches every item \(30 items in 6 posts\)/));
+    expect(Math.max(...summary.map((line) => line.length))).toBeLessThanOrEqual(160);
     // The scan figures: every matching item comes back, at each size.
     expect(report.scans!.map((s) => [s.items, s.results])).toEqual([
       [500, 250],

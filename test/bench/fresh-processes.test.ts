@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { measureColdStart } from "../../bench/cold-start";
 import { formatTable, type Report } from "../../bench/report";
-import { runAll } from "../../bench/run";
+import { runAll } from "../../bench/run-all";
 
 /**
  * The benchmark's figures taken from fresh processes: cold start (the deployable bundle loaded

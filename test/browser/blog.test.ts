@@ -8,6 +8,8 @@ import { devToken, LOCAL_DEV_SECRET } from "../../local/dev-auth";
 /**
  * The web front end in a real browser (Debian's Chromium, driven by playwright-core) against
  * `npm start`, as a person uses it. UPDATE_SCREENSHOTS=1 writes the README's screenshots.
+ * Longer than most files for a reason: its flows share one browser and one running system, in
+ * order, as one person's visit does (the operations page counts what the flows before it did).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join(__dirname, "../../docs/screenshots") : join(__dirname, "../../dist/screenshots");

@@ -30,9 +30,7 @@ export interface DurableHostOptions extends SchedulerOptions {
  * (scheduler.ts: episodes, activities, timers, sub-orchestrations). With a task hub (hub.ts),
  * a request for an instance of a partition another host holds is sent there as a message, and
  * reads come from the hub's store, so every host answers the same.
- * One class for a reason: it is the one counterpart of the package's DurableClient, each public
- * method one client operation placed on the scheduler that holds its instance; the moving on is
- * the scheduler's, the sharing among hosts the hub's, the entities EntityHost's.
+ * One class for a reason: the DurableClient's one counterpart, a client operation per method.
  */
 export class DurableHost {
   /** This process alone: one scheduler runs every instance. */
