@@ -266,12 +266,14 @@ interface Verdict {
 /** The figures that have a target, each with it: what a terminal shows whole (the tables go to a file). */
 export function verdicts(report: Report): Verdict[] {
   const out: Verdict[] = [];
+  // A few calls give a noisy median: the ratio is judged at the full run's 20 calls per request or more.
+  const enoughCalls = report.meta.iterations >= 20;
   for (const o of report.apiOverhead)
     out.push({
       figure: `${o.request}: the handler over the bare store call (p50)`,
       measured: `${f(o.handlerRatio, 2)}x`,
-      target: "<= 1.2x",
-      met: o.handlerRatio <= 1.2,
+      target: enoughCalls ? "<= 1.2x" : "<= 1.2x, judged at 20 calls: --full",
+      met: enoughCalls ? o.handlerRatio <= 1.2 : undefined,
     });
   const p = report.pipeline;
   if (p) {
@@ -310,8 +312,9 @@ export function verdicts(report: Report): Verdict[] {
     out.push({
       figure: "npm start idle",
       measured: `${f(idle.percentOfCore, 2)} % of a core`,
-      target: "under 1 %",
-      met: idle.percentOfCore < 1,
+      // Start-up's own work fades within half a minute: the target is judged after the full run's 30 s.
+      target: idle.settleSeconds >= 30 ? "under 1 %" : "under 1 %, judged 30 s after start: --full",
+      met: idle.settleSeconds >= 30 ? idle.percentOfCore < 1 : undefined,
       baseline: idle.baseline && `${idle.baseline.ref}: ${f(idle.baseline.percentOfCore, 2)} %`,
     });
   for (const route of report.baseline?.routes ?? [])
