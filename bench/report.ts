@@ -5,7 +5,7 @@ import type { PipelineFigures } from "./pipeline";
 import type { ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
 import type { ScaleFigures } from "./scale";
-import { ARTICLE_RU } from "./article";
+import { ARTICLE_RU, V3_DIFFERENCES } from "./article";
 import type { ServerFigures } from "./server";
 import type { InstanceFigures } from "./instances";
 import type { BaselineFigures } from "./baseline";
@@ -118,6 +118,12 @@ export function formatTable(report: Report): string {
     "",
     "Requests include the SDK's query-plan request where it sends one. Partitions: logical partitions read (a cross-partition query counts all of its container's).",
   );
+  if (report.meta.measuresRequestUnits)
+    lines.push(
+      "",
+      "Where our V3's RU differ from the article's V3 (docs/request-units.md):",
+      ...report.rows.filter((r) => V3_DIFFERENCES[r.id]).map((r) => `- ${r.id}: ${V3_DIFFERENCES[r.id]}.`),
+    );
   lines.push(
     "",
     "| API overhead | bare Cosmos p50 / p95 ms | handler, called directly, p50 / p95 ms | through the worker's invocation p50 / p95 ms | through the HTTP API p50 / p95 ms | handler / bare (p50; target <= 1.2x) | HTTP / bare (p50) |",

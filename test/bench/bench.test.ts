@@ -87,6 +87,8 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(q("Q6").v3.itemsRead).toBeLessThanOrEqual(100);
     const table = formatTable(report);
     expect(table).toContain("| Q6 the 20 most recent posts |");
+    // Each V3 request that costs more than the article's says why, under the table.
+    expect(table).toContain("- C1: two writes, not one: the username claim");
     // The summary: one line per figure with a target, each with it and whether it was met, short enough for a terminal.
     const summary = formatSummary(report).split("\n");
     // 3 calls per request: the overhead ratio is shown, and judged only at the full run's 20.
