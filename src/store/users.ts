@@ -152,6 +152,14 @@ function renamedProfile(current: ProfileDocument, userId: string, username: stri
   return candidates.find((candidate) => itemProblem("users", candidate) === undefined) ?? candidates[2];
 }
 
+/**
+ * How long a rename keeps trying while it loses races, beyond its first ATTEMPTS. Another
+ * instance's renames of the same profile, queued there one after another, each replace it twice
+ * (the rename and its release's fence), so a rename here can lose to each of them in turn: it
+ * must outlast their queue, not a count of tries.
+ */
+const RENAME_PATIENCE_MS = 5_000;
+
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
 async function renameOnce(
   store: BlogStore,
@@ -160,7 +168,8 @@ async function renameOnce(
   preconditions: (etag: string) => boolean | undefined,
   log: (message: string) => void,
 ): Promise<StoredUser> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  const giveUpAt = Date.now() + RENAME_PATIENCE_MS;
+  for (let attempt = 0; attempt < ATTEMPTS || Date.now() < giveUpAt; attempt++) {
     await backOff(attempt);
     const current = await readAccountDocument(store, userId);
     if (current?.type === "erasure") throw accountErased(userId);

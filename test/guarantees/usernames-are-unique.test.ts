@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CosmosClient } from "@azure/cosmos";
 import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { usernameClaimId } from "../../src/model/items";
-import { BlogStore } from "../../src/store/client";
+import { BlogStore, createStore } from "../../src/store/client";
 import { apiFixture, type ApiFixture } from "../support/api";
 
 /**
@@ -98,6 +98,22 @@ describe("usernames are unique, always", () => {
     );
     expect(responses.every((r) => r.status === 200)).toBe(true);
     await expectNameHeld("busy", "busy-thief");
+  });
+
+  it("concurrent renames of one profile through three instances (each its own store and rename queue) all succeed", async () => {
+    await api.user("spread", "spread-0");
+    const instances = [api.blog, createStore(api.blog.settings), createStore(api.blog.settings)];
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          api.request("PUT", "/api/users/spread", { as: "spread", body: { username: `spread-${i + 1}` }, store: instances[i % instances.length] }),
+        ),
+      );
+      expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
+      await expectNameHeld("spread", "spread-thief");
+    } finally {
+      instances.slice(1).forEach((store) => store.dispose());
+    }
   });
 
   it("a stale If-Match is still the client's own 412", async () => {
