@@ -100,7 +100,7 @@ describe("sign-in with an OpenID Connect provider, in a browser", () => {
     await page.goto(SITE);
     await page.getByRole("button", { name: "Sign in" }).click();
     await signInAtProvider("oidc-user");
-    await page.getByText("Signed in as oidc-user").waitFor({ timeout: 30_000 });
+    await page.locator("[data-test=signed-in]", { hasText: "Signed in as oidc-user (no profile yet)" }).waitFor({ timeout: 30_000 });
 
     // A write with the access token as issued.
     await saveProfile("oidcuser");
@@ -119,7 +119,8 @@ describe("sign-in with an OpenID Connect provider, in a browser", () => {
     await page.waitForTimeout((REFRESH_TOKEN_SECONDS + 2) * 1000);
     // The page may leave for the provider while it loads: wait for no load event, only for its return.
     await page.goto(SITE, { waitUntil: "commit" }).catch(() => undefined);
-    await page.getByText("Signed in as oidc-user").waitFor({ timeout: 30_000 });
+    // The header names the profile now: its username, read without the token.
+    await page.locator("[data-test=signed-in]", { hasText: "Signed in as @oidcuser2" }).waitFor({ timeout: 30_000 });
     expect(toProvider).toBeGreaterThan(before);
     expect(await page.locator("input[name=login]").count()).toBe(0);
     await saveProfile("oidcuser3");
