@@ -337,8 +337,9 @@ export function verdicts(report: Report): Verdict[] {
 /** The summary, one line per figure with a target, short enough for a terminal. */
 export function formatSummary(report: Report): string {
   const mark = (met: boolean | undefined) => (met === undefined ? "  -  " : met ? " met " : " MISS");
-  const lines = verdicts(report).map((v) => `${mark(v.met)} ${v.figure}: ${v.measured} (target ${v.target})${v.baseline ? `; ${v.baseline}` : ""}`);
-  const missed = verdicts(report).filter((v) => v.met === false).length;
+  const all = verdicts(report);
+  const lines = all.map((v) => `${mark(v.met)} ${v.figure}: ${v.measured} (target ${v.target})${v.baseline ? `; ${v.baseline}` : ""}`);
+  const missed = all.filter((v) => v.met === false).length;
   return [
     `Summary (${report.meta.users} users, ${report.meta.iterations} calls per request): ${missed === 0 ? "every target met" : `${missed} target(s) missed`}`,
     ...lines,

@@ -1,9 +1,9 @@
 // Telemetry to Application Insights, loaded only when the Function App has a connection string
-// (functions/telemetry.ts), from a file of its own (lazy/splits.ts). It is the OpenTelemetry SDK's three providers with Azure Monitor's own
-// exporters, the pieces Azure Monitor's distro assembles, without what this app never uses and
-// every cold start would read: the distro brings the Node SDK with every OTLP and Prometheus
-// exporter, gRPC, protobuf, YAML configuration and instrumentations of other libraries (about
-// 9 MiB, most of a cold start). docs/operations.md says what the distro's extras would add.
+// (functions/telemetry.ts), from a file of its own (lazy/splits.ts). It is the OpenTelemetry
+// SDK's three providers with Azure Monitor's own exporters, the pieces Azure Monitor's distro
+// assembles, without what this app never uses and every cold start would read: the distro brings
+// the Node SDK with every OTLP and Prometheus exporter, gRPC, protobuf, YAML configuration and
+// instrumentations of other libraries (about 9 MiB, most of a cold start). docs/operations.md says what the distro's extras would add.
 // The exporters themselves load with the first batch (exporters.ts, a split too).
 import { metrics } from "@opentelemetry/api";
 import { logs } from "@opentelemetry/api-logs";

@@ -34,6 +34,19 @@ export class BlogStore {
 }
 
 /**
+ * State a store module keeps for each store (a queue, a micro-cache): made on the store's first
+ * use, and gone with the store, so two stores in one process never share it.
+ */
+export function perStore<T>(make: () => T): (store: BlogStore) => T {
+  const states = new WeakMap<BlogStore, T>();
+  return (store) => {
+    let state = states.get(store);
+    if (!state) states.set(store, (state = make()));
+    return state;
+  };
+}
+
+/**
  * A key (emulator, embedded server) or, in Azure, Entra ID through DefaultAzureCredential
  * (managed identity; AZURE_CLIENT_ID picks the user-assigned one).
  */

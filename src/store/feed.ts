@@ -1,7 +1,7 @@
 import { LIMITS } from "../model/limits";
 import type { ShortPost } from "../model/short-form";
 import { recordFeedCache } from "../telemetry";
-import type { BlogStore } from "./client";
+import { perStore, type BlogStore } from "./client";
 
 /** The feed container's only partition key value: every item is a post. */
 export const FEED_PARTITION = "post";
@@ -40,7 +40,7 @@ function pageOf(cache: FeedCache, items: ShortPost[], limit: number): readonly S
 }
 
 /** One micro-cache per store, so each process (a function instance) keeps its own. */
-const feedCaches = new WeakMap<BlogStore, FeedCache>();
+const feedCacheOf = perStore<FeedCache>(() => ({ readAt: 0, pages: new Map() }));
 
 /**
  * Q6 through the instance's micro-cache: the 100 newest, read at most once per `feedCacheMs`
@@ -49,26 +49,23 @@ const feedCaches = new WeakMap<BlogStore, FeedCache>();
  * fed by the change feed, so it is already a moment behind; a second more is the price.
  */
 export async function readFeedCached(store: BlogStore, limit: number): Promise<readonly ShortPost[]> {
-  const current = store;
-  const ttlMs = current.settings.feedCacheMs;
+  const ttlMs = store.settings.feedCacheMs;
   if (ttlMs <= 0) return readFeed(store, limit);
-  let cache = feedCaches.get(current);
-  if (!cache) feedCaches.set(current, (cache = { readAt: 0, pages: new Map() }));
-  const hit = cache.items !== undefined && current.now() - cache.readAt < ttlMs;
+  const cache = feedCacheOf(store);
+  const hit = cache.items !== undefined && store.now() - cache.readAt < ttlMs;
   recordFeedCache(hit);
   if (hit) return pageOf(cache, cache.items!, limit);
-  const entry = cache;
-  entry.refresh ??= (async () => {
-    const startedAt = current.now();
+  cache.refresh ??= (async () => {
+    const startedAt = store.now();
     try {
       const items = await readFeed(store, LIMITS.feedSize);
-      entry.items = items;
-      entry.pages = new Map();
-      entry.readAt = startedAt;
+      cache.items = items;
+      cache.pages = new Map();
+      cache.readAt = startedAt;
       return items;
     } finally {
-      entry.refresh = undefined;
+      cache.refresh = undefined;
     }
   })();
-  return pageOf(entry, await entry.refresh, limit);
+  return pageOf(cache, await cache.refresh, limit);
 }

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { LikeItem } from "../model/items";
-import type { BlogStore } from "./client";
+import { perStore, type BlogStore } from "./client";
 import { SPROCS } from "./definitions";
 import { cosmosStatus } from "./failures";
 import { recordLikeBatch } from "../telemetry";
@@ -25,13 +25,7 @@ interface Waiting {
 }
 
 /** Per store, the changes per post waiting for the call in flight for that post; a post is here only while a call for it runs. */
-const queuesOf = new WeakMap<BlogStore, Map<string, Waiting[]>>();
-
-function postQueues(store: BlogStore): Map<string, Waiting[]> {
-  let queues = queuesOf.get(store);
-  if (!queues) queuesOf.set(store, (queues = new Map()));
-  return queues;
-}
+const postQueues = perStore(() => new Map<string, Waiting[]>());
 
 /**
  * Group commit of likes: a change for a post with no call in flight goes at once, alone; changes

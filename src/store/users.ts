@@ -1,7 +1,7 @@
 import { accountErased, conflict, MalformedItemError, notFound, preconditionFailed, profileRequired } from "../model/errors";
 import { itemProblem } from "../model/item-schemas";
 import { nowIso, usernameClaimId, type ErasureItem, type UserItem } from "../model/items";
-import type { BlogStore } from "./client";
+import { perStore, type BlogStore } from "./client";
 import { cosmosStatus } from "./failures";
 import { withTraceOrigin } from "../telemetry";
 import {
@@ -72,7 +72,7 @@ export async function requireProfile(store: BlogStore, userId: string): Promise<
 }
 
 /** Per store, the tail of each profile's queue of renames in this instance. */
-const renameQueuesOf = new WeakMap<BlogStore, Map<string, Promise<unknown>>>();
+const renameQueuesOf = perStore(() => new Map<string, Promise<unknown>>());
 
 /**
  * Runs the renames of one profile in this instance one after another, in arrival order. Racing
@@ -81,8 +81,7 @@ const renameQueuesOf = new WeakMap<BlogStore, Map<string, Promise<unknown>>>();
  * succeeds at once. Renames from other instances still race, and retry.
  */
 function oneRenameAtATime<T>(store: BlogStore, userId: string, rename: () => Promise<T>): Promise<T> {
-  let renameQueues = renameQueuesOf.get(store);
-  if (!renameQueues) renameQueuesOf.set(store, (renameQueues = new Map()));
+  const renameQueues = renameQueuesOf(store);
   const previous = renameQueues.get(userId) ?? Promise.resolve();
   const result = previous.then(rename, rename);
   const tail = result.then(
