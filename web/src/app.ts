@@ -11,4 +11,6 @@ export interface App {
   fail(error: unknown): void;
   /** Says what just happened, above the next page shown (a rename, a deletion). */
   tell(message: string): void;
+  /** The signed-in user's profile was created or renamed: the header reads it again. */
+  profileChanged(): void;
 }

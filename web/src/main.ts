@@ -30,10 +30,23 @@ function describe(error: unknown): HTMLElement {
   );
 }
 
+/** What the header says of the signed-in user, read once per user and profile change (not on every page). */
+let header: { userId: string; text: Promise<string> } | undefined;
+
 /** Who the header says is signed in: their username once they have a profile, their user id until then. */
-async function signedInAs(app: App, userId: string): Promise<string> {
-  const user = await app.api.get<{ username: string }>(`/users/${encodeURIComponent(userId)}`).catch(() => undefined);
-  return user ? `Signed in as @${user.username}` : `Signed in as ${userId} (no profile yet)`;
+function signedInAs(app: App, userId: string): Promise<string> {
+  if (header?.userId !== userId) {
+    const text = app.api
+      .get<{ username: string }>(`/users/${encodeURIComponent(userId)}`)
+      .then((user) => `Signed in as @${user.username}`)
+      .catch((error: unknown) => {
+        // Only "no profile" is kept; anything else (the API out of reach) is asked again next page.
+        if (!(error instanceof ApiError && error.status === 404)) header = undefined;
+        return `Signed in as ${userId} (no profile yet)`;
+      });
+    header = { userId, text };
+  }
+  return header.text;
 }
 
 function renderSession(app: App, render: () => void): void {
@@ -95,6 +108,9 @@ async function start(): Promise<void> {
     },
     tell(message) {
       told = message;
+    },
+    profileChanged() {
+      header = undefined;
     },
   };
   const render = () => {

@@ -241,6 +241,7 @@ export async function profileView(app: App): Promise<void> {
         ? app.api.call("PUT", `/users/${encodeURIComponent(me)}`, { username: username.value })
         : app.api.call("POST", "/users", { username: username.value });
     void busy(save, "Saving…", write).then(() => {
+      app.profileChanged();
       app.tell(
         current
           ? `Your username is now @${username.value}. Your posts, comments and likes show it within a few seconds.`
