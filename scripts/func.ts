@@ -58,6 +58,7 @@ async function startAzurite(): Promise<ChildProcess | undefined> {
       bin,
       "--silent",
       "--skipApiVersionCheck",
+      "--disableTelemetry",
       "--location",
       location,
       "--blobPort",

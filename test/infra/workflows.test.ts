@@ -53,13 +53,16 @@ describe("Dependabot", () => {
     const npm = config.updates.find((u) => u["package-ecosystem"] === "npm")!;
     expect(npm.groups!.zod.patterns).toEqual(["zod", "@asteasolutions/zod-to-openapi"]);
     expect(npm.groups!["azure-sdk"].patterns).toEqual(["@azure/*"]);
+    // OpenTelemetry moves as one line with the exporter that holds it: its group comes first, so the exporter joins it.
+    expect(Object.keys(npm.groups!)[0]).toBe("opentelemetry");
+    expect(npm.groups!.opentelemetry.patterns).toEqual(["@opentelemetry/*", "@azure/monitor-opentelemetry-exporter"]);
     // Every dependency of package.json is covered by a group, or taken by hand on purpose.
     const pkg = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8")) as { dependencies: Record<string, string> };
     const grouped = (name: string) =>
       Object.values(npm.groups!).some((g) => g.patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : name === p)));
     expect(
       Object.keys(pkg.dependencies)
-        .filter((name) => name.startsWith("@azure/"))
+        .filter((name) => name.startsWith("@azure/") || name.startsWith("@opentelemetry/"))
         .every(grouped),
     ).toBe(true);
     expect(npm.ignore?.map((i) => i["dependency-name"])).toEqual(["durable-functions"]);
