@@ -38,7 +38,11 @@ const ISSUER_RETRY_AFTER_SECONDS = 5;
 /** What a 503 asks the client to wait: long enough for a timed-out partition or a restarting store. */
 const STORE_RETRY_AFTER_SECONDS = 2;
 
-/** One RFC 9457 problem answer: the shape every error of the API, and of the local host itself, takes. */
+/**
+ * One RFC 9457 problem answer: the shape every error of the API, and of the local host itself,
+ * takes. Its type is about:blank (the status and its title say it all, RFC 9457 4.2.1) unless
+ * the API has a type of its own for it (PROBLEM_TYPES).
+ */
 export function problemAnswer(
   status: number,
   title: string,
@@ -48,7 +52,7 @@ export function problemAnswer(
   return {
     status,
     headers: { "content-type": "application/problem+json", ...extra.headers },
-    jsonBody: { type: extra.type ?? `https://httpstatuses.io/${status}`, title, status, detail, ...(extra.errors ? { errors: extra.errors } : {}) },
+    jsonBody: { type: extra.type ?? "about:blank", title, status, detail, ...(extra.errors ? { errors: extra.errors } : {}) },
   };
 }
 

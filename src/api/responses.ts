@@ -1,5 +1,6 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import * as z from "zod";
+import { PROBLEM_TYPES } from "../model/errors";
 import { LIMITS } from "../model/limits";
 
 // `.openapi(name)` makes each shape one named component that the document refers to. The
@@ -66,7 +67,9 @@ export const feedResponse = z.object({ items: z.array(shortPostResponse).max(LIM
 /** RFC 9457 problem details; `errors` names each invalid field, header or parameter of a 400. */
 export const problemDetails = z
   .object({
-    type: z.string(),
+    type: z.enum(PROBLEM_TYPES).openapi({
+      description: "about:blank when the status says it all (RFC 9457 4.2.1); otherwise one of the API's own problem types, described in docs/api.md.",
+    }),
     title: z.string(),
     status: z.number().int().min(400).max(599),
     detail: z.string(),

@@ -35,6 +35,13 @@ export const ACCOUNT_ERASED = "tag:blog-cosmos-functions,2026:account-erased";
 /** The problem type of a write by a caller who has no profile yet: a client can send them to create one. */
 export const PROFILE_REQUIRED = "tag:blog-cosmos-functions,2026:profile-required";
 
+/**
+ * Every problem type the API answers: about:blank for a problem its status describes, and the
+ * API's own. Each own type is a tag URI (RFC 4151) minted by the project, so it names the
+ * problem without pointing at a page anyone else controls; docs/api.md describes each.
+ */
+export const PROBLEM_TYPES = ["about:blank", ACCOUNT_ERASED, PROFILE_REQUIRED] as const;
+
 export const profileRequired = () => new DomainError("forbidden", "Create your profile first (POST /api/users).", undefined, PROFILE_REQUIRED);
 export const notFound = (detail: string) => new DomainError("notFound", detail);
 export const conflict = (detail: string) => new DomainError("conflict", detail);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
+import { problemDetails } from "../../src/api/responses";
 import { apiFixture, TEST_SECRET, type ApiFixture } from "../support/api";
 
 let api: ApiFixture;
@@ -90,6 +91,8 @@ describe("fuzzing every write route", () => {
       expect(response.status, `body ${body.slice(0, 80)}`).toBeGreaterThanOrEqual(400);
       expect(response.status, `body ${body.slice(0, 80)}`).toBeLessThan(500);
       expect(response.headers["content-type"]).toBe("application/problem+json");
+      // Every problem is of a documented type: about:blank, or one of the API's own.
+      expect(problemDetails.safeParse(response.body).error).toBeUndefined();
     }
     expect(await snapshot()).toBe(before);
   });

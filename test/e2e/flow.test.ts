@@ -95,6 +95,7 @@ describe("the whole system over HTTP", () => {
     const missing = await app.call("GET", "/nothing");
     expect(missing.status).toBe(404);
     expect(missing.headers.get("content-type")).toBe("application/problem+json");
+    expect(missing.body).toMatchObject({ type: "about:blank", title: "Not Found", status: 404 });
     const wrong = await app.call("PATCH", "/feed");
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("GET, HEAD");

@@ -100,7 +100,9 @@ describe("an app loaded through the worker's API", () => {
     expect(await greeting.json()).toEqual({ greeting: "hello ann", query: "1" });
     expect(greeting.headers.get("set-cookie")).toMatch(/^seen=1; .*httponly/i);
     expect(await (await fetch(`${base}/greet`)).json()).toMatchObject({ greeting: "hello you" });
-    expect((await fetch(`${base}/greet/ann`, { method: "POST" })).status).toBe(405);
+    const wrongMethod = await fetch(`${base}/greet/ann`, { method: "POST" });
+    // RFC 9457 4.2.1: a problem that says no more than its status has the type about:blank.
+    expect([wrongMethod.status, await wrongMethod.json()]).toEqual([405, expect.objectContaining({ type: "about:blank", title: "Method Not Allowed" })]);
     const echo = await fetch(`${base}/files/a/b.txt`, { method: "POST", body: "x" });
     expect([echo.status, await echo.text()]).toEqual([201, "a/b.txt:x"]);
     expect(logs).toContain("[greet] information: greeting ann");
