@@ -4,8 +4,10 @@ import { logs, SeverityNumber } from "@opentelemetry/api-logs";
 
 // The Function App's telemetry, chosen at start-up (index.ts imports this first): OpenTelemetry
 // to Application Insights, authenticated with the app's managed identity (the component accepts
-// Entra ID only). Without a connection string (func start without one) nothing is exported.
-const connectionString = process.env.APPLICATIONINSIGHTS_CONNECTION_STRING;
+// Entra ID only). Without a connection string (func start without one), or with the SDK turned
+// off as the OpenTelemetry specification says (OTEL_SDK_DISABLED=true), nothing is exported.
+const disabled = process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
+const connectionString = disabled ? undefined : process.env.APPLICATIONINSIGHTS_CONNECTION_STRING;
 
 const SEVERITY: Record<LogLevel, SeverityNumber> = {
   trace: SeverityNumber.TRACE,

@@ -26,9 +26,9 @@ export const SPLITS: readonly Split[] = [
     modules: ["functions/azure-monitor/providers"],
     loadedBy: { file: "functions/telemetry.ts", when: "at start-up, only with APPLICATIONINSIGHTS_CONNECTION_STRING set" },
     esModulesFirst: true,
-    // The providers need only the exporter package's sampler; its dist/esm/package.json hides from
+    // The providers need only the exporter package's samplers; its dist/esm/package.json hides from
     // esbuild that the package is free of side effects, so its name would bring every exporter.
-    alias: { "@azure/monitor-opentelemetry-exporter": "node_modules/@azure/monitor-opentelemetry-exporter/dist/esm/sampling/rateLimitedSampler.js" },
+    alias: { "@azure/monitor-opentelemetry-exporter": "lazy/azure-monitor-samplers.ts" },
   },
   {
     file: "azure-monitor-exporters.js",

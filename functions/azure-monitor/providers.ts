@@ -8,40 +8,13 @@
 import { metrics } from "@opentelemetry/api";
 import { logs } from "@opentelemetry/api-logs";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
-import { RateLimitedSampler } from "@azure/monitor-opentelemetry-exporter";
 import { azureFunctionsDetector } from "@opentelemetry/resource-detector-azure";
 import { detectResources, envDetector } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
 import { AggregationTemporality, InstrumentType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, NodeTracerProvider, SamplingDecision, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
+import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace-node";
 import type { Exporters } from "./exporters";
-
-/** Traces kept per second and instance, the distro's default: a busy instance sends a sample, each span carrying its rate, never a flood. */
-export const TRACES_PER_SECOND = 5;
-
-/** The span attribute Azure Monitor's exporter reads as the percentage an item was sampled at (its itemCount is 100 / it). */
-const SAMPLE_RATE = "microsoft.sample_rate";
-
-/**
- * Azure Monitor's rate-limited sampler, except that an instance's first trace is kept. That
- * sampler estimates the rate of traces from the moment it is made, so a span soon after reads as
- * a burst: kept with a probability of 5 x the seconds since start. The worker invokes the first
- * request within milliseconds of loading the app, so the first request of every cold start, the
- * one an operator looks for, was dropped. Kept at 100 %, it counts once, and its child spans
- * (kept with their parent) follow it.
- */
-export function firstTraceKept(sampler: Sampler): Sampler {
-  let first = true;
-  return {
-    shouldSample(context, traceId, spanName, spanKind, attributes, links) {
-      const result = sampler.shouldSample(context, traceId, spanName, spanKind, attributes, links);
-      if (!first) return result;
-      first = false;
-      return { decision: SamplingDecision.RECORD_AND_SAMPLED, attributes: { ...result.attributes, [SAMPLE_RATE]: 100 } };
-    },
-    toString: () => `FirstTraceKept{${sampler.toString()}}`,
-  };
-}
+import { tracesSampler } from "./sampling";
 
 /** Stops the providers after exporting what they hold (the worker's appTerminate hook). */
 export type StopTelemetry = () => Promise<void>;
@@ -49,15 +22,17 @@ export type StopTelemetry = () => Promise<void>;
 /**
  * Installs the global tracer, meter and logger providers, exporting to the Application Insights
  * resource of `connectionString` with Entra ID (the resource accepts no key). The resource is
- * the Function App as Azure Monitor names it (the Functions detector: service name, instance).
+ * the Function App as Azure Monitor names it (the Functions detector: service name, instance),
+ * unless the operator says otherwise: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the
+ * environment detector, merged last) win over what is detected.
  */
-export function startAzureMonitor(connectionString: string): StopTelemetry {
+export function startAzureMonitor(connectionString: string, env: NodeJS.ProcessEnv = process.env): StopTelemetry {
   const exporters = exportersOnFirstBatch(connectionString);
-  const resource = detectResources({ detectors: [envDetector, azureFunctionsDetector] });
+  const resource = detectResources({ detectors: [azureFunctionsDetector, envDetector] });
   const tracerProvider = new NodeTracerProvider({
     resource,
-    // Its decision follows the trace id, so the spans of one trace are kept or dropped together, across processes too.
-    sampler: firstTraceKept(new RateLimitedSampler(TRACES_PER_SECOND)),
+    // Each sampler Azure Monitor offers decides by the trace id, so the spans of one trace are kept or dropped together, across processes too.
+    sampler: tracesSampler(env),
     spanProcessors: [new BatchSpanProcessor(exporters.traces)],
   });
   // The W3C trace context propagator and the async context manager, as the distro registers them.

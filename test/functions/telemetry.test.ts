@@ -10,7 +10,8 @@ import { SamplingDecision } from "@opentelemetry/sdk-trace-node";
 import { InstrumentType } from "@opentelemetry/sdk-metrics";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { azureMonitorTemporality, exportersOnFirstBatch, firstTraceKept, TRACES_PER_SECOND } from "../../functions/azure-monitor/providers";
+import { azureMonitorTemporality, exportersOnFirstBatch } from "../../functions/azure-monitor/providers";
+import { firstTraceKept, tracesSampler, TRACES_PER_SECOND } from "../../functions/azure-monitor/sampling";
 import { BUNDLES, packageApp } from "../../scripts/bundle";
 import { certificate } from "../support/certificate";
 import { ingestionEndpoint, type Envelope } from "../support/ingestion";
@@ -71,7 +72,7 @@ afterAll(async () => {
 });
 
 /** Loads the bundle as the worker does, invokes one HTTP function in the host's trace, then stops the worker as the host does. */
-function runInstance(traceId: string): Promise<{ code: number | null; output: string }> {
+function runInstance(traceId: string, settings: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const script = `
     require(require("node:path").resolve("index.js"));
     // What a cold start read: the exporters and the credential wait for the first batch, axios and validator for the first durable client.
@@ -96,6 +97,7 @@ function runInstance(traceId: string): Promise<{ code: number | null; output: st
     FUNCTIONS_WORKER_RUNTIME: "node",
     FUNCTIONS_EXTENSION_VERSION: "~4",
     WEBSITE_SKU: "FlexConsumption",
+    ...settings,
   };
   return runToExit(process.execPath, ["-r", recorder, "-e", script], { cwd: site, env });
 }
@@ -124,6 +126,39 @@ describe("the deployed bundle's telemetry", () => {
     expect(first.attributes?.["microsoft.sample_rate"]).toBe(100);
     // The next one, a moment later, is the rate-limited sampler's to decide.
     expect(decide(sampler, traceIds[1]).decision).toBe(SamplingDecision.NOT_RECORD);
+  });
+
+  it("samples as OTEL_TRACES_SAMPLER and its argument say, in Azure Monitor's distro's names and the specification's", () => {
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const decide = (env: NodeJS.ProcessEnv, traceId = "9e3eec8436b595d25f441f5c366729db") =>
+        tracesSampler(env).shouldSample(ROOT_CONTEXT, traceId, "GET /api/feed", SpanKind.SERVER, {}, []);
+      const { RECORD_AND_SAMPLED: kept, NOT_RECORD: dropped } = SamplingDecision;
+      expect(decide({ OTEL_TRACES_SAMPLER: "always_off" }).decision).toBe(dropped);
+      expect(decide({ OTEL_TRACES_SAMPLER: "always_on" }).decision).toBe(kept);
+      expect(decide({ OTEL_TRACES_SAMPLER: "parentbased_always_off" }).decision).toBe(dropped);
+      for (const name of ["traceidratio", "trace_id_ratio", "parentbased_traceidratio"]) {
+        expect(decide({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: "0" }).decision, name).toBe(dropped);
+        expect(decide({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: "1" }).decision, name).toBe(kept);
+      }
+      // Azure Monitor's fixed percentage: each kept span carries its rate, so Application Insights counts it as 1 / ratio items.
+      expect(decide({ OTEL_TRACES_SAMPLER: "microsoft.fixed_percentage", OTEL_TRACES_SAMPLER_ARG: "0" }).decision).toBe(dropped);
+      const half = [
+        "9e3eec8436b595d25f441f5c366729db",
+        "f823ab4f3f22db231b6ab15c8b927b92",
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        "0af7651916cd43dd8448eb211c80319c",
+      ].map((traceId) => decide({ OTEL_TRACES_SAMPLER: "microsoft.fixed_percentage", OTEL_TRACES_SAMPLER_ARG: "0.5" }, traceId));
+      expect(half.map((result) => result.decision)).toContain(kept);
+      for (const result of half.filter((candidate) => candidate.decision === kept)) expect(result.attributes?.["microsoft.sample_rate"]).toBe(50);
+      // Unset, misspelt, or with an argument that is no number: the distro's default, the first trace kept.
+      expect(warned).not.toHaveBeenCalled();
+      for (const env of [{}, { OTEL_TRACES_SAMPLER: "sometimes" }, { OTEL_TRACES_SAMPLER: "microsoft.rate_limited", OTEL_TRACES_SAMPLER_ARG: "many" }])
+        expect(tracesSampler(env).toString(), JSON.stringify(env)).toMatch(/^FirstTraceKept\{RateLimitedSampler/);
+      expect(warned).toHaveBeenCalledTimes(2);
+    } finally {
+      warned.mockRestore();
+    }
   });
 
   it("fails each batch with the reason when Azure Monitor refuses the connection string, and the app serves on", async () => {
@@ -170,5 +205,31 @@ describe("the deployed bundle's telemetry", () => {
     expect([...ingestionAuthorizations]).toEqual([`Bearer ${TOKEN}`]);
     expect(tokenRequests.length).toBeGreaterThan(0);
     for (const resource of tokenRequests) expect(resource).toMatch(/^https:\/\/monitor\.azure\.com\/?$/);
+  }, 60_000);
+
+  it("takes the operator's OTEL_SERVICE_NAME over the site name, and the traces OTEL_TRACES_SAMPLER keeps", async () => {
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const run = await runInstance(traceId, {
+      OTEL_SERVICE_NAME: "blog-api",
+      OTEL_RESOURCE_ATTRIBUTES: "service.name=not-this,deployment.environment.name=prod",
+    });
+    expect(run.code, run.output).toBe(0);
+    const request = envelopes.find((envelope) => envelope.data.baseType === "RequestData" && envelope.tags["ai.operation.id"] === traceId);
+    expect(request?.tags["ai.cloud.role"]).toBe("blog-api");
+
+    const dropped = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const off = await runInstance(dropped, { OTEL_TRACES_SAMPLER: "always_off", OTEL_SERVICE_NAME: "blog-api-unsampled" });
+    expect(off.code, off.output).toBe(0);
+    const ofThatInstance = envelopes.filter((envelope) => envelope.tags["ai.cloud.role"] === "blog-api-unsampled");
+    // No span, yet the metrics still go: sampling is about traces.
+    expect(ofThatInstance.some((envelope) => envelope.data.baseType === "RequestData")).toBe(false);
+    expect(ofThatInstance.some((envelope) => envelope.data.baseType === "MetricData")).toBe(true);
+  }, 60_000);
+
+  it("sends nothing, and loads none of its telemetry, with OTEL_SDK_DISABLED=true", async () => {
+    const run = await runInstance("7bf92f3577b34da6a3ce929d0e0e4739", { OTEL_SDK_DISABLED: "true", OTEL_SERVICE_NAME: "blog-api-disabled" });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain("loaded at start: []");
+    expect(envelopes.filter((envelope) => envelope.tags["ai.cloud.role"] === "blog-api-disabled")).toEqual([]);
   }, 60_000);
 });

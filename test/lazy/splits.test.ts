@@ -9,8 +9,11 @@ const requiresIn = (file: string) => [...readFileSync(join(root, file), "utf8").
 const appFile = (name: string) => [".ts", ".js"].some((extension) => existsSync(join(root, `${name}${extension}`)));
 
 describe("the lazy loading declaration (lazy/splits.ts)", () => {
-  it("names every stand-in in lazy/, and each stand-in requires only what its own split holds", () => {
-    const standIns = SPLITS.flatMap((split) => (split.standIn ? [split.standIn.file] : []));
+  it("names every stand-in (and alias) in lazy/, and each stand-in requires only what its own split holds", () => {
+    const standIns = SPLITS.flatMap((split) => [
+      ...(split.standIn ? [split.standIn.file] : []),
+      ...Object.values(split.alias ?? {}).filter((path) => path.startsWith("lazy/")),
+    ]);
     const files = readdirSync(join(root, "lazy"))
       .filter((name) => name !== "splits.ts")
       .map((name) => `lazy/${name}`);
@@ -51,7 +54,7 @@ describe("the lazy loading declaration (lazy/splits.ts)", () => {
 
 describe("functions/", () => {
   it("holds what registers the app with the Functions host, and its composition root (services, telemetry), nothing else", () => {
-    expect(readdirSync(join(root, "functions/azure-monitor")).sort()).toEqual(["exporters.ts", "providers.ts"]);
+    expect(readdirSync(join(root, "functions/azure-monitor")).sort()).toEqual(["exporters.ts", "providers.ts", "sampling.ts"]);
     expect(readdirSync(join(root, "functions")).sort()).toEqual([
       "azure-monitor",
       "backlog-timer.ts",
