@@ -2,7 +2,7 @@
 // and OTEL_TRACES_SAMPLER_ARG, with the distro's two samplers of its own beside the
 // OpenTelemetry specification's, and its rate-limited sampler when neither is set.
 import { ApplicationInsightsSampler, RateLimitedSampler } from "@azure/monitor-opentelemetry-exporter";
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from "@opentelemetry/sdk-trace-node";
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from "@opentelemetry/sdk-trace-base";
 
 /** Traces kept per second and instance, the distro's default: a busy instance sends a sample, each span carrying its rate, never a flood. */
 export const TRACES_PER_SECOND = 5;
