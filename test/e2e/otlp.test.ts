@@ -54,15 +54,20 @@ afterAll(() => {
   grpc.close();
 });
 
-/** Runs the emitter with these OTEL_* settings; resolves when it has exited (having flushed). */
-function emit(env: Record<string, string>): Promise<void> {
+/** Runs the emitter with these OTEL_* settings; resolves with what it printed when it has exited (having flushed). */
+function emit(env: Record<string, string>): Promise<string> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")));
   const child = spawn(process.execPath, [join(__dirname, "../support/otlp-emitter.cjs")], {
-    env: { ...process.env, OTEL_METRIC_EXPORT_INTERVAL: "600000", OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=otlp-test", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...inherited, OTEL_METRIC_EXPORT_INTERVAL: "600000", OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=otlp-test", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  let output = "";
   let errors = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (errors += chunk.toString()));
-  return new Promise((resolve, reject) => child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`emitter exited ${code}: ${errors}`)))));
+  return new Promise((resolve, reject) =>
+    child.once("exit", (code) => (code === 0 ? resolve(output) : reject(new Error(`emitter exited ${code}: ${errors}`)))),
+  );
 }
 
 const port = (server: Server | Http2Server) => (server.address() as { port: number }).port;
@@ -106,6 +111,45 @@ describe("OTLP from npm start's SDK, as the OTEL_* settings say", () => {
     expect(containing(overGrpc, /TraceService\/Export$/, "GET /api/feed")).toBe(true);
     expect(containing(overGrpc, /MetricsService\/Export$/, "http.server.request.duration")).toBe(true);
     expect(containing(overGrpc, /LogsService\/Export$/, "a line written inside the request")).toBe(true);
+  });
+
+  it("sends each signal only where OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER and OTEL_LOGS_EXPORTER say", async () => {
+    overHttp.length = 0;
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(http)}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
+    await emit({ ...endpoint, OTEL_TRACES_EXPORTER: "none", OTEL_LOGS_EXPORTER: "none" });
+    expect(overHttp.map((r) => r.path)).toEqual(["/v1/metrics"]);
+
+    overHttp.length = 0;
+    const printed = await emit({ OTEL_TRACES_EXPORTER: "console", OTEL_METRICS_EXPORTER: "console", OTEL_LOGS_EXPORTER: "console" });
+    expect(overHttp).toEqual([]);
+    expect(printed).toContain("GET /api/feed");
+    expect(printed).toContain("http.server.request.duration");
+    expect(printed).toContain("a line written inside the request");
+  });
+
+  it("keeps the traces OTEL_TRACES_SAMPLER keeps, and names the service as OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, say", async () => {
+    overHttp.length = 0;
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(http)}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
+    await emit({ ...endpoint, OTEL_TRACES_SAMPLER: "always_off", OTEL_RESOURCE_ATTRIBUTES: "service.name=from-attributes" });
+    expect(overHttp.some((r) => r.path === "/v1/traces")).toBe(false);
+    expect(containing(overHttp, /^\/v1\/metrics$/, '"stringValue":"from-attributes"')).toBe(true);
+    expect(containing(overHttp, /^\/v1\/metrics$/, "blog-backend-local")).toBe(false);
+
+    overHttp.length = 0;
+    await emit({ ...endpoint, OTEL_SERVICE_NAME: "from-service-name", OTEL_RESOURCE_ATTRIBUTES: "service.name=from-attributes" });
+    expect(containing(overHttp, /^\/v1\/traces$/, '"stringValue":"from-service-name"')).toBe(true);
+    expect(containing(overHttp, /^\/v1\/traces$/, "from-attributes")).toBe(false);
+  });
+
+  it("records and sends nothing with OTEL_SDK_DISABLED=true, and the operations page still reads (nothing)", async () => {
+    overHttp.length = 0;
+    const printed = await emit({
+      OTEL_SDK_DISABLED: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(http)}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    });
+    expect(overHttp).toEqual([]);
+    expect(printed).toContain("collected 0 scopes");
   });
 
   it("exports nothing without an endpoint (the SDK's default address, port 4318, is not assumed)", async () => {

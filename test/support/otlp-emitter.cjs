@@ -10,6 +10,9 @@ const { inSpan, recordHttpRequest } = require(join(__dirname, "../../dist/src/te
     recordHttpRequest({ route: "/api/feed", method: "GET", scheme: "http", status: 200, seconds: 0.003, charge: 2.5 });
     emitLog("a line written inside the request");
   });
+  // What the operations page reads, answered even when the SDK is disabled.
+  const { scopeMetrics } = await telemetry.collect();
+  console.log(`collected ${scopeMetrics.length} scopes`);
   await telemetry.shutdown();
 })().catch((error) => {
   console.error(error);

@@ -4,12 +4,12 @@ import { suppressTracing } from "@opentelemetry/core";
 import { OTLPMetricExporter as GrpcMetricExporter } from "@opentelemetry/exporter-metrics-otlp-grpc";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPMetricExporter as ProtobufMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
-import { AggregationTemporality, MetricReader, PeriodicExportingMetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
-import { NodeSDK } from "@opentelemetry/sdk-node";
+import { AggregationTemporality, ConsoleMetricExporter, MetricReader, PeriodicExportingMetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { NodeSDK, resources } from "@opentelemetry/sdk-node";
 import { OTLPTraceExporter as GrpcTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
@@ -89,16 +89,49 @@ function otlpDestination(env: NodeJS.ProcessEnv): string | undefined {
   return [env.OTEL_EXPORTER_OTLP_ENDPOINT, ...SIGNAL_ENDPOINTS.map((name) => env[name])].find((value) => value?.trim());
 }
 
+/** What a signal can be exported to here: OTLP, or the console (one line per span, per log record, per metric export). */
+type Exporter = "otlp" | "console";
+
 /**
- * The metrics exporter the OTLP settings ask for. The SDK builds the trace and log exporters
- * from the environment itself; its metric reader would replace the operations page's, so this
- * one is made here, the same way: protocol, then interval (OTEL_METRIC_EXPORT_INTERVAL, 60 s).
+ * The exporters OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER or OTEL_LOGS_EXPORTER names for its
+ * signal, a comma-separated list of `otlp`, `console` and `none`. Unset, OTLP when an endpoint is
+ * named and none otherwise: the specification's default, OTLP to localhost:4318, is not assumed
+ * (an explicit `otlp` does send there).
+ */
+export function exportersOf(env: NodeJS.ProcessEnv, signal: "TRACES" | "METRICS" | "LOGS"): Exporter[] {
+  const setting = `OTEL_${signal}_EXPORTER`;
+  const names = (env[setting] ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (names.length === 0) return otlpDestination(env) ? ["otlp"] : [];
+  if (names.includes("none")) return [];
+  const unknown = names.filter((name) => name !== "otlp" && name !== "console");
+  if (unknown.length > 0) console.warn(`${setting}: ${unknown.join(", ")} is not an exporter this host has (otlp, console, none); ignored.`);
+  return [...new Set(names.filter((name): name is Exporter => name === "otlp" || name === "console"))];
+}
+
+/** The service name when the settings give none (OTEL_SERVICE_NAME, or service.name in OTEL_RESOURCE_ATTRIBUTES, which the SDK reads itself). */
+function defaultServiceName(env: NodeJS.ProcessEnv): string | undefined {
+  const named = env.OTEL_SERVICE_NAME?.trim() || /(?:^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? "");
+  return named ? undefined : "blog-backend-local";
+}
+
+/**
+ * The metrics exporter the OTLP settings ask for. The SDK would make it from the environment
+ * only when given no readers, and the operations page has one, so it is made here the same way:
+ * protocol, then interval (OTEL_METRIC_EXPORT_INTERVAL, 60 s).
  */
 function otlpMetricReader(env: NodeJS.ProcessEnv): MetricReader {
   const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf").trim();
   const exporter = protocol === "grpc" ? new GrpcMetricExporter() : protocol === "http/json" ? new JsonMetricExporter() : new ProtobufMetricExporter();
+  return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: exportInterval(env) });
+}
+
+/** How often metrics are exported (OTEL_METRIC_EXPORT_INTERVAL), 60 s by default. */
+function exportInterval(env: NodeJS.ProcessEnv): number {
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
-  return new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000 });
+  return Number.isFinite(interval) && interval > 0 ? interval : 60_000;
 }
 
 /**
@@ -116,30 +149,51 @@ function otlpSpanProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
  * The local host's telemetry, chosen at start-up as the Functions host chooses Azure Monitor:
  * the OpenTelemetry SDK for Node.js (`NodeSDK`), configured by the standard OTEL_* settings
  * (endpoints, per signal too; OTEL_EXPORTER_OTLP_PROTOCOL http/json, http/protobuf or grpc;
- * OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, OTEL_METRIC_EXPORT_INTERVAL...), exporting spans,
- * metrics and logs over OTLP when an endpoint is named, and its metrics readable on demand (the
- * operations page). One per process: the first call installs it, later calls (other local
+ * OTEL_{TRACES,METRICS,LOGS}_EXPORTER otlp, console or none; OTEL_TRACES_SAMPLER;
+ * OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, OTEL_METRIC_EXPORT_INTERVAL; OTEL_SDK_DISABLED),
+ * exporting spans, metrics and logs over OTLP when an endpoint is named, and its metrics readable
+ * on demand (the operations page). One per process: the first call installs it, later calls (other local
  * systems in one test process) share it. Tests install theirs first, with their in-memory
  * processors and readers.
  */
 export function localTelemetry(options: { spanProcessors?: SpanProcessor[]; metricReaders?: MetricReader[] } = {}): LocalTelemetry {
   if (installed) return installed;
-  const exportsTo = otlpDestination(process.env);
+  const env = process.env;
+  const [traces, metrics, logs] = (["TRACES", "METRICS", "LOGS"] as const).map((signal) => exportersOf(env, signal));
+  const otlpUsed = [traces, metrics, logs].some((exporters) => exporters.includes("otlp"));
+  const exportsTo = otlpUsed ? (otlpDestination(env) ?? "the OTLP default endpoint (localhost)") : undefined;
   const onDemand = new OnDemandReader();
   const exemplars = new ExemplarTraces();
   const sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME?.trim() ? undefined : "blog-backend-local",
-    // Given processors (a test's), or OTLP's when an endpoint is named (the SDK's own from the environment); the exemplars always.
-    spanProcessors: [...(options.spanProcessors ?? (exportsTo ? [otlpSpanProcessor(process.env)] : [])), exemplars],
-    logRecordProcessors: exportsTo ? undefined : [],
-    metricReaders: [onDemand, ...(options.metricReaders ?? []), ...(exportsTo ? [otlpMetricReader(process.env)] : [])],
+    serviceName: defaultServiceName(env),
+    // Given processors (a test's), or those OTEL_TRACES_EXPORTER names; the exemplars always. (The SDK
+    // reads that setting only when it is given no processors.)
+    spanProcessors: [
+      ...(options.spanProcessors ??
+        traces.map((exporter) => (exporter === "otlp" ? otlpSpanProcessor(env) : new SimpleSpanProcessor(new ConsoleSpanExporter())))),
+      exemplars,
+    ],
+    // The SDK makes the log processors from OTEL_LOGS_EXPORTER itself, unless there are none to make.
+    logRecordProcessors: logs.length > 0 ? undefined : [],
+    metricReaders: [
+      onDemand,
+      ...(options.metricReaders ?? []),
+      ...metrics.map((exporter) =>
+        exporter === "otlp"
+          ? otlpMetricReader(env)
+          : new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter(), exportIntervalMillis: exportInterval(env) }),
+      ),
+    ],
     // The SDK's own instrumentations stay off: the app and the host record what they do themselves.
     instrumentations: [],
   });
+  // With OTEL_SDK_DISABLED=true the SDK installs nothing: the API stays a no-op and nothing is recorded or sent.
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
   sdk.start();
   installed = {
-    exportsTo,
+    exportsTo: disabled ? undefined : exportsTo,
     async collect() {
+      if (disabled) return { resource: resources.emptyResource(), scopeMetrics: [] };
       const { resourceMetrics, errors } = await onDemand.collect();
       if (errors.length > 0) throw new Error(`metrics could not be read: ${errors.map(String).join("; ")}`);
       return resourceMetrics;
