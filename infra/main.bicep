@@ -92,6 +92,12 @@ param apiScope string = ''
 @description('Region of the Static Web App serving the web front end (offered in these regions only).')
 param webLocation string = 'eastus2'
 
+@description('A private network, as Azure\'s Functions templates offer: the Function App integrated with a virtual network, Storage and Cosmos DB reached through private endpoints, their public access off.')
+param vnetEnabled bool = true
+
+@description('With vnetEnabled: public addresses (or CIDR ranges) Cosmos DB still accepts, comma-separated, e.g. a developer\'s for local runs against the account; empty: none.')
+param cosmosAllowedIpAddresses string = ''
+
 @minValue(60)
 @description('Seconds a soft-deleted post, its comments and likes stay before Cosmos DB expires them.')
 param softDeleteTtlSeconds int = 86400
@@ -137,6 +143,7 @@ module storage 'app/storage.bicep' = {
     location: location
     tags: tags
     deploymentContainerName: 'app-package-${take(resourceToken, 7)}'
+    vnetEnabled: vnetEnabled
   }
 }
 
@@ -151,6 +158,31 @@ module cosmos 'app/cosmos.bicep' = {
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
     appPrincipalId: identity.outputs.principalId
     userPrincipalId: principalId
+    vnetEnabled: vnetEnabled
+    allowedIpAddresses: empty(cosmosAllowedIpAddresses) ? [] : map(split(cosmosAllowedIpAddresses, ','), address => trim(address))
+  }
+}
+
+module network 'app/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  scope: rg
+  params: {
+    name: '${abbrs.networkVirtualNetworks}${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+module privateEndpoints 'app/private-endpoints.bicep' = if (vnetEnabled) {
+  name: 'private-endpoints'
+  scope: rg
+  params: {
+    location: location
+    tags: tags
+    networkName: network!.outputs.name
+    subnetId: network!.outputs.privateEndpointSubnetId
+    storageAccountName: storage.outputs.name
+    cosmosAccountName: cosmos.outputs.accountName
   }
 }
 
@@ -177,6 +209,7 @@ module api 'app/api.bicep' = {
     storageAccountName: storage.outputs.name
     deploymentContainerName: storage.outputs.deploymentContainerName
     applicationInsightsName: monitoring.outputs.applicationInsightsName
+    subnetId: vnetEnabled ? network!.outputs.appSubnetId : ''
     // The web front end's own origin, and any configured.
     corsAllowedOrigins: union([web.outputs.origin], empty(corsAllowedOrigins) ? [] : map(split(corsAllowedOrigins, ','), origin => trim(origin)))
     appSettings: {

@@ -13,6 +13,8 @@ param applicationInsightsName string
 param appSettings object
 @description('Origins browsers may call the API from (the platform answers CORS preflights).')
 param corsAllowedOrigins array = []
+@description('The subnet the app integrates with (vnetEnabled), through which it reaches Storage and Cosmos DB; empty: none.')
+param subnetId string = ''
 
 resource storage 'Microsoft.Storage/storageAccounts@2025-06-01' existing = {
   name: storageAccountName
@@ -56,6 +58,7 @@ resource functionApp 'Microsoft.Web/sites@2025-03-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    virtualNetworkSubnetId: empty(subnetId) ? null : subnetId
     siteConfig: {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'

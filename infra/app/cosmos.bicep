@@ -14,6 +14,9 @@ param appPrincipalId string
 
 @description('Optional principal id of the deploying user (Data Contributor, for local runs).')
 param userPrincipalId string = ''
+@description('With the private network: reachable through its private endpoint, and from these addresses only (a developer\'s, for local runs), none by default.')
+param vnetEnabled bool
+param allowedIpAddresses array = []
 
 var definitions = loadJsonContent('../containers.json')
 
@@ -34,7 +37,8 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
       continuousModeProperties: { tier: 'Continuous7Days' }
     }
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: vnetEnabled && empty(allowedIpAddresses) ? 'Disabled' : 'Enabled'
+    ipRules: vnetEnabled ? map(allowedIpAddresses, address => { ipAddressOrRange: address }) : []
   }
 }
 

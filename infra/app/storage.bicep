@@ -4,6 +4,8 @@ param name string
 param location string
 param tags object
 param deploymentContainerName string
+@description('With the private network: reachable through its private endpoints only.')
+param vnetEnabled bool
 
 resource storage 'Microsoft.Storage/storageAccounts@2025-06-01' = {
   name: name
@@ -17,7 +19,8 @@ resource storage 'Microsoft.Storage/storageAccounts@2025-06-01' = {
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
     dnsEndpointType: 'Standard'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: vnetEnabled ? 'Disabled' : 'Enabled'
+    networkAcls: vnetEnabled ? { defaultAction: 'Deny', bypass: 'None' } : { defaultAction: 'Allow', bypass: 'AzureServices' }
   }
 }
 

@@ -166,3 +166,59 @@ describe("the compiled template: what an operator watches", () => {
     expect(text(workbook.properties)).toContain("Notebook/1.0");
   });
 });
+
+describe("the compiled template: the private network (vnetEnabled)", () => {
+  const parameters = JSON.parse(readFileSync(join(root, "infra/main.parameters.json"), "utf8")) as { parameters: Record<string, { value: string }> };
+  const first = (module: string, type: string) => resourcesOf(moduleNamed(module)).find((r) => r.type === type)!;
+
+  it("is on unless VNET_ENABLED says otherwise, as in Azure's Functions templates", () => {
+    expect(template.parameters!.vnetEnabled.defaultValue).toBe(true);
+    expect(parameters.parameters.vnetEnabled.value).toBe("${VNET_ENABLED=true}");
+    for (const name of ["network", "private-endpoints"]) expect(moduleNamed(name).condition, name).toBe("[parameters('vnetEnabled')]");
+  });
+
+  it("integrates the Function App with a subnet delegated to Flex Consumption", () => {
+    const [network] = resourcesOf(moduleNamed("network"));
+    const subnets = (network.properties as { subnets: { name: string; properties: { delegations?: { properties: { serviceName: string } }[] } }[] }).subnets;
+    expect(subnets.map((s) => s.name)).toEqual(["app", "private-endpoints"]);
+    expect(subnets[0].properties.delegations?.[0].properties.serviceName).toBe("Microsoft.App/environments");
+    expect(text(moduleNamed("api").properties!.parameters!.subnetId)).toMatch(
+      /if\(parameters\('vnetEnabled'\).*outputs\.appSubnetId\.value.*createObject\('value', ''\)/,
+    );
+    expect(first("api", "Microsoft.Web/sites").properties!.virtualNetworkSubnetId).toBe("[if(empty(parameters('subnetId')), null(), parameters('subnetId'))]");
+  });
+
+  it("reaches blob, queue and table storage and Cosmos DB through private endpoints, each with its private DNS zone linked to the network", () => {
+    const module = moduleNamed("private-endpoints");
+    const endpoints = variable(module.properties!.template!, "endpoints") as { groupId: string; zone: string }[];
+    expect(endpoints.map((e) => e.groupId)).toEqual(["blob", "queue", "table", "Sql"]);
+    expect(endpoints.map((e) => e.zone)).toEqual([
+      "[format('privatelink.blob.{0}', environment().suffixes.storage)]",
+      "[format('privatelink.queue.{0}', environment().suffixes.storage)]",
+      "[format('privatelink.table.{0}', environment().suffixes.storage)]",
+      "privatelink.documents.azure.com",
+    ]);
+    // One of each per endpoint: the zone, its link to the network, the endpoint, and the group that registers its address in the zone.
+    const types = resourcesOf(module).map((r) => `${r.type} x ${(r as { copy?: { count: string } }).copy?.count}`);
+    expect(types).toEqual(
+      [
+        "Microsoft.Network/privateDnsZones",
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+        "Microsoft.Network/privateEndpoints",
+        "Microsoft.Network/privateEndpoints/privateDnsZoneGroups",
+      ].map((type) => `${type} x [length(variables('endpoints'))]`),
+    );
+  });
+
+  it("turns public access off on Storage and Cosmos DB, Cosmos DB keeping only the addresses it is given", () => {
+    const storage = first("storage", "Microsoft.Storage/storageAccounts").properties!;
+    expect(storage.publicNetworkAccess).toBe("[if(parameters('vnetEnabled'), 'Disabled', 'Enabled')]");
+    expect(storage.networkAcls).toBe(
+      "[if(parameters('vnetEnabled'), createObject('defaultAction', 'Deny', 'bypass', 'None'), createObject('defaultAction', 'Allow', 'bypass', 'AzureServices'))]",
+    );
+    const cosmos = first("cosmos", "Microsoft.DocumentDB/databaseAccounts").properties!;
+    expect(cosmos.publicNetworkAccess).toBe("[if(and(parameters('vnetEnabled'), empty(parameters('allowedIpAddresses'))), 'Disabled', 'Enabled')]");
+    expect(String(cosmos.ipRules)).toMatch(/^\[if\(parameters\('vnetEnabled'\), map\(parameters\('allowedIpAddresses'\)/);
+    expect(parameters.parameters.cosmosAllowedIpAddresses.value).toBe("${COSMOS_ALLOWED_IP_ADDRESSES=}");
+  });
+});
