@@ -15,16 +15,16 @@ var scriptBodies = {
   truncateFeed: loadTextContent('../../sprocs/truncateFeed.js')
 }
 
-resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' existing = {
+resource account 'Microsoft.DocumentDB/databaseAccounts@2025-10-15' existing = {
   name: accountName
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15' existing = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-10-15' existing = {
   parent: account
   name: databaseName
 }
 
-resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2025-04-15' = {
+resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2025-10-15' = {
   parent: database
   name: definition.name
   properties: {
@@ -39,7 +39,7 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
   }
 }
 
-resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/storedProcedures@2025-04-15' = [
+resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/storedProcedures@2025-10-15' = [
   for name in definition.storedProcedures: {
     parent: container
     name: name
@@ -49,7 +49,7 @@ resource storedProcedures 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/co
   }
 ]
 
-resource triggers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/triggers@2025-04-15' = [
+resource triggers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/triggers@2025-10-15' = [
   for trigger in definition.triggers: {
     parent: container
     name: trigger.name

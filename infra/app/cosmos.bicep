@@ -20,7 +20,7 @@ param allowedIpAddresses array = []
 
 var definitions = loadJsonContent('../containers.json')
 
-resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
+resource account 'Microsoft.DocumentDB/databaseAccounts@2025-10-15' = {
   name: accountName
   location: location
   tags: tags
@@ -37,12 +37,16 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
       continuousModeProperties: { tier: 'Continuous7Days' }
     }
     minimalTlsVersion: 'Tls12'
+    // Priority-based execution: when a partition runs out of request units, the background's
+    // requests (sent as low priority, src/store/priority.ts) are throttled before the API's.
+    enablePriorityBasedExecution: true
+    defaultPriorityLevel: 'High'
     publicNetworkAccess: vnetEnabled && empty(allowedIpAddresses) ? 'Disabled' : 'Enabled'
     ipRules: vnetEnabled ? map(allowedIpAddresses, address => { ipAddressOrRange: address }) : []
   }
 }
 
-resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-04-15' = {
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2025-10-15' = {
   parent: account
   name: definitions.databaseName
   properties: {
@@ -65,7 +69,7 @@ module containers 'cosmos-container.bicep' = [
 ]
 
 // Only what the app does: read metadata, items CRUD, queries, change feed, stored procedures.
-resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2025-04-15' = {
+resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2025-10-15' = {
   parent: account
   name: guid(account.id, 'blog-app-data-access')
   properties: {
@@ -90,7 +94,7 @@ resource appDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2
   }
 }
 
-resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = {
+resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-10-15' = {
   parent: account
   name: guid(account.id, appPrincipalId, appDataRole.id)
   properties: {
@@ -102,7 +106,7 @@ resource appDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments
 
 // Built-in Cosmos DB Data Contributor for the deploying user, if one was given. After the app's
 // assignment: the resource provider rejects concurrent role assignment writes on one account (412).
-resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-04-15' = if (!empty(userPrincipalId)) {
+resource userDataAccess 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2025-10-15' = if (!empty(userPrincipalId)) {
   parent: account
   name: guid(account.id, userPrincipalId, '00000000-0000-0000-0000-000000000002')
   dependsOn: [appDataAccess]

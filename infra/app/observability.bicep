@@ -17,7 +17,7 @@ param throughputMode string
 @description('Optional e-mail address the alerts are sent to; without one they only show in the portal.')
 param alertEmail string = ''
 
-resource cosmosAccount 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' existing = {
+resource cosmosAccount 'Microsoft.DocumentDB/databaseAccounts@2025-10-15' existing = {
   name: cosmosAccountName
 }
 

@@ -17,7 +17,7 @@ resource storage 'Microsoft.Storage/storageAccounts@2025-06-01' existing = {
   name: storageAccountName
 }
 
-resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' existing = {
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2025-10-15' existing = {
   name: cosmosAccountName
 }
 

@@ -3,6 +3,7 @@ import * as df from "durable-functions";
 import type { DurableClient } from "durable-functions";
 import { estimateStoreLag } from "../store/change-feed-lag";
 import { recordChangeFeedLag, recordLongRunningOrchestrations, untraced, type LagReading } from "../telemetry";
+import { inBackground } from "../store/priority";
 import { changeFeedTriggers } from "./change-feed-triggers";
 import { orchestrations } from "./orchestrations";
 
@@ -10,10 +11,10 @@ import { orchestrations } from "./orchestrations";
  * The backlog: work the system owes and has not done yet, measured by a timer function of the
  * Function App (functions/backlog-timer.ts, BACKLOG_SCHEDULE) as gauges the alerts and the operations
  * page read: the changes each change feed consumer has not taken, and the orchestrations running
- * for too long. Measurements, not work: their reads add no spans.
+ * for too long. Measurements, not work: their reads add no spans, and go at low priority.
  */
 export async function measureBacklog(store: BlogStore, client: DurableClient, now = Date.now()): Promise<void> {
-  await untraced(() => Promise.all([measureChangeFeedLag(store, now), measureLongRunningOrchestrations(client, now)]));
+  await inBackground(() => untraced(() => Promise.all([measureChangeFeedLag(store, now), measureLongRunningOrchestrations(client, now)])));
 }
 
 /** Every consumer's lag per lease, read from its trigger's leases and the change feed (a stalled or failing consumer's rises). */

@@ -3,10 +3,12 @@ import type { OrchestrationContext, OrchestrationHandler } from "durable-functio
 import { ATTRIBUTES, inSpan, recordChangeFeedItems, recordOrchestration, traceOriginOf } from "../telemetry";
 import type { PipelineServices } from "./pipeline-services";
 import type { BlogStore } from "../store/client";
+import { inBackground } from "../store/priority";
 
 /**
  * The pipeline's functions as both hosts register them, observed the same way everywhere: a
- * span per change feed batch and per activity execution, and the orchestration outcomes.
+ * span per change feed batch and per activity execution, and the orchestration outcomes. Their
+ * Cosmos DB requests are the background's: low priority (store/priority.ts).
  */
 
 /** An orchestrator whose outcome is counted once: when it returns or throws for real, never on a replay. */
@@ -30,17 +32,19 @@ export function observedOrchestrator(name: string, orchestrator: OrchestrationHa
   };
 }
 
-/** An activity run in a span of its own; a failed attempt counts as a retry of its orchestration's step. */
+/** An activity run in a span of its own, in the background; a failed attempt counts as a retry of its orchestration's step. */
 export function observedActivity<I, O>(name: string, activity: (store: BlogStore, input: I) => Promise<O>): (store: BlogStore, input: I) => Promise<O> {
   return (store, input) =>
-    inSpan(`activity ${name}`, { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.activity]: name } }, async () => {
-      try {
-        return await activity(store, input);
-      } catch (error) {
-        recordOrchestration(name, "retrying");
-        throw error;
-      }
-    });
+    inBackground(() =>
+      inSpan(`activity ${name}`, { kind: SpanKind.INTERNAL, attributes: { [ATTRIBUTES.activity]: name } }, async () => {
+        try {
+          return await activity(store, input);
+        } catch (error) {
+          recordOrchestration(name, "retrying");
+          throw error;
+        }
+      }),
+    );
 }
 
 /** How long the oldest change of a batch has waited since Cosmos DB took it (its `_ts`), in seconds. */
@@ -67,33 +71,35 @@ function batchPlacement(documents: unknown[]): { parent?: Context; links: Link[]
   return { parent: trace.setSpanContext(ROOT_CONTEXT, links[0].context), links: invocation ? [{ context: invocation }] : [] };
 }
 
-/** A change feed handler whose every batch is a span (consumer, container, items, lag) and counted. */
+/** A change feed handler whose every batch is a span (consumer, container, items, lag) and counted, run in the background. */
 export function observedConsumer(
   trigger: { name: string; containerName: string; leaseContainerPrefix: string },
   handler: (documents: unknown[], services: PipelineServices) => Promise<void>,
 ): (documents: unknown[], services: PipelineServices) => Promise<void> {
   const consumer = trigger.name;
   return (documents, services) =>
-    inSpan(
-      `process ${consumer}`,
-      {
-        kind: SpanKind.CONSUMER,
-        ...batchPlacement(documents),
-        attributes: {
-          [ATTRIBUTES.azureMonitorOperationName]: `process ${consumer}`,
-          [ATTRIBUTES.consumer]: consumer,
-          [ATTRIBUTES.messagingSystem]: "azure.cosmosdb",
-          [ATTRIBUTES.messagingOperationType]: "process",
-          [ATTRIBUTES.messagingOperationName]: "process",
-          [ATTRIBUTES.messagingDestination]: trigger.containerName,
-          [ATTRIBUTES.messagingConsumerGroup]: trigger.leaseContainerPrefix,
-          [ATTRIBUTES.items]: documents.length,
-          [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),
+    inBackground(() =>
+      inSpan(
+        `process ${consumer}`,
+        {
+          kind: SpanKind.CONSUMER,
+          ...batchPlacement(documents),
+          attributes: {
+            [ATTRIBUTES.azureMonitorOperationName]: `process ${consumer}`,
+            [ATTRIBUTES.consumer]: consumer,
+            [ATTRIBUTES.messagingSystem]: "azure.cosmosdb",
+            [ATTRIBUTES.messagingOperationType]: "process",
+            [ATTRIBUTES.messagingOperationName]: "process",
+            [ATTRIBUTES.messagingDestination]: trigger.containerName,
+            [ATTRIBUTES.messagingConsumerGroup]: trigger.leaseContainerPrefix,
+            [ATTRIBUTES.items]: documents.length,
+            [ATTRIBUTES.lagSeconds]: batchLagSeconds(documents),
+          },
         },
-      },
-      async () => {
-        recordChangeFeedItems(consumer, documents.length);
-        await handler(documents, services);
-      },
+        async () => {
+          recordChangeFeedItems(consumer, documents.length);
+          await handler(documents, services);
+        },
+      ),
     );
 }

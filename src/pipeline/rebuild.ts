@@ -1,5 +1,6 @@
 import type { BlogStore } from "../store/client";
 import { clearCopies, countPosts, postsChangeFeedFromStart } from "../store/copy-rebuild";
+import { inBackground } from "../store/priority";
 import { handlePostsChanges } from "./posts-change-feed";
 
 export interface RebuildProgress {
@@ -11,9 +12,13 @@ export interface RebuildProgress {
 /**
  * The article's one-time catch-up: replays the `posts` change feed from the beginning through
  * the same handler the live pipeline uses, rebuilding Q3 and Q6 copies. Idempotent; with
- * `fresh`, existing copies are deleted first.
+ * `fresh`, existing copies are deleted first. Background work: low priority.
  */
-export async function rebuildCopies(store: BlogStore, options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
+export function rebuildCopies(store: BlogStore, options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
+  return inBackground(() => replayPosts(store, options));
+}
+
+async function replayPosts(store: BlogStore, options: { fresh: boolean; progress?: RebuildProgress }): Promise<{ cleared: number; posts: number }> {
   const cleared = options.fresh ? await clearCopies(store) : 0;
   options.progress?.total(await countPosts(store));
   let replayed = 0;

@@ -1,8 +1,10 @@
 import { CosmosClient, type Container, type Database } from "@azure/cosmos";
+import { createDefaultHttpClient } from "@azure/core-rest-pipeline";
 import { resolveSettings, type Settings, type SettingsInput } from "../config";
 import { CONTAINERS } from "./definitions";
 import { tracedHttpClient } from "../telemetry";
 import { measuredHttpClient } from "./metering";
+import { prioritizedHttpClient } from "./priority";
 
 /** The containers of one database, reached through a single CosmosClient. */
 export class BlogStore {
@@ -64,8 +66,9 @@ export function createCosmosClient(settings: Settings["cosmos"]): CosmosClient {
         maxWaitTimeInSeconds: settings.maxRetryWaitSeconds,
       },
     },
-    // Each request a span and metrics (telemetry), and counted for the measurement it runs in.
-    httpClient: tracedHttpClient(measuredHttpClient()),
+    // Each request a span and metrics (telemetry), counted for the measurement it runs in, and
+    // low priority when the background sends it (priority.ts).
+    httpClient: tracedHttpClient(measuredHttpClient(prioritizedHttpClient(createDefaultHttpClient()))),
     userAgentSuffix: "blog-cosmos-functions",
   });
 }

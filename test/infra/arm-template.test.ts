@@ -222,3 +222,12 @@ describe("the compiled template: the private network (vnetEnabled)", () => {
     expect(parameters.parameters.cosmosAllowedIpAddresses.value).toBe("${COSMOS_ALLOWED_IP_ADDRESSES=}");
   });
 });
+
+describe("the compiled template: priority-based execution", () => {
+  it("is on for the account, high by default, so the background's low-priority requests are throttled first", () => {
+    const account = resourcesOf(moduleNamed("cosmos")).find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts")!;
+    expect(account.properties).toMatchObject({ enablePriorityBasedExecution: true, defaultPriorityLevel: "High" });
+    // The API version that has the two properties (generally available).
+    expect((account as { apiVersion?: string }).apiVersion).toBe("2025-10-15");
+  });
+});

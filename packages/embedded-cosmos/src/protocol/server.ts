@@ -258,7 +258,7 @@ export class CosmosServer {
     const scope = scopeOf(call, data);
     const range = "pk" in scope ? data.rangeOfKey(scope.pk) : "range" in scope ? scope.range : 0;
     const partition = `${dbId}/${collId}/${range}`;
-    this.budget!.spend(partition);
+    this.budget!.spend(partition, call.header("x-ms-cosmos-priority-level")?.toLowerCase() === "low" ? "Low" : "High");
     return partition;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CosmosClient } from "@azure/cosmos";
+import { CosmosClient, PriorityLevel } from "@azure/cosmos";
 import { cosmosFixture } from "../fixture";
 import { CosmosError } from "../../src/wire/errors";
 import { ThroughputBudget } from "../../src/limits/throughput";
@@ -35,6 +35,59 @@ describe("the embedded server's throughput budget", () => {
     expect(() => budget.spend("p0")).toThrow(expect.objectContaining({ headers: { "x-ms-retry-after-ms": "600" } }));
     now = 600; // the debt and one more operation are earned back
     budget.spend("p0");
+  });
+});
+
+describe("priority-based execution", () => {
+  it("throttles low-priority requests first: they leave the last part of the budget to high-priority ones", () => {
+    let now = 0;
+    const budget = new ThroughputBudget(10, () => now);
+    // Low priority stops while a tenth of the second's budget is left (here 1 operation)...
+    for (let i = 0; i < 9; i++) budget.spend("p0", "Low");
+    expect(() => budget.spend("p0", "Low")).toThrow(expect.objectContaining({ status: 429 }));
+    // ...which high priority still gets.
+    budget.spend("p0", "High");
+    expect(() => budget.spend("p0", "High")).toThrow(CosmosError);
+    // Low priority waits for the reserve to come back as well as its own operation.
+    now = 100;
+    expect(() => budget.spend("p0", "Low")).toThrow(expect.objectContaining({ headers: { "x-ms-retry-after-ms": "100" } }));
+    budget.spend("p0"); // no priority named: the account's default, high
+  });
+
+  it("serves a reader through the SDK while the background's requests of the same partition are throttled", async () => {
+    const clock = new ManualClock();
+    const fixture = await cosmosFixture({ operationsPerSecond: 10, clock });
+    try {
+      const container = await fixture.container();
+      await container.items.upsert({ id: "x", pk: "a" });
+      clock.advance(1000);
+      const client = new CosmosClient({
+        endpoint: fixture.cosmos.endpoint,
+        key: fixture.cosmos.key,
+        connectionPolicy: {
+          enableEndpointDiscovery: false,
+          retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
+        },
+      });
+      const same = client.database(fixture.database.id).container(container.id);
+      const low = { priorityLevel: PriorityLevel.Low };
+      let admitted = 0;
+      for (; admitted < 20; admitted++) {
+        const outcome = await same
+          .item("x", "a")
+          .read(low)
+          .then(() => "ok", (error: { code?: number }) => error.code);
+        if (outcome !== "ok") {
+          expect(outcome).toBe(429);
+          break;
+        }
+      }
+      expect(admitted).toBe(9);
+      expect((await same.item("x", "a").read({ priorityLevel: PriorityLevel.High })).statusCode).toBe(200);
+      client.dispose();
+    } finally {
+      await fixture.stop();
+    }
   });
 });
 
