@@ -20,7 +20,8 @@ export interface ColdStartFigures {
   /** Loading the tsc output (dist/functions/index.js) and node_modules, as an unbundled package would. */
   unbundled: Figure;
   /** A baseline's deployment bundle, built by its own bundler, loaded with the same connection string, interleaved with the above. */
-  baseline?: Figure & { ref: string; bytes: number };
+  /** The baseline's, with its bundle's size and its telemetry file's (azure-monitor.js), when it has one. */
+  baseline?: Figure & { ref: string; bytes: number; telemetryBytes?: number };
 }
 
 /** A connection string of the documented form; nothing is sent in the moment the process lives. */
@@ -59,6 +60,8 @@ const figures = (ms: number[]): Figure => {
  * elapsed time. Outside the Functions worker @azure/functions registers in "test mode", which
  * does the same module loading.
  */
+const sizeIfAny = (file: string) => (existsSync(file) ? statSync(file).size : undefined);
+
 export async function measureColdStart(root: string, samples: number, baseline?: { ref: string; directory: string }): Promise<ColdStartFigures> {
   // A bundle of its own, so the figure is today's code and dist/deploy stays whatever `npm run build` made.
   const { file } = await bundle(root, join(mkdtempSync(join(tmpdir(), "cold-start-")), "index.js"));
@@ -77,6 +80,38 @@ export async function measureColdStart(root: string, samples: number, baseline?:
     bundled: { ...figures(ms.bundled), bytes: statSync(file).size },
     withTelemetry: { ...figures(ms.withTelemetry), bytes: statSync(join(file, "..", "azure-monitor.js")).size },
     unbundled: figures(ms.unbundled),
-    baseline: baseline && baselineFile ? { ...figures(ms.baseline), ref: baseline.ref, bytes: statSync(baselineFile).size } : undefined,
+    baseline:
+      baseline && baselineFile
+        ? {
+            ...figures(ms.baseline),
+            ref: baseline.ref,
+            bytes: statSync(baselineFile).size,
+            telemetryBytes: sizeIfAny(join(baselineFile, "..", "azure-monitor.js")),
+          }
+        : undefined,
   };
+}
+
+const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "inf");
+
+/** The cold start's rows of the full report, beside the baseline's when there is one. */
+export function coldStartTable(c: ColdStartFigures): string[] {
+  const b = c.baseline;
+  const lines: string[] = [];
+  lines.push(
+    "",
+    `| cold start: loading every registration in a fresh process (${c.samples} processes each) | p50 / p95 | ${b ? `${b.ref}: p50 / p95 | ratio | ` : ""}target |`,
+    `|---|---|${b ? "---|---|" : ""}---|`,
+  );
+  const beside = (figure: { p50: number; p95: number }) => (b ? `${f(b.p50, 0)} / ${f(b.p95, 0)} ms | ${f(b.p50 / figure.p50, 2)} | ` : "");
+  lines.push(
+    `| deployment bundle, dist/deploy/index.js (${f(c.bundled.bytes / 2 ** 20, 1)} MiB) | ${f(c.bundled.p50, 0)} / ${f(c.bundled.p95, 0)} ms | ${b ? "| | " : ""}well under the unbundled figure |`,
+  );
+  lines.push(
+    `| the same with an Application Insights connection string (+ azure-monitor.js, ${f(c.withTelemetry.bytes / 2 ** 20, 1)} MiB)${b ? `, beside ${b.ref}'s bundle (${f(b.bytes / 2 ** 20, 1)} MiB${b.telemetryBytes ? `, azure-monitor.js ${f(b.telemetryBytes / 2 ** 10, 0)} KiB against ${f(c.withTelemetry.bytes / 2 ** 10, 0)}` : ""}) with the same setting` : ""} | ${f(c.withTelemetry.p50, 0)} / ${f(c.withTelemetry.p95, 0)} ms | ${beside(c.withTelemetry)}under 150 ms (${c.withTelemetry.p50 < 150 ? "met" : "not met"}) |`,
+  );
+  lines.push(
+    `| tsc output + node_modules (unbundled) | ${f(c.unbundled.p50, 0)} / ${f(c.unbundled.p95, 0)} ms | ${b ? "| | " : ""}about 300 ms before the bundle |`,
+  );
+  return lines;
 }

@@ -1,8 +1,9 @@
 import type { Summary } from "./measure";
 import type { ScanFigures } from "./scan";
 import type { HostileFigures } from "./hostile";
+import { peerTable, peerVerdicts, type PeerFigures } from "./peer";
 import type { PipelineFigures } from "./pipeline";
-import type { ColdStartFigures } from "./cold-start";
+import { coldStartTable, type ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
 import type { ScaleFigures } from "./scale";
 import { ARTICLE_RU, V3_DIFFERENCES } from "./article";
@@ -70,6 +71,8 @@ export interface Report {
   scans?: ScanFigures[];
   /** Point reads alone and beside a client sending hostile queries. */
   hostile?: HostileFigures;
+  /** The embedded server beside @vercel/cosmosdb-server, operation by operation. */
+  peer?: PeerFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -214,25 +217,8 @@ export function formatTable(report: Report): string {
       `| beside a client sending triple JOINs of one item (${h.hostile} sent, ${h.refused} refused with 408) | ${h.beside.reads} | ${f(h.beside.p50Ms, 1)} / ${f(h.beside.p99Ms, 1)} / ${f(h.beside.maxMs, 1)} |`,
     );
   }
-  const c = report.coldStart;
-  if (c) {
-    const b = c.baseline;
-    lines.push(
-      "",
-      `| cold start: loading every registration in a fresh process (${c.samples} processes each) | p50 / p95 | ${b ? `${b.ref}: p50 / p95 | ratio | ` : ""}target |`,
-      `|---|---|${b ? "---|---|" : ""}---|`,
-    );
-    const beside = (figure: { p50: number; p95: number }) => (b ? `${f(b.p50, 0)} / ${f(b.p95, 0)} ms | ${f(b.p50 / figure.p50, 2)} | ` : "");
-    lines.push(
-      `| deployment bundle, dist/deploy/index.js (${f(c.bundled.bytes / 2 ** 20, 1)} MiB) | ${f(c.bundled.p50, 0)} / ${f(c.bundled.p95, 0)} ms | ${b ? "| | " : ""}well under the unbundled figure |`,
-    );
-    lines.push(
-      `| the same with an Application Insights connection string (+ azure-monitor.js, ${f(c.withTelemetry.bytes / 2 ** 20, 1)} MiB)${b ? `, beside ${b.ref}'s bundle (${f(b.bytes / 2 ** 20, 1)} MiB) with the same setting` : ""} | ${f(c.withTelemetry.p50, 0)} / ${f(c.withTelemetry.p95, 0)} ms | ${beside(c.withTelemetry)}under 150 ms (${c.withTelemetry.p50 < 150 ? "met" : "not met"}) |`,
-    );
-    lines.push(
-      `| tsc output + node_modules (unbundled) | ${f(c.unbundled.p50, 0)} / ${f(c.unbundled.p95, 0)} ms | ${b ? "| | " : ""}about 300 ms before the bundle |`,
-    );
-  }
+  if (report.peer) lines.push(...peerTable(report.peer));
+  if (report.coldStart) lines.push(...coldStartTable(report.coldStart));
   const idle = report.idle;
   if (idle)
     lines.push(
@@ -304,6 +290,7 @@ export function verdicts(report: Report): Verdict[] {
       target: "at most 10",
       met: report.scale.feedWritesPer1000Likes <= 10,
     });
+  if (report.peer) out.push(...peerVerdicts(report.peer));
   const c = report.coldStart;
   if (c)
     out.push({

@@ -15,6 +15,7 @@ import { measureColdStart } from "./cold-start";
 import { measureIdle } from "./idle";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
+import { measurePeer } from "./peer";
 import { measureInstances } from "./instances";
 import { compareWithBaseline, prepareBaseline } from "./baseline";
 import { row, type Report } from "./report";
@@ -51,6 +52,8 @@ export interface BenchOptions {
   scanItems: number;
   /** Seconds of point reads alone, and as many beside a client sending hostile queries (0 skips). */
   hostileSeconds: number;
+  /** The embedded server beside its peer: seconds per operation, concurrency and server, and rounds (0 seconds skips). */
+  peer: { seconds: number; rounds: number; items?: number };
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
@@ -183,6 +186,11 @@ export async function runAll(options: BenchOptions): Promise<Report> {
       name: `point reads alone and beside hostile queries (${options.hostileSeconds} s each)`,
       runs: local && options.hostileSeconds > 0,
       work: async () => void (report.hostile = await measureHostile(options.hostileSeconds)),
+    },
+    {
+      name: `the embedded server beside its peer (${options.peer.rounds} rounds of ${options.peer.seconds} s per operation)`,
+      runs: local && options.peer.seconds > 0,
+      work: async () => void (report.peer = await measurePeer({ ...options.peer, onProgress: log })),
     },
     {
       // The baseline's checkout, for the figures that put it beside today's (cold start, idle, routes).

@@ -38,6 +38,8 @@ const COMMAND = defineCommand({
     "storm-likers": { type: "string", value: "n", description: "likers in the like storm (quick 200, --full 1,000)" },
     "scan-items": { type: "string", value: "n", description: "items of the largest unindexed scan (0 skips; quick 20,000, --full 60,000)" },
     "hostile-seconds": { type: "string", value: "s", description: "point reads alone_ then beside hostile queries (0 skips; quick 2, --full 5)" },
+    "peer-seconds": { type: "string", value: "s", description: "each operation on the embedded server and on its peer (0 skips; quick 1, --full 2)" },
+    "peer-rounds": { type: "string", default: "3", value: "n", description: "alternating rounds of the peer comparison" },
     instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
     "instance-seconds": { type: "string", default: "10", value: "s", description: "load per instance count" },
     rebalance: { type: "boolean", default: false, description: "with --instances: the rebalance after a kill (slow)" },
@@ -68,6 +70,7 @@ const SIZES = {
   "storm-likers": [200, 1_000],
   "scan-items": [20_000, 60_000],
   "hostile-seconds": [2, 5],
+  "peer-seconds": [1, 2],
 } as const;
 
 async function main(): Promise<void> {
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
     hostileSeconds: number("hostile-seconds", values["hostile-seconds"], 0, 600),
+    peer: { seconds: number("peer-seconds", values["peer-seconds"], 0, 600), rounds: number("peer-rounds", values["peer-rounds"], 1, 20) },
     instances: {
       upTo: number("instances", values.instances, 0, 8),
       seconds: number("instance-seconds", values["instance-seconds"], 1, 600),

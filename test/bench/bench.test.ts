@@ -55,6 +55,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       stormLikers: 60,
       scanItems: 2000,
       hostileSeconds: 1,
+      peer: { seconds: 0.2, rounds: 1, items: 300 },
       instances: { upTo: 0, seconds: 1, rebalance: false },
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
@@ -108,6 +109,15 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     // Point reads beside hostile queries: both measured, and the hostile ones refused or answered, never left hanging.
     expect(report.hostile!.alone.reads).toBeGreaterThan(0);
     expect(report.hostile!.beside.reads).toBeGreaterThan(0);
+    // The embedded server beside its peer: every operation at both concurrencies, on both servers, and their memory.
+    expect(report.peer!.rates.map((r) => `${r.operation} x${r.inFlight}`)).toHaveLength(12);
+    for (const r of report.peer!.rates)
+      expect(
+        [r.embedded, r.peer].every((rate) => rate > 0),
+        r.operation,
+      ).toBe(true);
+    expect(report.peer!.rssMB.peer).toBeGreaterThan(0);
+    expect(table).toContain("| cross-partition query | 16 |");
     expect(report.hostile!.hostile).toBeGreaterThan(0);
     expect(report.hostile!.refused).toBeGreaterThan(0);
     expect(table).toMatch(/\| beside a client sending triple JOINs of one item \(\d+ sent, \d+ refused with 408\) \|/);

@@ -32,6 +32,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
       stormLikers: 60,
       scanItems: 0,
       hostileSeconds: 0,
+      peer: { seconds: 0, rounds: 1 },
       instances: { upTo: 2, seconds: 1, rebalance: false },
     }).finally(() => {
       if (schedule === undefined) delete process.env.BACKLOG_SCHEDULE;
