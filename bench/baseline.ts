@@ -52,15 +52,15 @@ export interface BaselineOptions {
 }
 
 /** What each system holds before the load: the same users, posts, comments and likes in both. */
-const USERS = 8;
+export const USERS = 8;
 const POSTS_PER_USER = 3;
 
-interface Seeded {
+export interface Seeded {
   users: string[];
   posts: string[];
 }
 
-interface LoadRequest {
+export interface LoadRequest {
   method: "GET" | "POST" | "PUT";
   path: (seeded: Seeded, n: number) => string;
   /** The caller (an index into the seeded users), for writes. */
@@ -122,7 +122,7 @@ async function send(api: string, method: string, path: string, token: string, bo
 }
 
 /** The same users, posts, comments and likes, through the API; resolves once the feed shows every post. */
-async function seed(api: string, tokens: string[], users: string[]): Promise<Seeded> {
+export async function seed(api: string, tokens: string[], users: string[]): Promise<Seeded> {
   const posts: string[] = [];
   for (const [i, user] of users.entries()) {
     await send(api, "POST", "/users", tokens[i], { username: `bench_user_${i}` });
@@ -144,7 +144,14 @@ async function seed(api: string, tokens: string[], users: string[]): Promise<See
   return { users, posts };
 }
 
-async function load(api: string, route: LoadRequest, seeded: Seeded, tokens: string[], options: BaselineOptions, seconds = options.seconds) {
+export async function load(
+  api: string,
+  route: LoadRequest,
+  seeded: Seeded,
+  tokens: string[],
+  options: Pick<BaselineOptions, "connections" | "seconds">,
+  seconds = options.seconds,
+) {
   let n = 0;
   const result = await autocannon({
     url: api,

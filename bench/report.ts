@@ -2,6 +2,7 @@ import type { Summary } from "./measure";
 import type { ScanFigures } from "./scan";
 import type { HostileFigures } from "./hostile";
 import { peerTable, peerVerdicts, type PeerFigures } from "./peer";
+import { floorTable, floorVerdicts, type FloorFigures } from "./floors";
 import type { PipelineFigures } from "./pipeline";
 import { coldStartTable, type ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
@@ -73,6 +74,8 @@ export interface Report {
   hostile?: HostileFigures;
   /** The embedded server beside @vercel/cosmosdb-server, operation by operation. */
   peer?: PeerFigures;
+  /** Each read route beside the platform's floor. */
+  floors?: FloorFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -218,6 +221,7 @@ export function formatTable(report: Report): string {
     );
   }
   if (report.peer) lines.push(...peerTable(report.peer));
+  if (report.floors) lines.push(...floorTable(report.floors));
   if (report.coldStart) lines.push(...coldStartTable(report.coldStart));
   const idle = report.idle;
   if (idle)
@@ -291,6 +295,7 @@ export function verdicts(report: Report): Verdict[] {
       met: report.scale.feedWritesPer1000Likes <= 10,
     });
   if (report.peer) out.push(...peerVerdicts(report.peer));
+  if (report.floors) out.push(...floorVerdicts(report.floors));
   const c = report.coldStart;
   if (c)
     out.push({

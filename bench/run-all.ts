@@ -16,6 +16,7 @@ import { measureIdle } from "./idle";
 import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measurePeer } from "./peer";
+import { compareWithFloors } from "./floors";
 import { measureInstances } from "./instances";
 import { compareWithBaseline, prepareBaseline } from "./baseline";
 import { row, type Report } from "./report";
@@ -56,6 +57,8 @@ export interface BenchOptions {
   peer: { seconds: number; rounds: number; items?: number };
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
+  /** Each read route under a concurrent load beside the platform's floor (bench/floors.ts); 0 seconds skips it. */
+  floors: { seconds: number; rounds: number; warmupSeconds: number };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
   baseline?: { ref: string; seconds: number; rounds: number; warmupSeconds: number };
 }
@@ -213,6 +216,11 @@ export async function runAll(options: BenchOptions): Promise<Report> {
       name: `1 to ${options.instances?.upTo} instances on one account`,
       runs: local && (options.instances?.upTo ?? 0) > 0,
       work: async () => void (report.instances = await measureInstances(options.instances!)),
+    },
+    {
+      name: `each read route beside the platform's floor (${options.floors.rounds} alternating rounds of ${options.floors.seconds} s)`,
+      runs: local && options.floors.seconds > 0,
+      work: async () => void (report.floors = await compareWithFloors(projectRoot(), { ...options.floors, connections: 32, log })),
     },
     {
       name: `every route beside ${options.baseline?.ref}`,

@@ -40,6 +40,8 @@ const COMMAND = defineCommand({
     "hostile-seconds": { type: "string", value: "s", description: "point reads alone_ then beside hostile queries (0 skips; quick 2, --full 5)" },
     "peer-seconds": { type: "string", value: "s", description: "each operation on the embedded server and on its peer (0 skips; quick 1, --full 2)" },
     "peer-rounds": { type: "string", default: "3", value: "n", description: "alternating rounds of the peer comparison" },
+    "floor-seconds": { type: "string", value: "s", description: "load per read route, on the app and on the platform's floor (0 skips; quick 3, --full 5)" },
+    "floor-rounds": { type: "string", value: "n", description: "alternating rounds per route beside the floor (quick 2, --full 3)" },
     instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
     "instance-seconds": { type: "string", default: "10", value: "s", description: "load per instance count" },
     rebalance: { type: "boolean", default: false, description: "with --instances: the rebalance after a kill (slow)" },
@@ -71,6 +73,8 @@ const SIZES = {
   "scan-items": [20_000, 60_000],
   "hostile-seconds": [2, 5],
   "peer-seconds": [1, 2],
+  "floor-seconds": [3, 5],
+  "floor-rounds": [2, 3],
 } as const;
 
 async function main(): Promise<void> {
@@ -104,6 +108,11 @@ async function main(): Promise<void> {
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
     hostileSeconds: number("hostile-seconds", values["hostile-seconds"], 0, 600),
+    floors: {
+      seconds: number("floor-seconds", values["floor-seconds"], 0, 600),
+      rounds: number("floor-rounds", values["floor-rounds"], 1, 20),
+      warmupSeconds: 5,
+    },
     peer: { seconds: number("peer-seconds", values["peer-seconds"], 0, 600), rounds: number("peer-rounds", values["peer-rounds"], 1, 20) },
     instances: {
       upTo: number("instances", values.instances, 0, 8),

@@ -15,6 +15,8 @@ const freePort = () =>
 /** A whole local system (`npm start -- --in-memory`) of one checkout, as a process of its own. */
 export interface RunningSystem {
   api: string;
+  /** Its embedded Cosmos DB server (the local key signs requests). */
+  cosmosEndpoint: string;
   /** CPU seconds (user + system) its processes (npm and the host it started) have used so far. */
   cpuSeconds(): number;
   stop(): Promise<void>;
@@ -72,6 +74,7 @@ export async function startSystem(directory: string, secret: string): Promise<Ru
   }
   return {
     api,
+    cosmosEndpoint: `http://127.0.0.1:${cosmosPort}/`,
     cpuSeconds: () => groupCpuSeconds(child.pid!),
     async stop() {
       // npm and the node it started: the whole process group, as Ctrl-C reaches them.

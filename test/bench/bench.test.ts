@@ -56,6 +56,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       scanItems: 2000,
       hostileSeconds: 1,
       peer: { seconds: 0.2, rounds: 1, items: 300 },
+      floors: { seconds: 0, rounds: 1, warmupSeconds: 0 },
       instances: { upTo: 0, seconds: 1, rebalance: false },
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);

@@ -33,6 +33,8 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
       scanItems: 0,
       hostileSeconds: 0,
       peer: { seconds: 0, rounds: 1 },
+      // The floors: one short round, in fresh processes like the instances'.
+      floors: { seconds: 1, rounds: 1, warmupSeconds: 0 },
       instances: { upTo: 2, seconds: 1, rebalance: false },
     }).finally(() => {
       if (schedule === undefined) delete process.env.BACKLOG_SCHEDULE;

@@ -1,0 +1,177 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LOCAL_COSMOS_KEY } from "embedded-cosmos";
+import { devToken } from "../local/dev-auth";
+import { load, ROUTES, seed, USERS, type Seeded } from "./baseline";
+import type { CapturedAnswer } from "./floor/app";
+import { groupCpuSeconds, startSystem, type RunningSystem } from "./system-process";
+
+/**
+ * Each read route beside the floor of the platform it runs on, measured in the same run: the
+ * same local host and invocation, serving an app (bench/floor/app.ts) that makes the same Cosmos
+ * DB calls on the same data and answers the same bytes, with nothing of its own. What the API
+ * costs above that floor is its own doing: validation, auth, telemetry, shaping the answer.
+ */
+export interface FloorComparison {
+  request: string;
+  app: { requestsPerSecond: number; p99Ms: number; cpuMsPerRequest: number };
+  floor: { requestsPerSecond: number; p99Ms: number; cpuMsPerRequest: number };
+  /** The app's rate over the floor's, per round, and their median. */
+  ratio: number;
+  spread: [number, number];
+}
+
+export interface FloorFigures {
+  connections: number;
+  seconds: number;
+  rounds: number;
+  routes: FloorComparison[];
+}
+
+/** The read routes: each has a floor (the writes' floors are not measured yet). */
+const READS = ["Q1 get user", "Q2 get post", "Q3 user's posts", "Q4 comments", "Q5 likes", "Q6 feed"];
+/** The paths each read route's load visits (its path for n = 0, 1, ...), enough to capture every one. */
+const PATHS_PER_ROUTE = 64;
+
+/** What the API answers for every path the load visits: the bytes and the headers a client reads. */
+async function capture(system: RunningSystem, seeded: Seeded): Promise<Record<string, CapturedAnswer>> {
+  const answers: Record<string, CapturedAnswer> = {};
+  for (const request of READS)
+    for (let n = 0; n < PATHS_PER_ROUTE; n++) {
+      const path = `/api${ROUTES[request].path(seeded, n)}`;
+      if (answers[path.split("?")[0]]) continue;
+      const response = await fetch(`${system.api.replace(/\/api$/, "")}${path}`);
+      const headers: Record<string, string> = {};
+      for (const name of ["content-type", "etag", "cache-control"]) {
+        const value = response.headers.get(name);
+        if (value) headers[name] = value;
+      }
+      answers[path.split("?")[0]] = { status: response.status, headers, body: await response.text() };
+    }
+  return answers;
+}
+
+/** The floor app served by the local host in a process of its own, with npm start's Node flags, on the system's Cosmos DB server. */
+async function startFloor(cosmosEndpoint: string, answersFile: string): Promise<{ api: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    ["--experimental-async-context-frame", "--max-semi-space-size=4", "--heap-growing-percent=25", join(__dirname, "floor", "serve.js")],
+    {
+      env: { ...process.env, COSMOS_ENDPOINT: cosmosEndpoint, COSMOS_KEY: LOCAL_COSMOS_KEY, FLOOR_ANSWERS: answersFile, OTEL_EXPORTER_OTLP_ENDPOINT: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const api = /FLOOR=(\S+)/.exec(output)?.[1];
+      if (api) resolve({ api, child });
+    };
+    child.stdout!.on("data", read);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`the floor exited with ${code}: ${output}`)));
+  });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Today's `npm start` and the floor on its data, each read route loaded on one and then the
+ * other (which goes first alternates by round), with the CPU both processes used per request:
+ * the floor's Cosmos DB requests are served by the system's process, so its CPU counts for both.
+ */
+export async function compareWithFloors(
+  root: string,
+  options: { seconds: number; rounds: number; warmupSeconds: number; connections: number; log?: (line: string) => void },
+): Promise<FloorFigures> {
+  const log = options.log ?? (() => {});
+  const secret = randomBytes(32).toString("base64url");
+  const users = Array.from({ length: USERS }, (_, i) => `bench-user-${i}`);
+  const tokens = await Promise.all(users.map((user) => devToken(user, secret)));
+  const system = await startSystem(root, secret);
+  let floor: { api: string; child: ChildProcess } | undefined;
+  try {
+    const seeded = await seed(system.api, tokens, users);
+    const answersFile = join(mkdtempSync(join(tmpdir(), "floor-")), "answers.json");
+    writeFileSync(answersFile, JSON.stringify(await capture(system, seeded)));
+    floor = await startFloor(system.cosmosEndpoint, answersFile);
+    const floorCpu = () => groupCpuSeconds(floor!.child.pid!) + system.cpuSeconds();
+    const sides = { app: { api: system.api, cpu: () => system.cpuSeconds() }, floor: { api: floor.api, cpu: floorCpu } };
+    const routes: FloorComparison[] = [];
+    for (const request of READS) {
+      const route = ROUTES[request];
+      for (const side of Object.values(sides)) if (options.warmupSeconds > 0) await load(side.api, route, seeded, tokens, options, options.warmupSeconds);
+      const totals = {
+        app: { requests: 0, seconds: 0, p99Ms: 0, cpu: 0, rates: [] as number[] },
+        floor: { requests: 0, seconds: 0, p99Ms: 0, cpu: 0, rates: [] as number[] },
+      };
+      for (let round = 0; round < options.rounds; round++) {
+        const order = round % 2 === 0 ? (["app", "floor"] as const) : (["floor", "app"] as const);
+        for (const which of order) {
+          const cpuBefore = sides[which].cpu();
+          const figure = await load(sides[which].api, route, seeded, tokens, options);
+          const total = totals[which];
+          total.cpu += sides[which].cpu() - cpuBefore;
+          total.requests += figure.requests;
+          total.seconds += figure.seconds;
+          total.p99Ms = Math.max(total.p99Ms, figure.p99Ms);
+          total.rates.push(figure.requests / figure.seconds);
+        }
+      }
+      const figure = (t: typeof totals.app) => ({ requestsPerSecond: t.requests / t.seconds, p99Ms: t.p99Ms, cpuMsPerRequest: (t.cpu * 1000) / t.requests });
+      const ratios = totals.app.rates.map((rate, i) => rate / totals.floor.rates[i]);
+      const comparison = {
+        request,
+        app: figure(totals.app),
+        floor: figure(totals.floor),
+        ratio: median(ratios),
+        spread: [Math.min(...ratios), Math.max(...ratios)] as [number, number],
+      };
+      routes.push(comparison);
+      log(
+        `floor: ${request}: ${comparison.app.requestsPerSecond.toFixed(0)} req/s against ${comparison.floor.requestsPerSecond.toFixed(0)} (x${comparison.ratio.toFixed(2)})`,
+      );
+    }
+    return { connections: options.connections, seconds: options.seconds, rounds: options.rounds, routes };
+  } finally {
+    if (floor) process.kill(-floor.child.pid!, "SIGKILL");
+    await system.stop();
+  }
+}
+
+/** The floor's rows of the full report. */
+export function floorTable(figures: FloorFigures): string[] {
+  const f = (n: number, digits = 0) => n.toFixed(digits);
+  return [
+    "",
+    `| ${figures.connections} connections, ${figures.rounds} x ${figures.seconds} s, alternating | app req/s | floor req/s | ratio (spread), target >= 0.9 | app / floor p99 ms (target <= 1.5x) | CPU ms per request, app / floor (the app's own) |`,
+    "|---|---|---|---|---|---|",
+    ...figures.routes.map(
+      (r) =>
+        `| ${r.request} | ${f(r.app.requestsPerSecond)} | ${f(r.floor.requestsPerSecond)} | ${f(r.ratio, 2)} (${f(r.spread[0], 2)}-${f(r.spread[1], 2)}) ${r.ratio >= 0.9 ? "met" : "not met"} | ${f(r.app.p99Ms)} / ${f(r.floor.p99Ms)} ${r.app.p99Ms <= 1.5 * r.floor.p99Ms ? "met" : "not met"} | ${f(r.app.cpuMsPerRequest, 2)} / ${f(r.floor.cpuMsPerRequest, 2)} (${f(r.app.cpuMsPerRequest - r.floor.cpuMsPerRequest, 2)}) |`,
+    ),
+  ];
+}
+
+/** The summary's lines: each route's rate against its floor's, and its p99. */
+export function floorVerdicts(figures: FloorFigures): { figure: string; measured: string; target: string; met: boolean }[] {
+  return figures.routes.flatMap((r) => [
+    {
+      figure: `${r.request} beside the platform's floor`,
+      measured: `${r.ratio.toFixed(2)}x (${r.app.requestsPerSecond.toFixed(0)} against ${r.floor.requestsPerSecond.toFixed(0)} req/s)`,
+      target: ">= 0.9x",
+      met: r.ratio >= 0.9,
+    },
+    {
+      figure: `${r.request} p99 beside the floor's`,
+      measured: `${r.app.p99Ms.toFixed(0)} against ${r.floor.p99Ms.toFixed(0)} ms`,
+      target: "<= 1.5x",
+      met: r.app.p99Ms <= 1.5 * r.floor.p99Ms,
+    },
+  ]);
+}
