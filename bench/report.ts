@@ -3,6 +3,7 @@ import type { ScanFigures } from "./scan";
 import type { HostileFigures } from "./hostile";
 import { peerTable, peerVerdicts, type PeerFigures } from "./peer";
 import { floorTable, floorVerdicts, type FloorFigures } from "./floors";
+import { priorityTable, priorityVerdicts, type PriorityFigures } from "./priority";
 import type { PipelineFigures } from "./pipeline";
 import { coldStartTable, type ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
@@ -76,6 +77,8 @@ export interface Report {
   peer?: PeerFigures;
   /** Each read route beside the platform's floor. */
   floors?: FloorFigures;
+  /** Readers beside a throttled background, with priorities and without. */
+  priority?: PriorityFigures;
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? 1 : Infinity) : a / b);
@@ -222,6 +225,7 @@ export function formatTable(report: Report): string {
   }
   if (report.peer) lines.push(...peerTable(report.peer));
   if (report.floors) lines.push(...floorTable(report.floors));
+  if (report.priority) lines.push(...priorityTable(report.priority));
   if (report.coldStart) lines.push(...coldStartTable(report.coldStart));
   const idle = report.idle;
   if (idle)
@@ -296,6 +300,7 @@ export function verdicts(report: Report): Verdict[] {
     });
   if (report.peer) out.push(...peerVerdicts(report.peer));
   if (report.floors) out.push(...floorVerdicts(report.floors));
+  if (report.priority) out.push(...priorityVerdicts(report.priority));
   const c = report.coldStart;
   if (c)
     out.push({

@@ -17,6 +17,7 @@ import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measurePeer } from "./peer";
 import { compareWithFloors } from "./floors";
+import { measurePriority } from "./priority";
 import { measureInstances } from "./instances";
 import { compareWithBaseline, prepareBaseline } from "./baseline";
 import { row, type Report } from "./report";
@@ -57,6 +58,8 @@ export interface BenchOptions {
   peer: { seconds: number; rounds: number; items?: number };
   /** The app on 1..N instances sharing one account (0 skips it), and the rebalance after a kill (slow: the leases' 60 s expiration). */
   instances?: { upTo: number; seconds: number; rebalance: boolean };
+  /** Readers beside a throttled background, with priorities and without (bench/priority.ts): seconds per run; 0 skips it. */
+  prioritySeconds: number;
   /** Each read route under a concurrent load beside the platform's floor (bench/floors.ts); 0 seconds skips it. */
   floors: { seconds: number; rounds: number; warmupSeconds: number };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
@@ -216,6 +219,11 @@ export async function runAll(options: BenchOptions): Promise<Report> {
       name: `1 to ${options.instances?.upTo} instances on one account`,
       runs: local && (options.instances?.upTo ?? 0) > 0,
       work: async () => void (report.instances = await measureInstances(options.instances!)),
+    },
+    {
+      name: `readers beside a throttled background, with priorities and without (4 runs of ${options.prioritySeconds} s)`,
+      runs: local && options.prioritySeconds > 0,
+      work: async () => void (report.priority = await measurePriority(options.prioritySeconds)),
     },
     {
       name: `each read route beside the platform's floor (${options.floors.rounds} alternating rounds of ${options.floors.seconds} s)`,

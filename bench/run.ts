@@ -40,6 +40,7 @@ const COMMAND = defineCommand({
     "hostile-seconds": { type: "string", value: "s", description: "point reads alone_ then beside hostile queries (0 skips; quick 2, --full 5)" },
     "peer-seconds": { type: "string", value: "s", description: "each operation on the embedded server and on its peer (0 skips; quick 1, --full 2)" },
     "peer-rounds": { type: "string", default: "3", value: "n", description: "alternating rounds of the peer comparison" },
+    "priority-seconds": { type: "string", value: "s", description: "each run of readers beside a throttled background (0 skips; quick 3, --full 10)" },
     "floor-seconds": { type: "string", value: "s", description: "load per read route, on the app and on the platform's floor (0 skips; quick 3, --full 5)" },
     "floor-rounds": { type: "string", value: "n", description: "alternating rounds per route beside the floor (quick 2, --full 3)" },
     instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
@@ -73,6 +74,7 @@ const SIZES = {
   "scan-items": [20_000, 60_000],
   "hostile-seconds": [2, 5],
   "peer-seconds": [1, 2],
+  "priority-seconds": [3, 10],
   "floor-seconds": [3, 5],
   "floor-rounds": [2, 3],
 } as const;
@@ -108,6 +110,7 @@ async function main(): Promise<void> {
     stormLikers: number("storm-likers", values["storm-likers"], 1, 100_000),
     scanItems: number("scan-items", values["scan-items"], 0, 1_000_000),
     hostileSeconds: number("hostile-seconds", values["hostile-seconds"], 0, 600),
+    prioritySeconds: number("priority-seconds", values["priority-seconds"], 0, 600),
     floors: {
       seconds: number("floor-seconds", values["floor-seconds"], 0, 600),
       rounds: number("floor-rounds", values["floor-rounds"], 1, 20),

@@ -57,6 +57,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       hostileSeconds: 1,
       peer: { seconds: 0.2, rounds: 1, items: 300 },
       floors: { seconds: 0, rounds: 1, warmupSeconds: 0 },
+      prioritySeconds: 1,
       instances: { upTo: 0, seconds: 1, rebalance: false },
     });
     expect(report.rows.map((r) => r.id)).toEqual(["C1", "Q1", "C2", "Q2", "Q3", "C3", "Q4", "C4", "Q5", "Q6"]);
@@ -119,6 +120,9 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       ).toBe(true);
     expect(report.peer!.rssMB.peer).toBeGreaterThan(0);
     expect(table).toContain("| cross-partition query | 16 |");
+    // Readers beside a throttled background: both kinds of run, each with its readers' requests counted.
+    expect(report.priority!.runs.map((run) => run.priorities)).toEqual([false, true, false, true]);
+    for (const run of report.priority!.runs) expect(run.readerRequests).toBeGreaterThan(0);
     expect(report.hostile!.hostile).toBeGreaterThan(0);
     expect(report.hostile!.refused).toBeGreaterThan(0);
     expect(table).toMatch(/\| beside a client sending triple JOINs of one item \(\d+ sent, \d+ refused with 408\) \|/);

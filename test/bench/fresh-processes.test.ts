@@ -33,6 +33,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
       scanItems: 0,
       hostileSeconds: 0,
       peer: { seconds: 0, rounds: 1 },
+      prioritySeconds: 0,
       // The floors: one short round, in fresh processes like the instances'.
       floors: { seconds: 1, rounds: 1, warmupSeconds: 0 },
       instances: { upTo: 2, seconds: 1, rebalance: false },
