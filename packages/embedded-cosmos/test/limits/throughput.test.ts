@@ -5,6 +5,19 @@ import { CosmosError } from "../../src/wire/errors";
 import { ThroughputBudget } from "../../src/limits/throughput";
 import { ManualClock } from "../fixture";
 
+/** A client of the fixture's server that never retries a 429 (the SDK's retries would hide it), and the container through it. */
+function unretried(fixture: Awaited<ReturnType<typeof cosmosFixture>>, containerId: string) {
+  const client = new CosmosClient({
+    endpoint: fixture.cosmos.endpoint,
+    key: fixture.cosmos.key,
+    connectionPolicy: {
+      enableEndpointDiscovery: false,
+      retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
+    },
+  });
+  return { client, same: client.database(fixture.database.id).container(containerId) };
+}
+
 describe("the embedded server's throughput budget", () => {
   it("serves a second's worth of operations per partition, then 429 with the wait until the next, refilling with time", () => {
     let now = 0;
@@ -61,22 +74,17 @@ describe("priority-based execution", () => {
       const container = await fixture.container();
       await container.items.upsert({ id: "x", pk: "a" });
       clock.advance(1000);
-      const client = new CosmosClient({
-        endpoint: fixture.cosmos.endpoint,
-        key: fixture.cosmos.key,
-        connectionPolicy: {
-          enableEndpointDiscovery: false,
-          retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
-        },
-      });
-      const same = client.database(fixture.database.id).container(container.id);
+      const { client, same } = unretried(fixture, container.id);
       const low = { priorityLevel: PriorityLevel.Low };
       let admitted = 0;
       for (; admitted < 20; admitted++) {
         const outcome = await same
           .item("x", "a")
           .read(low)
-          .then(() => "ok", (error: { code?: number }) => error.code);
+          .then(
+            () => "ok",
+            (error: { code?: number }) => error.code,
+          );
         if (outcome !== "ok") {
           expect(outcome).toBe(429);
           break;
@@ -102,15 +110,7 @@ describe("a stored procedure call on a throttled server", () => {
         body: "function readMany(n) { var c = getContext().getCollection(); for (var i = 0; i < n; i++) c.readDocuments(c.getSelfLink(), {}, function () {}); getContext().getResponse().setBody(n); }",
       });
       clock.advance(1000); // a full second's budget
-      const client = new CosmosClient({
-        endpoint: fixture.cosmos.endpoint,
-        key: fixture.cosmos.key,
-        connectionPolicy: {
-          enableEndpointDiscovery: false,
-          retryOptions: { maxRetryAttemptCount: 0, fixedRetryIntervalInMilliseconds: 0, maxWaitTimeInSeconds: 0 },
-        },
-      });
-      const same = client.database(fixture.database.id).container(container.id);
+      const { client, same } = unretried(fixture, container.id);
       await same.scripts.storedProcedure(sproc!.id).execute("a", [20]); // admitted with 10 left, charged 20: 10 in debt
       await expect(same.item("x", "a").read()).rejects.toMatchObject({ code: 429 });
       client.dispose();
