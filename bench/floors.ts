@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LOCAL_COSMOS_KEY } from "embedded-cosmos";
 import { devToken } from "../local/dev-auth";
+import { projectRoot } from "../src/store/script-files";
 import { load, ROUTES, seed, USERS, type Seeded } from "./baseline";
 import type { CapturedAnswer } from "./floor/app";
 import { groupCpuSeconds, startSystem, type RunningSystem } from "./system-process";
@@ -54,11 +55,14 @@ async function capture(system: RunningSystem, seeded: Seeded): Promise<Record<st
   return answers;
 }
 
+/** The floor's server, compiled: beside this file when it runs from dist/, under dist/ when it runs from the sources (tests). */
+const FLOOR_SERVER = existsSync(join(__dirname, "floor", "serve.js")) ? join(__dirname, "floor", "serve.js") : join(projectRoot(), "dist/bench/floor/serve.js");
+
 /** The floor app served by the local host in a process of its own, with npm start's Node flags, on the system's Cosmos DB server. */
 async function startFloor(cosmosEndpoint: string, answersFile: string): Promise<{ api: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    ["--experimental-async-context-frame", "--max-semi-space-size=4", "--heap-growing-percent=25", join(__dirname, "floor", "serve.js")],
+    ["--experimental-async-context-frame", "--max-semi-space-size=4", "--heap-growing-percent=25", FLOOR_SERVER],
     {
       env: { ...process.env, COSMOS_ENDPOINT: cosmosEndpoint, COSMOS_KEY: LOCAL_COSMOS_KEY, FLOOR_ANSWERS: answersFile, OTEL_EXPORTER_OTLP_ENDPOINT: "" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -67,6 +67,21 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
     expect(report.idle!.percentOfCore).toBeLessThan(100);
     expect(table).toContain("idle: npm start with no traffic");
     expect(table).toContain("cold start");
+    // Each read route beside its floor: both loaded, each request's CPU counted.
+    expect(report.floors!.routes.map((route) => route.request)).toEqual([
+      "Q1 get user",
+      "Q2 get post",
+      "Q3 user's posts",
+      "Q4 comments",
+      "Q5 likes",
+      "Q6 feed",
+    ]);
+    for (const route of report.floors!.routes)
+      for (const side of [route.app, route.floor]) {
+        expect(side.requestsPerSecond, route.request).toBeGreaterThan(0);
+        expect(side.cpuMsPerRequest, route.request).toBeGreaterThan(0);
+      }
+    expect(table).toContain("| Q6 feed |");
   }, 300_000);
 
   it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", async () => {
@@ -78,6 +93,8 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
     expect(cold.baseline!.bytes).toBe(cold.bundled.bytes);
     const table = formatTable({ meta: {}, rows: [], apiOverhead: [], coldStart: cold } as unknown as Report);
     expect(table).toContain("| HEAD: p50 / p95 | ratio | target |");
-    expect(table).toMatch(/beside HEAD's bundle \([\d.]+ MiB\) with the same setting \| \d+ \/ \d+ ms \| \d+ \/ \d+ ms \| \d+\.\d\d \| under 150 ms/);
+    expect(table).toMatch(
+      /beside HEAD's bundle \([\d.]+ MiB, azure-monitor\.js \d+ KiB against \d+\) with the same setting \| \d+ \/ \d+ ms \| \d+ \/ \d+ ms \| \d+\.\d\d \| under 150 ms/,
+    );
   }, 120_000);
 });
