@@ -25,7 +25,7 @@ export default defineConfig({
   // The local host from its source, as the app's own code is: vitest then loads the app it
   // serves (functions/index.ts) through its own TypeScript loader, and tests and the package's
   // own tests share one copy of it.
-  resolve: { alias: { "local-host": join(__dirname, "packages/local-host/src/index.ts") } },
+  resolve: { alias: { "local-host": join(import.meta.dirname, "packages/local-host/src/index.ts") } },
   test: {
     // Vitest's default is one worker fewer than the machine's cores: one on a 2-core machine, where
     // the suite then used about one core, waiting on child processes, change feeds and timers more than
