@@ -60,15 +60,11 @@ const FLOOR_SERVER = existsSync(join(__dirname, "floor", "serve.js")) ? join(__d
 
 /** The floor app served by the local host in a process of its own, with npm start's Node flags, on the system's Cosmos DB server. */
 async function startFloor(cosmosEndpoint: string, answersFile: string): Promise<{ api: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    ["--experimental-async-context-frame", "--max-semi-space-size=4", "--heap-growing-percent=25", FLOOR_SERVER],
-    {
-      env: { ...process.env, COSMOS_ENDPOINT: cosmosEndpoint, COSMOS_KEY: LOCAL_COSMOS_KEY, FLOOR_ANSWERS: answersFile, OTEL_EXPORTER_OTLP_ENDPOINT: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    },
-  );
+  const child = spawn(process.execPath, ["--experimental-async-context-frame", "--max-semi-space-size=4", "--heap-growing-percent=25", FLOOR_SERVER], {
+    env: { ...process.env, COSMOS_ENDPOINT: cosmosEndpoint, COSMOS_KEY: LOCAL_COSMOS_KEY, FLOOR_ANSWERS: answersFile, OTEL_EXPORTER_OTLP_ENDPOINT: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let output = "";
   return new Promise((resolve, reject) => {
     const read = (chunk: Buffer) => {
