@@ -122,7 +122,11 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(table).toContain("| cross-partition query | 16 |");
     // Readers beside a throttled background: both kinds of run, each with its readers' requests counted.
     expect(report.priority!.runs.map((run) => run.priorities)).toEqual([false, true, false, true]);
-    for (const run of report.priority!.runs) expect(run.readerRequests).toBeGreaterThan(0);
+    for (const run of report.priority!.runs) {
+      expect(run.readerRequests).toBeGreaterThan(0);
+      // The backlog (more than the window's budget) is cleared after the window, never before.
+      expect(run.backlogClearedSeconds).toBeGreaterThanOrEqual(1);
+    }
     expect(report.hostile!.hostile).toBeGreaterThan(0);
     expect(report.hostile!.refused).toBeGreaterThan(0);
     expect(table).toMatch(/\| beside a client sending triple JOINs of one item \(\d+ sent, \d+ refused with 408\) \|/);
