@@ -14,11 +14,8 @@ const background = new AsyncLocalStorage<true>();
 /** Runs `work`, and everything it starts, with its Cosmos DB requests at low priority. */
 export const inBackground = <T>(work: () => T): T => background.run(true, work);
 
-/** The priority of a request sent now: low inside `inBackground`, else high. */
-export const currentPriority = (): PriorityLevel => (background.getStore() ? PriorityLevel.Low : PriorityLevel.High);
-
 /** The header the SDK's `priorityLevel` request option sets. */
-export const PRIORITY_HEADER = "x-ms-cosmos-priority-level";
+const PRIORITY_HEADER = "x-ms-cosmos-priority-level";
 
 /**
  * The SDK's HTTP client, wrapped: a request sent in the background says so, with the header the
