@@ -155,9 +155,11 @@ function renamedProfile(current: ProfileDocument, userId: string, username: stri
  * How long a rename keeps trying while it loses races, beyond its first ATTEMPTS. Another
  * instance's renames of the same profile, queued there one after another, each replace it twice
  * (the rename and its release's fence), so a rename here can lose to each of them in turn: it
- * must outlast their queue, not a count of tries.
+ * must outlast their queue, not a count of tries. On a busy machine a queue of a dozen took more
+ * than 5 s: a client whose rename waits longer is better served than one answered 409 for a
+ * race it did not cause.
  */
-const RENAME_PATIENCE_MS = 5_000;
+const RENAME_PATIENCE_MS = 15_000;
 
 /** One rename, retried while it loses races (with another instance's rename, or a release's fence). */
 async function renameOnce(
