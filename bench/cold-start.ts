@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { bundle } from "../scripts/bundle";
-import { percentile } from "./measure";
+import { fixed as f, percentile } from "./measure";
 
 interface Figure {
   p50: number;
@@ -91,8 +91,6 @@ export async function measureColdStart(root: string, samples: number, baseline?:
         : undefined,
   };
 }
-
-const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "inf");
 
 /** The cold start's rows of the full report, beside the baseline's when there is one. */
 export function coldStartTable(c: ColdStartFigures): string[] {

@@ -8,7 +8,8 @@ import { devToken } from "../local/dev-auth";
 import { projectRoot } from "../src/store/script-files";
 import { load, ROUTES, seed, USERS, type Seeded } from "./baseline";
 import type { CapturedAnswer } from "./floor/app";
-import { groupCpuSeconds, startSystem, type RunningSystem } from "./system-process";
+import { fixed as f, median } from "./measure";
+import { announced, groupCpuSeconds, startSystem, type RunningSystem } from "./system-process";
 
 /**
  * Each read route beside the floor of the platform it runs on, measured in the same run: the
@@ -43,14 +44,16 @@ async function capture(system: RunningSystem, seeded: Seeded): Promise<Record<st
   for (const request of READS)
     for (let n = 0; n < PATHS_PER_ROUTE; n++) {
       const path = `/api${ROUTES[request].path(seeded, n)}`;
-      if (answers[path.split("?")[0]]) continue;
+      // The floor finds its answer by path: the query string (Q6's limit) is the same for every request of a route.
+      const pathname = path.split("?")[0];
+      if (answers[pathname]) continue;
       const response = await fetch(`${system.api.replace(/\/api$/, "")}${path}`);
       const headers: Record<string, string> = {};
       for (const name of ["content-type", "etag", "cache-control"]) {
         const value = response.headers.get(name);
         if (value) headers[name] = value;
       }
-      answers[path.split("?")[0]] = { status: response.status, headers, body: await response.text() };
+      answers[pathname] = { status: response.status, headers, body: await response.text() };
     }
   return answers;
 }
@@ -65,20 +68,9 @@ async function startFloor(cosmosEndpoint: string, answersFile: string): Promise<
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const api = /FLOOR=(\S+)/.exec(output)?.[1];
-      if (api) resolve({ api, child });
-    };
-    child.stdout!.on("data", read);
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => reject(new Error(`the floor exited with ${code}: ${output}`)));
-  });
+  const [, api] = await announced(child, /FLOOR=(\S+)/, "the floor");
+  return { api, child };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /**
  * Today's `npm start` and the floor on its data, each read route loaded on one and then the
@@ -146,14 +138,13 @@ export async function compareWithFloors(
 
 /** The floor's rows of the full report. */
 export function floorTable(figures: FloorFigures): string[] {
-  const f = (n: number, digits = 0) => n.toFixed(digits);
   return [
     "",
     `| ${figures.connections} connections, ${figures.rounds} x ${figures.seconds} s, alternating | app req/s | floor req/s | ratio (spread), target >= 0.9 | app / floor p99 ms (target <= 1.5x) | CPU ms per request, app / floor (the app's own) |`,
     "|---|---|---|---|---|---|",
     ...figures.routes.map(
       (r) =>
-        `| ${r.request} | ${f(r.app.requestsPerSecond)} | ${f(r.floor.requestsPerSecond)} | ${f(r.ratio, 2)} (${f(r.spread[0], 2)}-${f(r.spread[1], 2)}) ${r.ratio >= 0.9 ? "met" : "not met"} | ${f(r.app.p99Ms)} / ${f(r.floor.p99Ms)} ${r.app.p99Ms <= 1.5 * r.floor.p99Ms ? "met" : "not met"} | ${f(r.app.cpuMsPerRequest, 2)} / ${f(r.floor.cpuMsPerRequest, 2)} (${f(r.app.cpuMsPerRequest - r.floor.cpuMsPerRequest, 2)}) |`,
+        `| ${r.request} | ${f(r.app.requestsPerSecond, 0)} | ${f(r.floor.requestsPerSecond, 0)} | ${f(r.ratio, 2)} (${f(r.spread[0], 2)}-${f(r.spread[1], 2)}) ${r.ratio >= 0.9 ? "met" : "not met"} | ${f(r.app.p99Ms, 0)} / ${f(r.floor.p99Ms, 0)} ${r.app.p99Ms <= 1.5 * r.floor.p99Ms ? "met" : "not met"} | ${f(r.app.cpuMsPerRequest, 2)} / ${f(r.floor.cpuMsPerRequest, 2)} (${f(r.app.cpuMsPerRequest - r.floor.cpuMsPerRequest, 2)}) |`,
     ),
   ];
 }

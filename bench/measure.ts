@@ -59,6 +59,12 @@ export async function measureCall(call: () => Promise<unknown>, partitionCounts:
   return costOf(usage.requests, performance.now() - started, partitionCounts);
 }
 
+/** The middle value of a few rounds' figures (the upper middle one of an even count). */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** A figure for a table: fixed decimals, "inf" for what is not finite (a ratio over 0). */
+export const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "inf");
+
 /** Nearest-rank percentile of sorted values. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;

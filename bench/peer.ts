@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CosmosClient, type Container } from "@azure/cosmos";
+import { median } from "./measure";
+import { announced, rssMB } from "./system-process";
 
 /**
  * The embedded server beside its one peer, @vercel/cosmosdb-server (the other Node.js server of
@@ -38,34 +39,24 @@ interface Running {
   key: string;
 }
 
+/** A server once it has said where it listens and with which key. */
+const running = async (child: ChildProcess, pattern: RegExp, name: string): Promise<Running> => {
+  const [, endpoint, key] = await announced(child, pattern, name);
+  return { child, endpoint, key };
+};
+
 /** The embedded server's command line, as `npm run cosmos` runs it. */
 function startEmbedded(): Promise<Running> {
   const cli = join(dirname(require.resolve("embedded-cosmos")), "cli.js");
   const child = spawn(process.execPath, ["--max-semi-space-size=4", "--heap-growing-percent=25", cli, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-  return started(child, /COSMOS_ENDPOINT=(\S+)[\s\S]*COSMOS_KEY=(\S+)/);
+  return running(child, /COSMOS_ENDPOINT=(\S+)[\s\S]*COSMOS_KEY=(\S+)/, "the embedded server");
 }
 
 /** The peer over plain HTTP (its own createHttpServer), printing where it listens. */
 function startPeer(): Promise<Running> {
   const script = `const server = require("@vercel/cosmosdb-server").createHttpServer(); server.listen(0, "127.0.0.1", () => console.log("PEER=http://127.0.0.1:" + server.address().port + "/ KEY=" + Buffer.from("unchecked").toString("base64")));`;
-  return started(spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] }), /PEER=(\S+) KEY=(\S+)/);
+  return running(spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] }), /PEER=(\S+) KEY=(\S+)/, "the peer");
 }
-
-function started(child: ChildProcess, pattern: RegExp): Promise<Running> {
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = pattern.exec(output);
-      if (match) resolve({ child, endpoint: match[1], key: match[2] });
-    };
-    child.stdout!.on("data", read);
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => reject(new Error(`a server exited with ${code}: ${output}`)));
-  });
-}
-
-const rssOf = (child: ChildProcess) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024);
 
 /** A container of `items` items over PARTITION_KEYS keys on `endpoint`. */
 async function loaded(endpoint: string, key: string, items: number): Promise<{ client: CosmosClient; container: Container }> {
@@ -120,8 +111,6 @@ function operations(container: Container, round: number, items: number): Record<
   };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 /**
  * Both servers loaded, then `rounds` rounds: in each, every operation at each concurrency on one
  * server and then the other (which goes first alternates), for `seconds` each.
@@ -132,7 +121,7 @@ export async function measurePeer(options: { seconds: number; rounds: number; it
   const peer = await startPeer();
   try {
     const sides = { embedded: await loaded(embedded.endpoint, embedded.key, items), peer: await loaded(peer.endpoint, peer.key, items) };
-    const rssMB = { embedded: rssOf(embedded.child), peer: rssOf(peer.child) };
+    const rss = { embedded: rssMB(embedded.child), peer: rssMB(peer.child) };
     const samples = new Map<string, { embedded: number[]; peer: number[] }>();
     for (let round = 0; round < options.rounds; round++) {
       const upserted = new Map<string, number>();
@@ -171,7 +160,7 @@ export async function measurePeer(options: { seconds: number; rounds: number; it
         };
       }),
     );
-    return { items, partitionKeys: PARTITION_KEYS, rounds: options.rounds, rates, rssMB };
+    return { items, partitionKeys: PARTITION_KEYS, rounds: options.rounds, rates, rssMB: rss };
   } finally {
     embedded.child.kill("SIGKILL");
     peer.child.kill("SIGKILL");

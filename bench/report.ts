@@ -1,4 +1,4 @@
-import type { Summary } from "./measure";
+import { fixed as f, type Summary } from "./measure";
 import type { ScanFigures } from "./scan";
 import type { HostileFigures } from "./hostile";
 import { peerTable, peerVerdicts, type PeerFigures } from "./peer";
@@ -98,7 +98,6 @@ export function row(id: string, name: string, v1: Summary, v3: Summary, measures
   };
 }
 
-const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "inf");
 const x = (n: number | null) => (n === null ? "n/a" : `${f(n)}x`);
 
 /** The article's summary table, V1 next to V3, with the V1/V3 ratios. */

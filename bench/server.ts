@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CosmosClient } from "@azure/cosmos";
@@ -11,6 +11,7 @@ import { provision } from "../src/store/provision";
 import { stalePartitionsPage } from "../src/store/username-propagation";
 import { readUser } from "../src/store/users";
 import { generateDataset, itemCount, loadV3 } from "./dataset";
+import { announced, rssMB } from "./system-process";
 
 /** What the embedded server costs on its own: measured in a process of its own, so its RSS is its own. */
 export interface ServerFigures {
@@ -36,29 +37,15 @@ export interface PointRates {
 /** The embedded server's command, beside its package's entry. */
 const cli = join(dirname(require.resolve("embedded-cosmos")), "cli.js");
 
-function rssOf(child: ChildProcess): number {
-  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024);
-}
-
-function serve(dataDir: string, partitions: number): Promise<{ child: ChildProcess; endpoint: string; key: string }> {
+async function serve(dataDir: string, partitions: number): Promise<{ child: ChildProcess; endpoint: string; key: string }> {
   // As `npm run cosmos` runs it: a small young generation keeps RSS down under load (see the README).
   const child = spawn(
     process.execPath,
     ["--max-semi-space-size=4", "--heap-growing-percent=25", cli, "--port", "0", "--data-dir", dataDir, "--partitions", String(partitions)],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
-  let output = "";
-  return new Promise((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const endpoint = /COSMOS_ENDPOINT=(\S+)/.exec(output)?.[1];
-      const key = /COSMOS_KEY=(\S+)/.exec(output)?.[1];
-      if (endpoint && key) resolve({ child, endpoint, key });
-    });
-    child.once("exit", (code) => reject(new Error(`the embedded server exited with ${code}: ${output}`)));
-  });
+  const [, endpoint, key] = await announced(child, /COSMOS_ENDPOINT=(\S+)[\s\S]*COSMOS_KEY=(\S+)/, "the embedded server");
+  return { child, endpoint, key };
 }
 
 const killed = (child: ChildProcess) =>
@@ -131,7 +118,7 @@ export async function measureServer(options: { users: number; seed: number; part
     const loadStarted = performance.now();
     await loadV3(store, dataset, () => {});
     const loadSeconds = (performance.now() - loadStarted) / 1000;
-    const rssAfterLoadMB = rssOf(server.child);
+    const rssAfterLoadMB = rssMB(server.child);
 
     // The lookup the username propagation pages through, for the user with the most items.
     const counts = new Map<string, number>();
@@ -168,12 +155,12 @@ export async function measureServer(options: { users: number; seed: number; part
           const post = dataset.posts[(comments * 7919) % dataset.posts.length];
           await createComment(store, post.postId, commenter, randomUUID(), "a comment under load");
           comments++;
-          if (comments % 500 === 0) peakRss = Math.max(peakRss, rssOf(server.child));
+          if (comments % 500 === 0) peakRss = Math.max(peakRss, rssMB(server.child));
         }
       }),
     );
     const commentSeconds = (performance.now() - loadStarted2) / 1000;
-    peakRss = Math.max(peakRss, rssOf(server.child));
+    peakRss = Math.max(peakRss, rssMB(server.child));
 
     store.dispose();
     await killed(server.child);
@@ -182,7 +169,7 @@ export async function measureServer(options: { users: number; seed: number; part
     const restartSeconds = (performance.now() - restartStarted) / 1000;
     store = storeFor(server.endpoint, server.key);
     await store.posts.read(); // answers: the data is back
-    const rssAfterRestart = rssOf(server.child);
+    const rssAfterRestart = rssMB(server.child);
 
     const pointSeconds = Math.min(3, Math.max(1, options.commentSeconds));
     const pointOperations = {

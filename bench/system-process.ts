@@ -12,6 +12,27 @@ const freePort = () =>
     });
   });
 
+/** A process's resident memory now, in MB (Linux). */
+export const rssMB = (child: ChildProcess) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024);
+
+/**
+ * Resolves with the match of `pattern` once the child's output (stdout and stderr) holds it: how a
+ * server started here says where it listens. Rejects, with that output, if the child exits first.
+ */
+export function announced(child: ChildProcess, pattern: RegExp, name: string): Promise<RegExpExecArray> {
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = pattern.exec(output);
+      if (match) resolve(match);
+    };
+    child.stdout!.on("data", read);
+    child.stderr!.on("data", read);
+    child.once("exit", (code) => reject(new Error(`${name} exited with ${code}: ${output}`)));
+  });
+}
+
 /** A whole local system (`npm start -- --in-memory`) of one checkout, as a process of its own. */
 export interface RunningSystem {
   api: string;
