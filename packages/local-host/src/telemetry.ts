@@ -98,7 +98,7 @@ type Exporter = "otlp" | "console";
  * named and none otherwise: the specification's default, OTLP to localhost:4318, is not assumed
  * (an explicit `otlp` does send there).
  */
-export function exportersOf(env: NodeJS.ProcessEnv, signal: "TRACES" | "METRICS" | "LOGS"): Exporter[] {
+function exportersOf(env: NodeJS.ProcessEnv, signal: "TRACES" | "METRICS" | "LOGS"): Exporter[] {
   const setting = `OTEL_${signal}_EXPORTER`;
   const names = (env[setting] ?? "")
     .split(",")
