@@ -59,6 +59,9 @@ export async function measureCall(call: () => Promise<unknown>, partitionCounts:
   return costOf(usage.requests, performance.now() - started, partitionCounts);
 }
 
+/** Rounds a ratio between two alternating systems is judged on: one short round is a glimpse, not a figure. */
+export const JUDGED_ROUNDS = 3;
+
 /** The middle value of a few rounds' figures (the upper middle one of an even count). */
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

@@ -120,6 +120,8 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
       ).toBe(true);
     expect(report.peer!.rssMB.peer).toBeGreaterThan(0);
     expect(table).toContain("| cross-partition query | 16 |");
+    // One round is shown, not judged: the ratio is judged over 3 alternating rounds.
+    expect(summary).toContainEqual(expect.stringMatching(/^ {2}- {3}embedded server: upsert, 1 in flight, beside its peer: .*judged over 3 rounds: --full\)$/));
     // Readers beside a throttled background: both kinds of run, each with its readers' requests counted.
     expect(report.priority!.runs.map((run) => run.priorities)).toEqual([false, true, false, true]);
     for (const run of report.priority!.runs) {
