@@ -43,6 +43,16 @@ function constant(node: unknown, parameters: Map<string, Json>): { value: Json }
   return value === null || ["string", "number", "boolean"].includes(typeof value) ? { value: value as Json } : undefined;
 }
 
+/** A list of primitives, as a parameter's value or an array constant (`['a', 'b']`). */
+function constantList(node: unknown, parameters: Map<string, Json>): Json[] | undefined {
+  if (!isNode(node)) return undefined;
+  let values: unknown;
+  if (node.type === "parameter_name") values = parameters.get(node.name as string);
+  else if (node.type === "array_constant") values = (node.elements as unknown[]).map((element) => constant(element, parameters)?.value);
+  if (!Array.isArray(values)) return undefined;
+  return values.every((value) => value === null || ["string", "number", "boolean"].includes(typeof value)) ? (values as Json[]) : undefined;
+}
+
 const MIRRORED = { "<": ">", "<=": ">=", ">": "<", ">=": "<=" } as const;
 
 /** Adds the indexable predicates of `condition` to `out`; true when they say all it says (an index alone answers it). */
@@ -97,6 +107,13 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
       out.push({ kind: "defined", path });
       return true;
     }
+    // ARRAY_CONTAINS(list, path) is path IN list: the like script finds a post and its likes by id so.
+    const list = args.length === 2 ? constantList(args[0], parameters) : undefined;
+    const member = args.length === 2 ? memberPath(args[1], alias) : undefined;
+    if (name === "ARRAY_CONTAINS" && list && member) {
+      out.push({ kind: "in", path: member, values: list });
+      return true;
+    }
     const value = args.length === 2 && constant(args[1], parameters);
     if (name === "ARRAY_CONTAINS" && path && value) {
       out.push({ kind: "contains", path, value: value.value });
@@ -109,7 +126,7 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
 /**
  * The predicates every result must satisfy that an index can select: the conjuncts at the top
  * of WHERE comparing `alias.path` with a constant (=, <, <=, >, >=, IN), ARRAY_CONTAINS with a
- * constant, IS_DEFINED, and ORs whose every side has such a condition. Anything else (NOT,
+ * constant (or of a constant list and a path, which is IN), IS_DEFINED, and ORs whose every side has such a condition. Anything else (NOT,
  * functions of paths) is left to the engine, which evaluates the whole WHERE over the
  * candidates these select. `complete` when they are the whole WHERE (or there is none): then an
  * index alone knows the results, and a `COUNT` or a `TOP n` need not load every candidate.

@@ -35,6 +35,19 @@ describe("what an index can answer (the conjuncts of WHERE)", () => {
     expect(predicates("SELECT * FROM p WHERE p.a = 1 OR NOT IS_DEFINED(p.b)")).toEqual([]);
   });
 
+  it("takes ARRAY_CONTAINS of a constant list and a path as that path IN the list (the like script's lookup by id)", () => {
+    const ids = [{ name: "@ids", value: ["l1", "l2"] }];
+    expect(predicates("SELECT * FROM c WHERE ARRAY_CONTAINS(@ids, c.id)", ids)).toEqual([{ kind: "in", path: ["id"], values: ["l1", "l2"] }]);
+    expect(predicates("SELECT * FROM c WHERE ARRAY_CONTAINS(['a', 'b'], c.id)")).toEqual([{ kind: "in", path: ["id"], values: ["a", "b"] }]);
+    expect(where("SELECT * FROM c WHERE c.id = @postId OR ARRAY_CONTAINS(@ids, c.id)", [...ids, { name: "@postId", value: "p1" }])).toEqual({
+      predicates: [{ kind: "any", alternatives: [[{ kind: "equal", path: ["id"], value: "p1" }], [{ kind: "in", path: ["id"], values: ["l1", "l2"] }]] }],
+      complete: true,
+    });
+    // A partial match (the third argument) or a list holding objects is left to the engine.
+    expect(predicates("SELECT * FROM c WHERE ARRAY_CONTAINS(@ids, c.id, true)", ids)).toEqual([]);
+    expect(predicates("SELECT * FROM c WHERE ARRAY_CONTAINS(@objects, c.id)", [{ name: "@objects", value: [{ a: 1 }] }])).toEqual([]);
+  });
+
   it("ignores everything that does not constrain every result", () => {
     expect(predicates("SELECT * FROM p WHERE p.a != 1 AND NOT (p.c = 3) AND NOT IS_DEFINED(p.d)")).toEqual([]);
     expect(predicates("SELECT * FROM p WHERE p.a = @missing")).toEqual([]);
