@@ -2,7 +2,7 @@
 param accountName string
 param databaseName string
 
-@description('One entry of containers.json: name, partitionKeyPath, indexingPolicy, defaultTtl?, storedProcedures, triggers.')
+@description('One entry of containers.json: name, partitionKeyPath, indexingPolicy, defaultTtl?, fullTextPolicy?, storedProcedures, triggers.')
 param definition object
 
 // loadTextContent needs literal paths: one entry per script declared in containers.json.
@@ -34,7 +34,9 @@ resource container 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/container
         partitionKey: { paths: [definition.partitionKeyPath], kind: 'Hash', version: 2 }
         indexingPolicy: definition.indexingPolicy
       },
-      contains(definition, 'defaultTtl') ? { defaultTtl: definition.defaultTtl } : {}
+      contains(definition, 'defaultTtl') ? { defaultTtl: definition.defaultTtl } : {},
+      // What is tokenized for full-text search, and in which language (the posts' title and content).
+      contains(definition, 'fullTextPolicy') ? { fullTextPolicy: definition.fullTextPolicy } : {}
     )
   }
 }

@@ -31,7 +31,8 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2025-10-15' = {
     disableKeyBasedMetadataWriteAccess: true
     consistencyPolicy: { defaultConsistencyLevel: 'Session' }
     locations: [{ locationName: location, failoverPriority: 0, isZoneRedundant: false }]
-    capabilities: throughputMode == 'serverless' ? [{ name: 'EnableServerless' }] : []
+    // Full-text search (the posts' full-text policy and indexes, GET /api/search) needs its capability on the account.
+    capabilities: concat([{ name: 'EnableNoSQLFullTextSearch' }], throughputMode == 'serverless' ? [{ name: 'EnableServerless' }] : [])
     backupPolicy: {
       type: 'Continuous'
       continuousModeProperties: { tier: 'Continuous7Days' }

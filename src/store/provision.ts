@@ -15,6 +15,7 @@ export async function provision(client: CosmosClient, databaseName = containerDe
       partitionKey: { paths: [definition.partitionKeyPath] },
       indexingPolicy: definition.indexingPolicy as never,
       ...("defaultTtl" in definition ? { defaultTtl: definition.defaultTtl } : {}),
+      ...("fullTextPolicy" in definition ? { fullTextPolicy: definition.fullTextPolicy } : {}),
     });
     for (const name of definition.storedProcedures) {
       const sproc = { id: name, body: scriptBody(name) };

@@ -231,3 +231,32 @@ describe("the compiled template: priority-based execution", () => {
     expect((account as { apiVersion?: string }).apiVersion).toBe("2025-10-15");
   });
 });
+
+describe("the compiled template: full-text search", () => {
+  it("has the account capability, in both throughput modes", () => {
+    const account = resourcesOf(moduleNamed("cosmos")).find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts")!;
+    const capabilities = String(account.properties!.capabilities);
+    expect(capabilities).toMatch(
+      /^\[concat\(createArray\(createObject\('name', 'EnableNoSQLFullTextSearch'\)\), if\(equals\(parameters\('throughputMode'\), 'serverless'\)/,
+    );
+  });
+
+  it("gives the posts container an en-US full-text policy and full-text indexes on the title and the content, and passes the policy to the container", () => {
+    const cosmos = moduleNamed("cosmos");
+    const posts = (variable(cosmos.properties!.template!, "definitions") as typeof containerDefinitions).containers.find((c) => c.name === "posts")!;
+    expect(posts).toMatchObject({
+      fullTextPolicy: {
+        defaultLanguage: "en-US",
+        fullTextPaths: [
+          { path: "/title", language: "en-US" },
+          { path: "/content", language: "en-US" },
+        ],
+      },
+      indexingPolicy: { fullTextIndexes: [{ path: "/title" }, { path: "/content" }] },
+    });
+    const perContainer = resourcesOf(cosmos).find((r) => r.type === "Microsoft.Resources/deployments")!.properties!.template!;
+    const container = perContainer.resources.find((r) => r.type === "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers")!;
+    expect(text(container.properties)).toContain("createObject('fullTextPolicy', parameters('definition').fullTextPolicy)");
+    expect((container as { apiVersion?: string }).apiVersion).toBe("2025-10-15");
+  });
+});

@@ -5,6 +5,7 @@ import { checkId, newEtag, secondsOf, systemProperties } from "./system-properti
 import { collectionRid, databaseRid, newChildRid } from "../wire/resource-ids";
 import { DEFAULT_THROUGHPUT, Offers, type Throughput } from "./offers";
 import { isObject, type JsonObject } from "../wire/json";
+import { checkFullText } from "./full-text-policy";
 
 export type ScriptKind = "sprocs" | "triggers";
 
@@ -115,6 +116,7 @@ export class Account {
     const definition = body as JsonObject;
     const partitionKey = this.partitionKeyOf(definition);
     this.checkTtl(definition.defaultTtl);
+    checkFullText(definition);
     this.offers.check(throughput);
     const props = systemProperties(collectionRid(db.resource._rid as string), "", secondsOf(this.clock));
     const resource: JsonObject = {
@@ -144,7 +146,7 @@ export class Account {
     return state;
   }
 
-  /** Replace may change indexing and TTL, never the partition key or unique keys (as in the service). */
+  /** Replace may change indexing, the full-text policy and TTL, never the partition key or unique keys (as in the service). */
   replaceContainer(dbId: string, id: string, body: unknown): JsonObject {
     const { data } = this.container(dbId, id);
     if (!isObject(body) || body.id !== id) throw badRequest("The id in the body must match the container being replaced.");
@@ -152,9 +154,12 @@ export class Account {
       throw badRequest("Partition key paths of a container cannot be changed.");
     }
     this.checkTtl(body.defaultTtl);
+    checkFullText(body);
     const next: JsonObject = {
       ...data.resource,
       indexingPolicy: completeIndexingPolicy(body.indexingPolicy ?? data.resource.indexingPolicy),
+      // The full-text policy is replaced with the container, as Azure allows.
+      ...(body.fullTextPolicy === undefined ? {} : { fullTextPolicy: body.fullTextPolicy }),
       _etag: newEtag(),
       _ts: secondsOf(this.clock),
     };
