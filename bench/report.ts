@@ -75,7 +75,7 @@ export interface Report {
   hostile?: HostileFigures;
   /** The embedded server beside @vercel/cosmosdb-server, operation by operation. */
   peer?: PeerFigures;
-  /** Each read route beside the platform's floor. */
+  /** Each route beside the platform's floor. */
   floors?: FloorFigures;
   /** Readers beside a throttled background, with priorities and without. */
   priority?: PriorityFigures;

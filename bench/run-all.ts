@@ -60,7 +60,7 @@ export interface BenchOptions {
   instances?: { upTo: number; seconds: number; rebalance: boolean };
   /** Readers beside a throttled background, with priorities and without (bench/priority.ts): seconds per run; 0 skips it. */
   prioritySeconds: number;
-  /** Each read route under a concurrent load beside the platform's floor (bench/floors.ts); 0 seconds skips it. */
+  /** Each route under a concurrent load beside the platform's floor (bench/floors.ts); 0 seconds skips it. */
   floors: { seconds: number; rounds: number; warmupSeconds: number };
   /** Every route under a concurrent load beside a baseline's build (a git ref), in one run; absent: skipped. */
   baseline?: { ref: string; seconds: number; rounds: number; warmupSeconds: number };
@@ -226,7 +226,7 @@ export async function runAll(options: BenchOptions): Promise<Report> {
       work: async () => void (report.priority = await measurePriority(options.prioritySeconds)),
     },
     {
-      name: `each read route beside the platform's floor (${options.floors.rounds} alternating rounds of ${options.floors.seconds} s)`,
+      name: `each route beside the platform's floor (${options.floors.rounds} alternating rounds of ${options.floors.seconds} s)`,
       runs: local && options.floors.seconds > 0,
       work: async () => void (report.floors = await compareWithFloors(projectRoot(), { ...options.floors, connections: 32, log })),
     },

@@ -7,7 +7,7 @@ import { runAll } from "./run-all";
 const COMMAND = defineCommand({
   name: "npm run bench",
   summary:
-    "Measures the ten requests in the article's V1 and V3 models (latency, requests, partitions, RU), then the pipeline, the embedded server (alone and beside its peer), scale, scans, hostile queries, readers under throttling, cold start, idle CPU and each read route beside the platform's floor, phase by phase; prints a summary of each figure against its target and writes the full tables to a file. Quick by default (about four and a half minutes on 2 cores); --full for the sizes the targets are set for.",
+    "Measures the ten requests in the article's V1 and V3 models (latency, requests, partitions, RU), then the pipeline, the embedded server (alone and beside its peer), scale, scans, hostile queries, readers under throttling, cold start, idle CPU and each route beside the platform's floor, phase by phase; prints a summary of each figure against its target and writes the full tables to a file. Quick by default (about four and a half minutes on 2 cores); --full for the sizes the targets are set for.",
   flags: {
     full: { type: "boolean", default: false, description: "the full run (several minutes on 2 cores): the sizes after --full below" },
     report: { type: "string", default: "dist/bench-report.md", value: "file", description: "where the full tables go (the terminal shows the summary)" },
@@ -41,7 +41,7 @@ const COMMAND = defineCommand({
     "peer-seconds": { type: "string", value: "s", description: "each operation on the embedded server and on its peer (0 skips; quick 1, --full 2)" },
     "peer-rounds": { type: "string", value: "n", description: "alternating rounds of the peer comparison (quick 1, --full 3)" },
     "priority-seconds": { type: "string", value: "s", description: "each run of readers beside a throttled background (0 skips; quick 2, --full 10)" },
-    "floor-seconds": { type: "string", value: "s", description: "load per read route, on the app and on the platform's floor (0 skips; quick 2, --full 5)" },
+    "floor-seconds": { type: "string", value: "s", description: "load per route, on the app and on the platform's floor (0 skips; quick 2, --full 5)" },
     "floor-rounds": { type: "string", value: "n", description: "alternating rounds per route beside the floor (quick 1, --full 3)" },
     instances: { type: "string", default: "0", value: "n", description: "the app on 1..n instances on one account (0 skips)" },
     "instance-seconds": { type: "string", default: "10", value: "s", description: "load per instance count" },

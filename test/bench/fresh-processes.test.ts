@@ -67,7 +67,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
     expect(report.idle!.percentOfCore).toBeLessThan(100);
     expect(table).toContain("idle: npm start with no traffic");
     expect(table).toContain("cold start");
-    // Each read route beside its floor: both loaded, each request's CPU counted.
+    // Each route beside its floor, the writes too: both loaded, each request's CPU counted.
     expect(report.floors!.routes.map((route) => route.request)).toEqual([
       "Q1 get user",
       "Q2 get post",
@@ -75,6 +75,10 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
       "Q4 comments",
       "Q5 likes",
       "Q6 feed",
+      "C1 edit user",
+      "C2 create post",
+      "C3 comment",
+      "C4 like",
     ]);
     for (const route of report.floors!.routes)
       for (const side of [route.app, route.floor]) {
@@ -82,6 +86,7 @@ describe("benchmark from fresh processes (a tiny run: it works and its figures a
         expect(side.cpuMsPerRequest, route.request).toBeGreaterThan(0);
       }
     expect(table).toContain("| Q6 feed |");
+    expect(table).toContain("| C4 like |");
   }, 300_000);
 
   it("puts the cold start beside a baseline's bundle, built by the baseline's own bundler", async () => {
