@@ -46,3 +46,19 @@ export const V3_DIFFERENCES: Record<string, { whose: "ours" | "the model's"; cau
       "the article's V1 query of that post's likes alone (its V2 Q5, 8.92 RU) is 11.3 RU in the model: the query base and the per-item cost are fitted on V1's COUNT aggregates too, and run high for a plain query of many items",
   },
 };
+
+/** Each V3 request more than EXPLAINED_BEYOND from the article's figure: by how much, whose the difference is, and its cause. */
+export function v3Differences(rows: readonly { id: string; v3: { requestCharge: number } }[]): string[] {
+  return rows.flatMap((r) => {
+    const article = ARTICLE_RU.v3[r.id];
+    const off = (r.v3.requestCharge - article) / article;
+    if (Math.abs(off) <= EXPLAINED_BEYOND) return [];
+    const known = V3_DIFFERENCES[r.id];
+    const why = known
+      ? `${known.whose}: ${known.cause}`
+      : "not on the calibration's dataset (npm run calibrate): this dataset's shape differs from the article's";
+    return [
+      `- ${r.id}: ${r.v3.requestCharge.toFixed(2)} RU against the article's ${article.toFixed(2)} (${off > 0 ? "+" : ""}${(100 * off).toFixed(0)} %), ${why}.`,
+    ];
+  });
+}

@@ -8,7 +8,7 @@ import type { PipelineFigures } from "./pipeline";
 import { coldStartTable, type ColdStartFigures } from "./cold-start";
 import type { IdleFigures } from "./idle";
 import type { ScaleFigures } from "./scale";
-import { ARTICLE_RU, EXPLAINED_BEYOND, V3_DIFFERENCES } from "./article";
+import { ARTICLE_RU, EXPLAINED_BEYOND, v3Differences } from "./article";
 import type { ServerFigures } from "./server";
 import type { InstanceFigures } from "./instances";
 import type { BaselineFigures } from "./baseline";
@@ -100,20 +100,6 @@ export function row(id: string, name: string, v1: Summary, v3: Summary, measures
 
 const x = (n: number | null) => (n === null ? "n/a" : `${f(n)}x`);
 
-/** Each V3 request more than EXPLAINED_BEYOND from the article's figure: by how much, whose the difference is, and its cause. */
-function v3Differences(report: Report): string[] {
-  return report.rows.flatMap((r) => {
-    const article = ARTICLE_RU.v3[r.id];
-    const off = (r.v3.requestCharge - article) / article;
-    if (Math.abs(off) <= EXPLAINED_BEYOND) return [];
-    const known = V3_DIFFERENCES[r.id];
-    const why = known
-      ? `${known.whose}: ${known.cause}`
-      : "not on the calibration's dataset (npm run calibrate): this dataset's shape differs from the article's";
-    return [`- ${r.id}: ${f(r.v3.requestCharge, 2)} RU against the article's ${f(article, 2)} (${off > 0 ? "+" : ""}${f(100 * off, 0)} %), ${why}.`];
-  });
-}
-
 /** The article's summary table, V1 next to V3, with the V1/V3 ratios. */
 export function formatTable(report: Report): string {
   const ru = (s: Summary) => (report.meta.measuresRequestUnits ? f(s.requestCharge, 2) : "n/a");
@@ -144,7 +130,7 @@ export function formatTable(report: Report): string {
     lines.push(
       "",
       `Where our V3's RU are more than ${EXPLAINED_BEYOND * 100} % from the article's V3, and why (docs/request-units.md):`,
-      ...v3Differences(report),
+      ...v3Differences(report.rows),
     );
   lines.push(
     "",

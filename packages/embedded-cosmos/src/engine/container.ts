@@ -254,6 +254,7 @@ export class Container {
       items: () => itemsOf(this.partitions, (item) => this.isLive(item), scope),
       size,
       contains: (item: StoredItem) => within(item) && this.isLive(item),
+      whole: () => itemsOf(this.partitions, (item) => this.isLive(item), { all: true }),
     };
     const indexes = partition
       ? (partition.indexes ??= new ContainerIndexes(this.definition.indexingPolicy as JsonObject, () => partition.items.values()))

@@ -6,7 +6,10 @@
 //   the accumulator instead, and counted: a query request that makes more than a budget of rows
 //   stops with RowBudgetExceeded, so no single query can hold the server's thread or its memory.
 // - REPLICATE keeps Azure's limit: a result over 10,000 characters is undefined.
+// - The full-text functions, which the engine does not know, call full-text-scoring.ts.
 import query from "@zeit/cosmosdb-query";
+import { FULL_TEXT_FUNCTIONS } from "./full-text-scoring";
+import { badRequest } from "../wire/errors";
 
 export type EngineQuery = ReturnType<typeof query>;
 type ExecOptions = NonNullable<Parameters<EngineQuery["exec"]>[1]>;
@@ -59,7 +62,22 @@ const bounded = {
     const count = Math.trunc(times);
     return text.length * count > REPLICATE_MAX_LENGTH ? undefined : text.repeat(count);
   },
+  ...FULL_TEXT_FUNCTIONS,
+  $fullTextScoreOutsideRank(): never {
+    throw badRequest("FullTextScore can only be used in ORDER BY RANK, alone or inside RRF.");
+  },
 };
+
+/** The engine's calls of the full-text functions (it upper-cases a function's name), and what they become. */
+const FULL_TEXT_CALLS: Record<string, string> = {
+  FULLTEXTCONTAINSALL: "$fullTextContainsAll",
+  FULLTEXTCONTAINSANY: "$fullTextContainsAny",
+  FULLTEXTCONTAINS: "$fullTextContains",
+  _FULLTEXTWORDCOUNT: "$fullTextWordCount",
+  _FULLTEXTSCORE: "$fullTextScore",
+  FULLTEXTSCORE: "$fullTextScoreOutsideRank",
+};
+const FULL_TEXT_CALL = new RegExp(`^\\$b\\.(${Object.keys(FULL_TEXT_CALLS).join("|")})\\(`);
 
 const ACCUMULATED = /^\[\.\.\.\$,\s*/;
 const REPLICATE = /^\$b\.REPLICATE\(/;
@@ -77,7 +95,7 @@ function closing(code: string, open: number): number {
   throw new Error("The SQL engine's code has an unclosed bracket.");
 }
 
-/** `code` with every `[...$, rest]` made `udf.$append($, [rest])` and REPLICATE made bounded. */
+/** `code` with every `[...$, rest]` made `udf.$append($, [rest])`, REPLICATE made bounded and the full-text functions called. */
 export function boundedCode(code: string): string {
   let out = "";
   for (let i = 0; i < code.length;) {
@@ -95,6 +113,12 @@ export function boundedCode(code: string): string {
       const end = closing(code, i);
       out += `udf.$append($, [${boundedCode(code.slice(i + accumulated[0].length, end))}])`;
       i = end + 1;
+      continue;
+    }
+    const fullText = FULL_TEXT_CALL.exec(rest);
+    if (fullText) {
+      out += `udf.${FULL_TEXT_CALLS[fullText[1]]}(`;
+      i += fullText[0].length;
       continue;
     }
     const replicate = REPLICATE.exec(rest);

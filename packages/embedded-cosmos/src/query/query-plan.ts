@@ -5,6 +5,8 @@ import { aggregateName, AGGREGATE_TYPES, groupByPlan, partialAggregate } from ".
 import type { Json } from "../wire/json";
 import { fromAlias, printExpression, printFromWhere, projectionExpression } from "./sql-print";
 import type { ShapedQuery } from "./sql-support";
+import { hybridSearchQueryInfo, type HybridSearchQueryInfo } from "./hybrid-plan";
+import { rankOf } from "./full-text-ranking";
 
 type Node = { type: string; [key: string]: unknown };
 
@@ -12,7 +14,9 @@ const FILTER = "{documentdb-formattableorderbyquery-filter}";
 
 export interface QueryPlan {
   partitionedQueryExecutionInfoVersion: number;
-  queryInfo: {
+  /** For ORDER BY RANK: the SDKs' own full-text search pipeline (hybrid-plan.ts), in place of queryInfo. */
+  hybridSearchQueryInfo?: HybridSearchQueryInfo;
+  queryInfo?: {
     distinctType: "None" | "Unordered";
     top: number | null;
     offset: number | null;
@@ -53,6 +57,9 @@ function valueAggregate(select: Node): { name: string; argument: Node } | undefi
  * their results; for anything else, run it as is.
  */
 export function planOf(shaped: ShapedQuery): QueryPlan {
+  if (shaped.ranking?.kind === "rank") return rankedPlan(shaped, shaped.ranking);
+  // The hybrid plan's own queries run range by range as they are: nothing to merge.
+  if (shaped.ranking) return { partitionedQueryExecutionInfoVersion: 2, queryInfo: asIs(shaped.source.query), queryRanges: ALL_RANGES };
   const spec = shaped.source;
   const body = compiled(shaped.spec.query).ast.body as Node;
   const select = body.select as Node;
@@ -98,13 +105,52 @@ export function planOf(shaped: ShapedQuery): QueryPlan {
       dCountInfo: null,
       hasNonStreamingOrderBy: false,
     },
-    queryRanges: [{ min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false }],
+    queryRanges: ALL_RANGES,
+  };
+}
+
+const ALL_RANGES = [{ min: "", max: "FF", isMinInclusive: true, isMaxInclusive: false }];
+
+/** A plan that runs the query on each range as it is. */
+const asIs = (query: string): NonNullable<QueryPlan["queryInfo"]> => ({
+  distinctType: "None",
+  top: null,
+  offset: null,
+  limit: null,
+  orderBy: [],
+  orderByExpressions: [],
+  groupByExpressions: [],
+  groupByAliases: [],
+  aggregates: [],
+  groupByAliasToAggregateType: {},
+  rewrittenQuery: query,
+  hasSelectValue: false,
+  dCountInfo: null,
+  hasNonStreamingOrderBy: false,
+});
+
+/** ORDER BY RANK's plan: the hybrid search pipeline both SDKs run (statistics, then components, then fusion). */
+function rankedPlan(shaped: ShapedQuery, ranking: { expression: string; top?: number }): QueryPlan {
+  const body = compiled(shaped.spec.query).ast.body as Node;
+  const alias = fromAlias(body);
+  const expression = ((compiled(`SELECT VALUE ${ranking.expression} FROM ${alias}`).ast.body as Node).select as Node).value as Node;
+  const rank = rankOf(expression, alias, shaped.spec.parameters, printExpression, ranking.top);
+  const query = {
+    projection: projectionExpression(body, alias),
+    fromWhere: (filter?: string) => printFromWhere(body, filter),
+    hasSelectValue: (body.select as Node).value !== undefined,
+  };
+  return {
+    partitionedQueryExecutionInfoVersion: 2,
+    hybridSearchQueryInfo: hybridSearchQueryInfo(rank, query, shaped.offset, ranking.top ?? shaped.limit),
+    queryRanges: ALL_RANGES,
   };
 }
 
 /** Whether the results of per-range queries must be merged by the SDK (ORDER BY, TOP, aggregates, GROUP BY, DISTINCT, OFFSET ... LIMIT). */
 export function needsPipeline(plan: QueryPlan): boolean {
   const info = plan.queryInfo;
+  if (!info) return true;
   return (
     info.orderBy.length > 0 ||
     info.top !== null ||

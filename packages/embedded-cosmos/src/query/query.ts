@@ -12,7 +12,8 @@ import { documentNumber } from "../wire/resource-ids";
 import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
 import { aggregateCalls, aggregateName, checkGrouped, distinctKey, groupRows, rowsQuery } from "./group-by";
-import { fromAlias } from "./sql-print";
+import { fromAlias, printExpression, printFromWhere, projectionExpression } from "./sql-print";
+import { componentRows, containerStatistics, rankOf, ranked, statisticsResult, type Candidate } from "./full-text-ranking";
 
 export interface QuerySpec {
   query: string;
@@ -111,6 +112,8 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
 
 /** Whether the query JOINs (its rows can outnumber its items by far: see QueryThread). */
 export function hasJoins(shaped: ShapedQuery): boolean {
+  // The hybrid plan's own queries have none, and are not parsed (hybrid-plan.ts).
+  if (shaped.ranking?.kind === "statistics" || shaped.ranking?.kind === "component") return false;
   const from = ((compiled(shaped.spec.query).ast as Node).body as Node).from as Node | null;
   return ((from?.joins as unknown[] | undefined)?.length ?? 0) > 0;
 }
@@ -235,7 +238,7 @@ export function runQuery<T extends Queryable>(
 ): QueryPage {
   try {
     return withRowBudget(() => {
-      if (shaped.distinct || shaped.limit !== undefined || shaped.resume || shaped.groupBy !== undefined)
+      if (shaped.distinct || shaped.limit !== undefined || shaped.resume || shaped.groupBy !== undefined || shaped.ranking)
         return shapedPage(scope, indexes, shaped, continuation, maxItemCount);
       return engineQuery(scope, indexes, shaped.spec, continuation, maxItemCount, scanPageItems);
     });
@@ -250,6 +253,8 @@ export interface QueryScope<T> {
   items: () => T[];
   size: number;
   contains: (item: T) => boolean;
+  /** The whole container's live items, whatever the scope: full-text statistics are the container's (the scope's items when absent). */
+  whole?: () => T[];
 }
 
 /** Every result of the engine's query over the scope, read to the end. */
@@ -267,13 +272,51 @@ function everyResult<T extends Queryable>(scope: QueryScope<T>, indexes: Contain
   return { items, retrieved, indexHits };
 }
 
+/**
+ * A query ranked by the server (full-text-ranking.ts): the plan's statistics over the scope; a
+ * component query's rows in the order of its computed key; or ORDER BY RANK's candidates (the
+ * rest of the query, run by the engine) scored with the whole container's statistics.
+ */
+function rankedResults<T extends Queryable>(scope: QueryScope<T>, indexes: ContainerIndexes<T> | undefined, shaped: ShapedQuery): QueryPage {
+  const ranking = shaped.ranking!;
+  if (ranking.kind === "statistics") {
+    const items = scope.items().map((item) => item.doc());
+    return { items: statisticsResult(ranking, items), retrieved: items.length, indexHits: 0 };
+  }
+  const parameters = shaped.spec.parameters;
+  if (ranking.kind === "component") {
+    const found = everyResult(scope, indexes, { query: `SELECT * ${ranking.fromWhere}`, parameters });
+    return { ...found, items: componentRows(candidatesOf(found.items, ranking.projection, ranking.rank.alias, parameters), ranking) };
+  }
+  const body = compiled(shaped.spec.query).ast.body as Node;
+  if (((body.from as Node | null)?.joins as unknown[] | undefined)?.length) throw badRequest("A ranked query cannot have a JOIN.");
+  const alias = fromAlias(body);
+  const expression = (compiled(`SELECT VALUE ${ranking.expression} FROM ${alias}`).ast.body as Node).select as Node;
+  const rank = rankOf(expression.value as Node, alias, parameters, printExpression, ranking.top);
+  const found = everyResult(scope, indexes, { query: `SELECT * ${printFromWhere(body)}`, parameters });
+  const statistics = containerStatistics(
+    rank.components,
+    (scope.whole ?? scope.items)().map((item) => item.doc()),
+  );
+  return { ...found, items: ranked(candidatesOf(found.items, projectionExpression(body, alias), alias, parameters), rank, statistics) };
+}
+
+/** The items a ranked query found, each with what the query selects of it. */
+function candidatesOf(items: Json[], projection: string, alias: string, parameters: QuerySpec["parameters"]): Candidate[] {
+  const project = compiled(`SELECT VALUE ${projection} FROM ${alias}`);
+  return engineErrors(() => ({
+    items: (items as JsonObject[]).map((item) => ({ item, row: project.exec([item], { parameters: parameters ?? [] }).result[0] as Json })),
+    retrieved: 0,
+  })).items as unknown as Candidate[];
+}
+
 /** DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter applied, in that order, to the rest of the query's results. */
 function shapedResults<T extends Queryable>(
   scope: QueryScope<T>,
   indexes: ContainerIndexes<T> | undefined,
   shaped: ShapedQuery,
 ): { results: Json[]; retrieved: number; indexHits: number } {
-  const { items, retrieved, indexHits } = everyResult(scope, indexes, shaped.spec);
+  const { items, retrieved, indexHits } = shaped.ranking ? rankedResults(scope, indexes, shaped) : everyResult(scope, indexes, shaped.spec);
   let results = shaped.resume ? resumeAt(items, shaped.resume, orderDirections(shaped.spec.query)) : items;
   if (shaped.distinct) results = [...new Map(results.map((value) => [distinctKey(value), value] as const)).values()];
   if (shaped.limit !== undefined) results = results.slice(shaped.offset, shaped.offset! + shaped.limit);

@@ -2,6 +2,8 @@ import { badRequest, type CosmosError } from "../wire/errors";
 import type { Json } from "../wire/json";
 
 import type { ResumeFilter } from "./resume-filter";
+import { issuedComponentQuery, issuedStatisticsQuery } from "./hybrid-plan";
+import type { ComponentQuery, StatisticsQuery } from "./full-text-ranking";
 
 /** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
 interface QuerySpec {
@@ -85,7 +87,16 @@ export interface ShapedQuery {
   groupBy?: string;
   /** Where a cross-partition ORDER BY resumes (the .NET SDK's resume filter), applied by the server to the results. */
   resume?: ResumeFilter;
+  /** A ranking the engine cannot run (ORDER BY RANK, a hybrid search plan's queries), applied by the server: full-text-ranking.ts. */
+  ranking?: RankingClause;
 }
+
+/**
+ * The ranking a query asks for: `ORDER BY RANK <expression>` as written (query.ts parses it; TOP
+ * goes with it, or the engine would take the first items before they are ranked), or one of the
+ * hybrid search plan's own queries, recognized as issued (hybrid-plan.ts).
+ */
+export type RankingClause = { kind: "rank"; expression: string; top?: number } | ComponentQuery | StatisticsQuery;
 
 function count(token: string, parameters: QuerySpec["parameters"], clause: string): number {
   const value: Json | undefined = token.startsWith("@") ? parameters?.find((p) => p.name === token)?.value : Number(token);
@@ -95,13 +106,27 @@ function count(token: string, parameters: QuerySpec["parameters"], clause: strin
 
 /** A query vetted (400 for what the server cannot run) and shaped, once: the plan and the execution both take it. */
 export function prepareQuery(spec: QuerySpec, resume?: ResumeFilter): ShapedQuery {
-  refuseUnsupported(spec.query);
   const shaped = shapeOf(spec);
+  // The hybrid plan's own queries are the server's: only what the client wrote is vetted.
+  if (shaped.ranking?.kind !== "statistics" && shaped.ranking?.kind !== "component") refuseUnsupported(spec.query);
   return resume ? { ...shaped, resume } : shaped;
 }
 
-/** Takes `SELECT DISTINCT`, a trailing `OFFSET n LIMIT m` and `GROUP BY ...` out of the query, for the server to apply. */
+/** `ORDER BY RANK ...` at the end of `sql`, and TOP, taken out; undefined when it has none. */
+function rankingOf(sql: string, parameters: QuerySpec["parameters"]): { query: string; ranking: RankingClause } | undefined {
+  const clause = /\s+ORDER\s+BY\s+RANK\s+/i.exec(withoutStrings(sql));
+  if (!clause) return undefined;
+  let query = sql.slice(0, clause.index);
+  const top = /^(\s*SELECT\s+)TOP\s+(@\w+|\d+)\s+/i.exec(query);
+  if (top) query = top[1] + query.slice(top[0].length);
+  const expression = sql.slice(clause.index + clause[0].length).trim();
+  return { query, ranking: { kind: "rank", expression, top: top ? count(top[2], parameters, "TOP") : undefined } };
+}
+
+/** Takes `SELECT DISTINCT`, a trailing `OFFSET n LIMIT m`, `GROUP BY ...` and a ranking clause out of the query, for the server to apply. */
 function shapeOf(spec: QuerySpec): ShapedQuery {
+  const issued = issuedStatisticsQuery(spec.query) ?? issuedComponentQuery(spec.query);
+  if (issued) return { source: spec, spec, distinct: false, ranking: issued };
   const grouping = /\s+GROUP\s+BY\s+(?=\S)/i.exec(withoutStrings(spec.query));
   if (grouping)
     return {
@@ -114,12 +139,13 @@ function shapeOf(spec: QuerySpec): ShapedQuery {
   const distinct = /^\s*SELECT\s+DISTINCT\b/i.test(withoutStrings(sql));
   if (distinct) sql = sql.replace(/^(\s*SELECT\s+)DISTINCT\b/i, "$1");
   const paging = /\s+OFFSET\s+(@\w+|\d+)\s+LIMIT\s+(@\w+|\d+)\s*$/i.exec(sql);
-  if (!paging) return { source: spec, spec: { ...spec, query: sql }, distinct };
+  const ranked = rankingOf(paging ? sql.slice(0, paging.index) : sql, spec.parameters);
+  const query = ranked?.query ?? (paging ? sql.slice(0, paging.index) : sql);
   return {
     source: spec,
-    spec: { ...spec, query: sql.slice(0, paging.index) },
+    spec: { ...spec, query },
     distinct,
-    offset: count(paging[1], spec.parameters, "OFFSET"),
-    limit: count(paging[2], spec.parameters, "LIMIT"),
+    ...(paging ? { offset: count(paging[1], spec.parameters, "OFFSET"), limit: count(paging[2], spec.parameters, "LIMIT") } : {}),
+    ...(ranked ? { ranking: ranked.ranking } : {}),
   };
 }
