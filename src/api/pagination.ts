@@ -62,3 +62,21 @@ export async function pagedList<T extends object>(
   const body = { items: servedItems(container, page.items, warn), continuationToken: encodeContinuation(list, page.next) };
   return { status: 200, body, etag: entityTagOf(body) };
 }
+
+/** Where a ranked list (search) goes on: how many results came before, bound to the list (the query) it came from. */
+const offsetPosition = z.object({ l: z.string(), o: z.number().int().min(0).max(10_000) });
+
+export function encodeOffset(list: string, offset: number | undefined): string | null {
+  return offset === undefined ? null : Buffer.from(JSON.stringify({ l: list, o: offset }), "utf8").toString("base64url");
+}
+
+export function decodeOffset(list: string, token: string | undefined): number {
+  if (token === undefined) return 0;
+  try {
+    const parsed = offsetPosition.safeParse(JSON.parse(Buffer.from(token, "base64url").toString("utf8")));
+    if (parsed.success && parsed.data.l === list) return parsed.data.o;
+  } catch {
+    // not JSON: the same answer as a well-formed token for another list
+  }
+  throw invalid("continuationToken is not valid for this search.", [{ path: "continuationToken", message: "is not valid for this search" }]);
+}

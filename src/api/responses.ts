@@ -41,6 +41,21 @@ export const shortPostResponse = z
   .strict()
   .openapi("ShortPost");
 
+/** A search result: the post in short form, and a stretch of its content around the first word found, with where the words are in it. */
+export const searchHitResponse = z
+  .object({
+    ...postFields,
+    content: z.string().max(LIMITS.shortContentLength),
+    snippet: z
+      .object({
+        text: z.string(),
+        marks: z.array(z.tuple([z.number().int().min(0), z.number().int().min(0)])).describe("[start, end) of each word found, in UTF-16 code units of text"),
+      })
+      .strict(),
+  })
+  .strict()
+  .openapi("SearchHit");
+
 export const commentResponse = z
   .object({
     id: z.string(),
@@ -125,6 +140,7 @@ export const RESPONSES = {
   Like: likeResponse,
   Feed: feedResponse,
   ShortPostPage: pageOf(shortPostResponse),
+  SearchPage: pageOf(searchHitResponse),
   CommentPage: pageOf(commentResponse),
   LikePage: pageOf(likeResponse),
   Erasure: erasureResponse,

@@ -5,6 +5,7 @@ import { getFeed } from "./handlers/feed-endpoint";
 import { openApiEndpoint } from "./handlers/openapi-endpoint";
 import { likePost, listLikes, unlikePost } from "./handlers/likes-endpoints";
 import { createPost, deletePost, getPost, updatePost } from "./handlers/posts-endpoints";
+import { search } from "./handlers/search-endpoint";
 import { createUser, deleteUser, exportUser, getErasure, getUser, listUserPosts, updateUser } from "./handlers/users-endpoints";
 
 /** Every route that reads the store may answer these: throttled beyond the SDK's retries, a malformed stored item, or the store unavailable. */
@@ -256,6 +257,22 @@ export const routes: readonly Route[] = (
         errors: [400, 412, ...STORE],
         headers: CONDITIONS,
         responseHeaders: ["Cache-Control"],
+      },
+    },
+    {
+      name: "search",
+      method: "GET",
+      route: "search",
+      endpoint: search,
+      doc: {
+        summary: "Posts that hold any of the words in q, most relevant first (title weighted above content), each with a snippet",
+        readsSeveralPartitions: "a query over every partition of posts: the words of all posts are in all of them (docs/search.md)",
+        success: [
+          { status: 200, description: "One page of results", schema: "SearchPage" },
+          { status: 304, description: "Not modified (If-None-Match)" },
+        ],
+        errors: [400, 412, ...STORE],
+        headers: CONDITIONS,
       },
     },
     {

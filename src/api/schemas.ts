@@ -75,3 +75,29 @@ export const listQuery = z.object({ limit, continuationToken: z.string().min(1).
 export const idempotencyKey = z.string().regex(LIMITS.idempotencyKeyPattern, "must be 1-255 visible ASCII characters");
 
 export const feedQuery = z.object({ limit });
+
+/** The words of a search, as `q` gives them: split on white space, each once (case aside). */
+export const searchTerms = (q: string): string[] => [
+  ...new Map(
+    q
+      .trim()
+      .split(/\s+/u)
+      .map((term) => [term.toLowerCase(), term] as const),
+  ).values(),
+];
+
+const { queryLength, terms, termLength } = LIMITS.search;
+
+/** `q`: visible text, bounded in length, in words, and in each word's length, each with its own reason. */
+const searchText = text(queryLength, false).superRefine((q, context) => {
+  const words = searchTerms(q);
+  if (words.length > terms) context.addIssue({ code: z.ZodIssueCode.custom, message: `must have at most ${terms} words (it has ${words.length})` });
+  const long = words.find((word) => word.length > termLength);
+  if (long)
+    context.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `must have words of at most ${termLength} characters ('${long.slice(0, 20)}…' is ${long.length})`,
+    });
+});
+
+export const searchQuery = z.object({ q: searchText, limit, continuationToken: z.string().min(1).max(2048).optional() });

@@ -16,4 +16,6 @@ export const LIMITS = {
   pageSize: { min: 1, max: 100, default: 20 },
   bodyBytes: 64 * 1024,
   feedSize: 100,
+  /** GET /search: the whole `q`, how many words it may have, and how long one may be. */
+  search: { queryLength: 200, terms: 8, termLength: 50 },
 } as const;

@@ -39,8 +39,8 @@ const reads = routes
     return [`${route.doc.request ?? "read"} ${route.name}`, path, partition, route.doc.auth ? userId : undefined] as const;
   });
 
-it("exempts only the account download, with its reason", () => {
-  expect(routes.filter((route) => route.doc.readsSeveralPartitions).map((route) => route.name)).toEqual(["exportUser"]);
+it("exempts only the account download and search, each with its reason", () => {
+  expect(routes.filter((route) => route.doc.readsSeveralPartitions).map((route) => route.name)).toEqual(["exportUser", "search"]);
 });
 
 it("finds the article's six reads in the route table", () => {

@@ -9,6 +9,8 @@ export type Predicate =
   | { kind: "range"; path: string[]; operator: "<" | "<=" | ">" | ">="; value: Json }
   | { kind: "contains"; path: string[]; value: Json }
   | { kind: "defined"; path: string[] }
+  /** FullTextContains (one keyword), FullTextContainsAll (`all`) or FullTextContainsAny: served by a full-text index. */
+  | { kind: "fullText"; path: string[]; keywords: Json[]; all: boolean }
   /** An OR of conjunctions, each with at least one indexable condition: the union of their selections. */
   | { kind: "any"; alternatives: Predicate[][] };
 
@@ -52,6 +54,13 @@ function constantList(node: unknown, parameters: Map<string, Json>): Json[] | un
   if (!Array.isArray(values)) return undefined;
   return values.every((value) => value === null || ["string", "number", "boolean"].includes(typeof value)) ? (values as Json[]) : undefined;
 }
+
+/** The full-text functions a full-text index answers, and whether an item must hold all their keywords. */
+const FULL_TEXT_FUNCTIONS: Record<string, { all: boolean } | undefined> = {
+  FULLTEXTCONTAINS: { all: true },
+  FULLTEXTCONTAINSALL: { all: true },
+  FULLTEXTCONTAINSANY: { all: false },
+};
 
 const MIRRORED = { "<": ">", "<=": ">=", ">": "<", ">=": "<=" } as const;
 
@@ -105,6 +114,12 @@ function collect(condition: unknown, alias: string, parameters: Map<string, Json
     const path = args.length > 0 ? memberPath(args[0], alias) : undefined;
     if (name === "IS_DEFINED" && args.length === 1 && path) {
       out.push({ kind: "defined", path });
+      return true;
+    }
+    const fullText = FULL_TEXT_FUNCTIONS[name];
+    const keywords = fullText && path ? args.slice(1).map((arg) => constant(arg, parameters)) : [];
+    if (fullText && path && keywords.length > 0 && keywords.every((k) => typeof k?.value === "string")) {
+      out.push({ kind: "fullText", path, keywords: keywords.map((k) => k!.value), all: fullText.all });
       return true;
     }
     // ARRAY_CONTAINS(list, path) is path IN list: the like script finds a post and its likes by id so.

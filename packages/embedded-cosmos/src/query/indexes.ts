@@ -1,4 +1,5 @@
 import { isObject, type Json, type JsonObject } from "../wire/json";
+import { termsOf } from "./full-text-analysis";
 
 /**
  * Range indexes of one container, as its indexing policy asks for them. Each path's index is
@@ -109,6 +110,50 @@ class PathIndex<T extends Indexed> {
   }
 }
 
+/**
+ * A full-text index of one path (the container's `fullTextIndexes`): each English term of the
+ * text there (full-text-analysis.ts) to the items holding it, so that FullTextContains and its
+ * kin load only the items that hold their keywords.
+ */
+class TermIndex<T extends Indexed> {
+  private readonly byTerm = new Map<string, Set<T>>();
+
+  constructor(private readonly path: string[]) {}
+
+  add(item: T, doc: JsonObject): void {
+    for (const term of new Set(termsOf(valuesAt(doc, this.path)[0]))) {
+      let set = this.byTerm.get(term);
+      if (!set) this.byTerm.set(term, (set = new Set()));
+      set.add(item);
+    }
+  }
+
+  remove(item: T, doc: JsonObject): void {
+    for (const term of new Set(termsOf(valuesAt(doc, this.path)[0]))) {
+      const set = this.byTerm.get(term);
+      set?.delete(item);
+      if (set?.size === 0) this.byTerm.delete(term);
+    }
+  }
+
+  /** Items holding a keyword (every word of it); none for a keyword that analyzes to nothing. */
+  private holding(keyword: Json): Set<T> {
+    const sets = termsOf(keyword).map((term) => this.byTerm.get(term) ?? new Set<T>());
+    if (sets.length === 0) return new Set();
+    const [smallest, ...others] = sets.sort((a, b) => a.size - b.size);
+    return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
+  }
+
+  /** Items holding all the keywords, or any of them. */
+  matching(keywords: Json[], all: boolean): Set<T> {
+    const sets = keywords.map((keyword) => this.holding(keyword));
+    if (!all) return new Set(sets.flatMap((set) => [...set]));
+    if (sets.length === 0) return new Set();
+    const [smallest, ...others] = sets.sort((a, b) => a.size - b.size);
+    return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
+  }
+}
+
 function lowerBound(keys: string[], key: string): number {
   let low = 0;
   let high = keys.length;
@@ -133,7 +178,7 @@ function patternParts(pattern: string): { parts: string[]; subtree: boolean } {
 }
 
 export class ContainerIndexes<T extends Indexed> {
-  private readonly indexes = new Map<string, PathIndex<T>>();
+  private readonly indexes = new Map<string, PathIndex<T> | TermIndex<T>>();
 
   constructor(
     private policy: JsonObject,
@@ -176,12 +221,27 @@ export class ContainerIndexes<T extends Indexed> {
   /** The index of `path`, built now if this is its first use; undefined when the policy excludes the path. */
   at(path: string[]): PathIndex<T> | undefined {
     const key = path.join("/");
-    let index = this.indexes.get(key);
+    let index = this.indexes.get(key) as PathIndex<T> | undefined;
     if (!index && this.covers(path.filter((p) => p !== "[]"))) {
-      index = new PathIndex(path);
-      for (const item of this.everything()) index.add(item, item.doc());
-      this.indexes.set(key, index);
+      index = this.built(key, new PathIndex(path));
     }
+    return index;
+  }
+
+  /** The full-text index of `path`, built now if this is its first use; undefined when the policy has none on it. */
+  fullTextAt(path: string[]): TermIndex<T> | undefined {
+    const key = `full-text:${path.join("/")}`;
+    let index = this.indexes.get(key) as TermIndex<T> | undefined;
+    const declared = Array.isArray(this.policy.fullTextIndexes) ? this.policy.fullTextIndexes : [];
+    if (!index && declared.some((entry) => isObject(entry) && entry.path === `/${path.join("/")}`)) {
+      index = this.built(key, new TermIndex(path));
+    }
+    return index;
+  }
+
+  private built<I extends PathIndex<T> | TermIndex<T>>(key: string, index: I): I {
+    for (const item of this.everything()) index.add(item, item.doc());
+    this.indexes.set(key, index);
     return index;
   }
 

@@ -170,9 +170,9 @@ export interface Queryable extends Indexed {
   rid(): string;
 }
 
-/** The index a single-path predicate reads (an array's elements for ARRAY_CONTAINS); undefined when the policy does not index it. */
+/** The index a single-path predicate reads (an array's elements for ARRAY_CONTAINS, the full-text index for the full-text functions); undefined when the policy does not index it. */
 const indexOf = <T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Exclude<Predicate, { kind: "any" }>) =>
-  indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
+  predicate.kind === "fullText" ? indexes.fullTextAt(predicate.path) : indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
 
 /** The items an index selects for one predicate; undefined when the policy does not index its path. */
 function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): Set<T> | undefined {
@@ -185,7 +185,8 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
     }
     return union;
   }
-  const index = indexOf(indexes, predicate);
+  if (predicate.kind === "fullText") return indexes.fullTextAt(predicate.path)?.matching(predicate.keywords, predicate.all);
+  const index = indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
   switch (predicate.kind) {
     case "equal":
       return index?.equal(predicate.value);
@@ -281,7 +282,9 @@ function rankedResults<T extends Queryable>(scope: QueryScope<T>, indexes: Conta
   const ranking = shaped.ranking!;
   if (ranking.kind === "statistics") {
     const items = scope.items().map((item) => item.doc());
-    return { items: statisticsResult(ranking, items), retrieved: items.length, indexHits: 0 };
+    // Full-text indexes keep these counts, as Azure's do: with one on every searched path, no document is loaded.
+    const indexed = indexes !== undefined && ranking.components.every((component) => indexes.fullTextAt(component.path) !== undefined);
+    return { items: statisticsResult(ranking, items), retrieved: indexed ? 0 : items.length, indexHits: indexed ? items.length : 0 };
   }
   const parameters = shaped.spec.parameters;
   if (ranking.kind === "component") {

@@ -50,6 +50,22 @@ describe("full-text search: the four functions", () => {
     }
   });
 
+  it("loads only the items a full-text index finds; without a full-text policy the functions answer the same, loading every item", async () => {
+    const plain = await f.container({ partitionKey: { paths: ["/blog"] } });
+    for (const post of POSTS) await plain.items.create({ ...post, blog: "b" });
+    const query = `SELECT c.id FROM c WHERE FullTextContainsAny(c.body, "cats", "throttling")`;
+    const metrics = async (container: Container) => {
+      const page = await container.items.query<{ id: string }>(query, { partitionKey: "b", populateQueryMetrics: true }).fetchNext();
+      return { ids: page.resources.map((r) => r.id), retrieved: page.queryMetrics?.["0"].retrievedDocumentCount, charge: page.requestCharge };
+    };
+    const [indexed, scanned] = [await metrics(together), await metrics(plain)];
+    expect(indexed.ids).toEqual(["p4", "p6"]);
+    expect(scanned.ids).toEqual(indexed.ids);
+    expect(indexed.retrieved).toBe(2);
+    expect(scanned.retrieved).toBe(POSTS.length);
+    expect(scanned.charge).toBeGreaterThan(indexed.charge);
+  });
+
   it("refuses FullTextScore outside ORDER BY RANK", async () => {
     expect(await statusOf(spread.items.query(`SELECT VALUE FullTextScore(c.body, "cat") FROM c`, { partitionKey: "p4" }).fetchAll())).toBe(400);
   });
