@@ -10,6 +10,9 @@ import type { BlogStore } from "./client";
 const TITLE_WEIGHT = 2;
 const CONTENT_WEIGHT = 1;
 
+/** The page size the SDK asks each range for: at least what a component of the plan gives (its best 120). */
+const COMPONENT_PAGE = 1_000;
+
 /** One page of search results, best first. */
 export interface SearchPage {
   posts: PostItem[];
@@ -36,6 +39,7 @@ export async function searchPosts(store: BlogStore, terms: readonly string[], of
     { name: "@offset", value: offset },
     { name: "@take", value: limit + 1 },
   ];
-  const { resources } = await store.posts.items.query<PostItem>({ query, parameters }).fetchAll();
+  // Each range gives each component's best results in one page, not the SDK's default of ten at a time.
+  const { resources } = await store.posts.items.query<PostItem>({ query, parameters }, { maxItemCount: COMPONENT_PAGE }).fetchAll();
   return { posts: resources.slice(0, limit), more: resources.length > limit };
 }
