@@ -49,7 +49,7 @@ export function distinctKey(value: Json): string {
  * (`SELECT c.id ... GROUP BY c.kind`), as Azure does: a group has no one `c.id`.
  */
 export function checkGrouped(select: Node, grouping: Node[]): void {
-  const grouped = new Set(grouping.map(printExpression));
+  const grouped = new Set(grouping.map((expression) => printExpression(expression)));
   const walk = (value: unknown): void => {
     if (typeof value !== "object" || value === null) return;
     const node = value as Node;
@@ -113,7 +113,7 @@ export function partialAggregate(name: string, argument: Node | undefined): stri
 /** The query plan's part for a GROUP BY query: the per-range query in the gateway's form, and how the SDK merges each alias. */
 export function groupByPlan(body: Node, grouping: Node[]) {
   const select = body.select as Node;
-  const printed = grouping.map(printExpression);
+  const printed = grouping.map((expression) => printExpression(expression));
   const partial = (node: Node) => `{"item": ${partialAggregate(aggregateName(node)!, (node.arguments as Node[])[0])}}`;
   const plain = (node: Node) => {
     if (aggregateCalls(node).length > 0)

@@ -6,7 +6,22 @@ type Node = { type: string; [key: string]: unknown };
 
 const str = (value: string) => JSON.stringify(value);
 
-export function printExpression(node: Node): string {
+/** AND and OR: under one of them, a comparison, a NOT or the same operator again needs no parentheses. */
+const LOGICAL = new Set(["AND", "OR"]);
+
+/**
+ * Whether `node`, printed under the logical operator `parent`, can go without parentheses: the
+ * engine's parser takes time exponential in nested parentheses around function calls, so a
+ * plan's rewritten query printed with one pair per operator took seconds to parse.
+ */
+function bareUnder(node: Node, parent: string | undefined): boolean {
+  if (parent === undefined || !LOGICAL.has(parent)) return false;
+  if (node.type === "scalar_unary_expression") return String(node.operator).toUpperCase() === "NOT";
+  const operator = String(node.operator).toUpperCase();
+  return !LOGICAL.has(operator) ? operator !== "??" : operator === parent;
+}
+
+export function printExpression(node: Node, parent?: string): string {
   switch (node.type) {
     case "identifier":
       return node.name as string;
@@ -24,7 +39,7 @@ export function printExpression(node: Node): string {
       return "undefined";
     case "array_constant":
     case "scalar_array_expression":
-      return `[${(node.elements as Node[]).map(printExpression).join(", ")}]`;
+      return `[${(node.elements as Node[]).map((element) => printExpression(element)).join(", ")}]`;
     case "object_constant":
     case "scalar_object_expression":
       return `{${(node.properties as { key: Node; value: Node }[]).map((p) => `${str((p.key.name ?? p.key.value) as string)}: ${printExpression(p.value)}`).join(", ")}}`;
@@ -34,19 +49,24 @@ export function printExpression(node: Node): string {
       if (node.computed) return `${object}[${printExpression(property)}]`;
       return `${object}.${property.name as string}`;
     }
-    case "scalar_binary_expression":
-      return `(${printExpression(node.left as Node)} ${node.operator as string} ${printExpression(node.right as Node)})`;
-    case "scalar_unary_expression":
-      return `(${node.operator as string} ${printExpression(node.argument as Node)})`;
+    case "scalar_binary_expression": {
+      const operator = String(node.operator).toUpperCase();
+      const text = `${printExpression(node.left as Node, operator)} ${node.operator as string} ${printExpression(node.right as Node, operator)}`;
+      return bareUnder(node, parent) ? text : `(${text})`;
+    }
+    case "scalar_unary_expression": {
+      const text = `${node.operator as string} ${printExpression(node.argument as Node, String(node.operator).toUpperCase())}`;
+      return bareUnder(node, parent) ? text : `(${text})`;
+    }
     case "scalar_conditional_expression":
       return `(${printExpression(node.test as Node)} ? ${printExpression(node.consequent as Node)} : ${printExpression(node.alternate as Node)})`;
     case "scalar_in_expression":
-      return `(${printExpression(node.value as Node)} ${node.not ? "NOT IN" : "IN"} (${(node.list as Node[]).map(printExpression).join(", ")}))`;
+      return `(${printExpression(node.value as Node)} ${node.not ? "NOT IN" : "IN"} (${(node.list as Node[]).map((element) => printExpression(element)).join(", ")}))`;
     case "scalar_between_expression":
       return `(${printExpression(node.value as Node)} BETWEEN ${printExpression(node.begin as Node)} AND ${printExpression(node.end as Node)})`;
     case "scalar_function_expression": {
       const name = (node.name as Node).name as string;
-      return `${node.udf ? "udf." : ""}${name}(${(node.arguments as Node[]).map(printExpression).join(", ")})`;
+      return `${node.udf ? "udf." : ""}${name}(${(node.arguments as Node[]).map((element) => printExpression(element)).join(", ")})`;
     }
     case "scalar_subquery_expression":
       return `(${printQuery(node.expression as Node)})`;
@@ -96,8 +116,9 @@ export function printFromWhere(body: Node, extraCondition?: string): string {
     text = `FROM ${printSource(source)}${joins.map((join) => ` JOIN ${printSource(join)}`).join("")}`;
   }
   const where = body.where as Node | null;
-  const conditions = [where ? printExpression(where.condition as Node) : undefined, extraCondition].filter(Boolean);
-  if (conditions.length > 0) text += ` WHERE ${conditions.map((c) => `(${c})`).join(" AND ")}`;
+  // Joined by AND: the condition needs parentheses only where it is an OR; the extra one, whatever it is, gets a pair.
+  const conditions = [where ? printExpression(where.condition as Node, "AND") : undefined, extraCondition && `(${extraCondition})`].filter(Boolean);
+  if (conditions.length > 0) text += ` WHERE ${conditions.join(" AND ")}`;
   return text;
 }
 
