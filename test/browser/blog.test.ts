@@ -237,6 +237,30 @@ describe("the blog in a browser", () => {
     expect(titles).toEqual(newest);
   });
 
+  it("searches from the header: results with the words marked, Load more, and what to try when nothing is found", async () => {
+    expect((await apiAs("searcher", "POST", "/users", { username: "searcher" })).status).toBe(201);
+    for (let i = 0; i < 12; i++)
+      expect(
+        (await apiAs("searcher", "POST", "/posts", { title: `Hot zorblaxes ${i}`, content: `Spread the keys, or one zorblax throttles (${i}).` })).status,
+      ).toBe(201);
+    await page.goto(`${site}#/`);
+    await page.getByRole("searchbox", { name: "Search posts" }).fill("zorblax");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.getByRole("heading", { name: 'Posts about "zorblax"' }).waitFor();
+    const cards = page.locator("main article.card");
+    await expect.poll(() => cards.count()).toBe(10);
+    // The words found are marked in each snippet, as text.
+    expect(await cards.first().locator(".snippet mark").allTextContents()).toEqual(["zorblax"]);
+    await page.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => cards.count()).toBe(12);
+    expect(await page.getByRole("button", { name: "Load more" }).isVisible()).toBe(false);
+    // The box keeps the words on the results page; a search nothing answers says what to try.
+    expect(await page.getByRole("searchbox", { name: "Search posts" }).inputValue()).toBe("zorblax");
+    await page.getByRole("searchbox", { name: "Search posts" }).fill("zebra");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.getByText('No post holds "zebra". Try fewer words').waitFor();
+  });
+
   it("has no serious or critical accessibility violations in any view (axe-core), signed out and signed in", async () => {
     await page.goto(site);
     const signOut = page.getByRole("button", { name: "Sign out" });
@@ -261,6 +285,7 @@ describe("the blog in a browser", () => {
     await check("#/users/axe", () => page.getByRole("heading", { name: "@axe" }).waitFor());
     await check("#/write", () => page.locator("input[name=title]").waitFor());
     await check("#/profile", () => page.getByRole("heading", { name: /profile/i }).waitFor());
+    await check("#/search/checked", () => page.getByRole("heading", { name: 'Posts about "checked"' }).waitFor());
     expect(found).toEqual([]);
   });
 

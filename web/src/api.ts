@@ -78,5 +78,11 @@ export class Api {
 }
 
 /** A page query string: `?limit=N[&continuationToken=...]`. */
-export const pageQuery = (limit: number, continuationToken?: string | null) =>
-  `?limit=${limit}${continuationToken ? `&continuationToken=${encodeURIComponent(continuationToken)}` : ""}`;
+/** A page's query: after `path`'s own query, if it has one (`/search?q=...`). */
+export const pageQuery = (limit: number, continuationToken?: string | null, path = "") =>
+  `${path.includes("?") ? "&" : "?"}limit=${limit}${continuationToken ? `&continuationToken=${encodeURIComponent(continuationToken)}` : ""}`;
+
+/** A search result: a post in short form, and a snippet of it with the words found (`[start, end)` in its text). */
+export interface SearchHit extends Post {
+  snippet: { text: string; marks: [number, number][] };
+}

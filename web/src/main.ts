@@ -3,6 +3,7 @@ import { anonymousSession, devSession, entraSession, type AuthConfig, type Sessi
 import { h, loading, show } from "./dom";
 import type { App } from "./app";
 import { editorView, feedView, postView, profileView, userView } from "./views";
+import { searchForm, searchView } from "./search";
 
 /** Written next to the app: by the local host, or at deploy time from the azd environment. */
 interface Config {
@@ -76,12 +77,13 @@ function renderSession(app: App, render: () => void): void {
   show(box, form);
 }
 
-/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/write, #/profile, #/erased, #/ops. */
+/** Hash routes: #/, #/posts/{id}, #/posts/{id}/edit, #/users/{id}, #/search/{words}, #/write, #/profile, #/erased, #/ops. */
 async function route(app: App): Promise<void> {
   const [, first, id, action] = location.hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   if (first === "posts" && id && action === "edit") return editorView(app, id);
   if (first === "posts" && id) return postView(app, id);
   if (first === "users" && id) return userView(app, id);
+  if (first === "search" && id) return searchView(app, id);
   if (first === "write") return editorView(app);
   if (first === "profile") return profileView(app);
   if (first === "erased") return (await import("./leaving")).erasedView(app);
@@ -120,6 +122,8 @@ async function start(): Promise<void> {
     told = undefined;
     renderSession(app, render);
     const signedIn = Boolean(session.userId());
+    const [, first, words] = location.hash.replace(/^#/, "").split("/");
+    show(element("search"), searchForm(app, first === "search" && words ? decodeURIComponent(words) : ""));
     show(
       element("nav"),
       h("a", { href: "#/" }, "Feed"),

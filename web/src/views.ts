@@ -2,9 +2,10 @@ import { ApiError, pageQuery, type Comment, type Like, type Page, type Post, typ
 import type { App } from "./app";
 import { busy, h, loading, show, when } from "./dom";
 
-const author = (post: { userId: string; userUsername: string }) => h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
+export const author = (post: { userId: string; userUsername: string }) =>
+  h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-const counts = (post: Post) =>
+export const counts = (post: Post) =>
   h(
     "div",
     { class: "counts" },
@@ -24,13 +25,13 @@ function postCard(post: Post): HTMLElement {
 }
 
 /** A list that loads its next page on demand, keeping what it has. */
-function pagedList<T>(app: App, path: string, limit: number, render: (item: T) => Node, empty: string): HTMLElement {
+export function pagedList<T>(app: App, path: string, limit: number, render: (item: T) => Node, empty: string): HTMLElement {
   const list = h("div", { class: "list" });
   const more = h("button", { class: "secondary" }, "Load more") as HTMLButtonElement;
   let token: string | null = null;
   let shown = 0;
   const load = async () => {
-    const page = await app.api.get<Page<T>>(`${path}${pageQuery(limit, token)}`);
+    const page = await app.api.get<Page<T>>(`${path}${pageQuery(limit, token, path)}`);
     list.querySelector(".loading")?.remove();
     list.append(...page.items.map(render));
     shown += page.items.length;
