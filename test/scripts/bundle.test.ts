@@ -9,6 +9,11 @@ import { routes } from "../../src/api/routes";
 import { activities, orchestrations } from "../../src/pipeline/orchestrations";
 import { changeFeedTriggers } from "../../src/pipeline/change-feed-triggers";
 import { runToExit } from "../support/process";
+import { startCosmos } from "embedded-cosmos";
+import { createStore } from "../../src/store/client";
+import { createPost } from "../../src/store/posts";
+import { provision } from "../../src/store/provision";
+import { createUser } from "../../src/store/users";
 
 const root = join(__dirname, "../..");
 const recorder = join(__dirname, "../support/functions-core-recorder.cjs");
@@ -32,6 +37,16 @@ const build = () => runToExit(process.execPath, [join(root, "scripts/build.mjs")
 /** What azd zips for the api service: the `dist` folder, whole (azd leaves out only local.settings.json and .azure). */
 function azdZipContents(folder: string): string[] {
   return readdirSync(folder, { recursive: true, encoding: "utf8" }).filter((name) => name !== "local.settings.json" && !name.startsWith(".azure"));
+}
+
+/** Exactly what azd zips, in a folder with no repository and no node_modules. */
+async function deployedSite(): Promise<string> {
+  const built = mkdtempSync(join(tmpdir(), "deploy-build-"));
+  await packageApp(root, join(built, "deploy"));
+  const site = mkdtempSync(join(tmpdir(), "site-"));
+  for (const name of azdZipContents(join(built, "deploy"))) cpSync(join(built, "deploy", name), join(site, name));
+  rmSync(built, { recursive: true, force: true });
+  return site;
 }
 
 describe("the deployable function app", () => {
@@ -125,12 +140,7 @@ describe("the deployable function app", () => {
   });
 
   it("loads from an empty folder as the Functions host loads it, registers every function with its bindings, and answers a request", async () => {
-    // Exactly what azd zips, in a folder with no repository and no node_modules.
-    const built = mkdtempSync(join(tmpdir(), "deploy-build-"));
-    await packageApp(root, join(built, "deploy"));
-    const site = mkdtempSync(join(tmpdir(), "site-"));
-    for (const name of azdZipContents(join(built, "deploy"))) cpSync(join(built, "deploy", name), join(site, name));
-    rmSync(built, { recursive: true, force: true });
+    const site = await deployedSite();
     expect(existsSync(join(site, "node_modules"))).toBe(false);
     const { main } = JSON.parse(readFileSync(join(site, "package.json"), "utf8")) as { main: string };
     expect(JSON.parse(readFileSync(join(site, "host.json"), "utf8"))).toMatchObject({ version: "2.0" });
@@ -239,4 +249,35 @@ describe("the deployable function app", () => {
     for (const header of ["ETag", "Location", "Retry-After", "Idempotent-Replayed"]) expect(exposed.split(", "), header).toContain(header);
     expect(JSON.parse(response.body)).toMatchObject({ openapi: "3.1.0" });
   }, 60_000);
+
+  it("searches posts through the worker's invocation path, on the account its settings name", async () => {
+    const cosmos = await startCosmos();
+    try {
+      const store = createStore({ cosmos: { endpoint: cosmos.endpoint, key: cosmos.key, databaseName: "blog" } });
+      await provision(store.client, "blog");
+      const author = await createUser(store, "ann", "ann");
+      await createPost(store, "p1", author, { title: "Partition keys", content: "How to choose one." });
+      await createPost(store, "p2", author, { title: "Cats", content: "The cat sat on the mat." });
+      store.dispose();
+      const site = await deployedSite();
+      const { main } = JSON.parse(readFileSync(join(site, "package.json"), "utf8")) as { main: string };
+      const script = `
+        require(require("node:path").resolve(${JSON.stringify(main)}));
+        setImmediate(async () => {
+          const response = await globalThis.__functionsCore.invokeHttp("search", "http://localhost/api/search?q=partitioning");
+          console.log(JSON.stringify({ status: response.statusCode, body: response.body.string ?? Buffer.from(response.body.bytes).toString("utf8") }));
+        });`;
+      const env = { PATH: process.env.PATH, COSMOS_ENDPOINT: cosmos.endpoint, COSMOS_KEY: cosmos.key, COSMOS_DATABASE: "blog" };
+      // Not spawnSync: the embedded server answers from this process.
+      const run = await runToExit(process.execPath, ["-r", recorder, "-e", script], { cwd: site, env });
+      expect(run.code, run.output).toBe(0);
+      const answer = run.output.split("\n").find((line) => line.startsWith('{"status"'));
+      expect(answer, run.output).toBeDefined();
+      const { status, body } = JSON.parse(answer!) as { status: string; body: string };
+      expect(Number(status), body).toBe(200);
+      expect((JSON.parse(body) as { items: { postId: string }[] }).items.map((item) => item.postId)).toEqual(["p1"]);
+    } finally {
+      await cosmos.stop();
+    }
+  }, 120_000);
 });

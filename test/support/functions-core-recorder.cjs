@@ -51,7 +51,13 @@ async function invokeHttp(name, url, traceParent) {
     invocationId: "00000000-0000-0000-0000-000000000001",
     metadata: entry.metadata,
     request: {
-      inputData: [{ name: triggerName, data: { http: { method: "GET", url, headers: { host: new URL(url).host }, query: {}, params: {} } } }],
+      // The host sends the query string parsed beside the URL, as the worker's HttpRequest reads it.
+      inputData: [
+        {
+          name: triggerName,
+          data: { http: { method: "GET", url, headers: { host: new URL(url).host }, query: Object.fromEntries(new URL(url).searchParams), params: {} } },
+        },
+      ],
       triggerMetadata: {},
       ...(traceParent ? { traceContext: { traceParent, traceState: "", attributes: {} } } : {}),
     },
