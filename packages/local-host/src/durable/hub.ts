@@ -301,7 +301,10 @@ export class TaskHub {
     this.log(`task hub: partition ${partition.key} ${how} by ${this.owner}`);
     await this.load(partition).catch((error: unknown) => {
       // Not held after all: the next round takes it again (the lease names this host) and loads it.
-      if (this.held.get(partition.key) === partition) this.held.delete(partition.key);
+      if (this.held.get(partition.key) === partition) {
+        this.held.delete(partition.key);
+        this.log(`task hub: partition ${partition.key} let go by ${this.owner}: loading its records failed: ${(error as Error).message}`);
+      }
       throw error;
     });
   }

@@ -24,8 +24,9 @@ const processes: ChildProcess[] = [];
 const logs: string[] = [];
 afterEach(async () => {
   for (const child of processes.splice(0)) child.kill("SIGKILL");
-  logs.splice(0);
   await Promise.all(hosts.splice(0).map((host) => host.stop()));
+  // Only once they stopped: a host still balancing would log into the next test's lines, under a name the next test's hosts reuse.
+  logs.splice(0);
   await fixture?.stop();
   fixture = undefined;
 });
