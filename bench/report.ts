@@ -3,6 +3,7 @@ import type { ScanFigures } from "./scan";
 import type { HostileFigures } from "./hostile";
 import { peerTable, peerVerdicts, type PeerFigures } from "./peer";
 import { floorTable, floorVerdicts, type FloorFigures } from "./floors";
+import { searchTable, type SearchFigures } from "./search";
 import { priorityTable, priorityVerdicts, type PriorityFigures } from "./priority";
 import type { PipelineFigures } from "./pipeline";
 import { coldStartTable, type ColdStartFigures } from "./cold-start";
@@ -55,6 +56,8 @@ export interface Report {
   };
   rows: Row[];
   apiOverhead: ApiOverhead[];
+  /** GET /api/search's query, beside Q3 and Q6. */
+  search?: SearchFigures;
   /** The local host's change feed pipeline (absent when skipped or when benchmarking a remote account). */
   pipeline?: PipelineFigures;
   /** The embedded server in a process of its own (absent when skipped or when benchmarking a remote account). */
@@ -222,6 +225,7 @@ export function formatTable(report: Report): string {
       `| beside a client sending triple JOINs of one item (${h.hostile} sent, ${h.refused} refused with 408) | ${h.beside.reads} | ${f(h.beside.p50Ms, 1)} / ${f(h.beside.p99Ms, 1)} / ${f(h.beside.maxMs, 1)} |`,
     );
   }
+  if (report.search) lines.push(...searchTable(report.search, report.rows));
   if (report.peer) lines.push(...peerTable(report.peer));
   if (report.floors) lines.push(...floorTable(report.floors));
   if (report.priority) lines.push(...priorityTable(report.priority));

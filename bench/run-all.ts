@@ -17,6 +17,7 @@ import { measureScale } from "./scale";
 import { measureServer } from "./server";
 import { measurePeer } from "./peer";
 import { compareWithFloors } from "./floors";
+import { measureSearch } from "./search";
 import { measurePriority } from "./priority";
 import { measureInstances } from "./instances";
 import { compareWithBaseline, prepareBaseline } from "./baseline";
@@ -116,6 +117,7 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
       rows.push(row(scenario.id, scenario.name, summarize(v1), summarize(v3), measuresRequestUnits));
     }
     runBar?.finish();
+    const search = await measureSearch(store, dataset, options.iterations, partitionCounts);
     const overhead = await apiOverhead(
       store,
       options.iterations,
@@ -141,6 +143,7 @@ export async function runBenchmark(options: BenchOptions): Promise<Report> {
       },
       rows,
       apiOverhead: overhead,
+      search,
     };
     return report;
   } finally {

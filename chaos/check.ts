@@ -2,7 +2,7 @@ import type { Container, CosmosClient } from "@azure/cosmos";
 import { itemProblem } from "../src/model/item-schemas";
 import { usernameClaimId } from "../src/model/items";
 import type { ChaosClient } from "./api";
-import type { Acknowledged } from "./workload";
+import { SEARCHED, type Acknowledged } from "./workload";
 
 /** An item as the checker reads it straight from a container. */
 interface Stored {
@@ -119,6 +119,7 @@ export async function checkGuarantees(
       violations.push(`Q3 of ${userId}: lists ${listed?.length ?? "nothing"} posts, expected ${expected.length}`);
   }
 
+  violations.push(...(await checkSearch(api, livePosts, acknowledged)));
   violations.push(...checkErasures([...allUsers, ...allPosts, ...feed, ...deadLetters], acknowledged));
   violations.push(...(await checkAcknowledged(partitions, profiles, api, acknowledged)));
   return violations;
@@ -204,5 +205,36 @@ async function checkAcknowledged(
     if (liked !== Boolean(like))
       violations.push(`like of ${userId} on ${postId}: acknowledged ${liked ? "liked" : "unliked"}, stored ${like ? "liked" : "not liked"}`);
   }
+  return violations;
+}
+
+/**
+ * Search finds every live post that holds its words, and nothing else: no deleted post, no post
+ * of an erased account (the data is settled when the checker runs). Every post holds `post` or
+ * `content`; the results are paged through to the end.
+ */
+async function checkSearch(api: ChaosClient, livePosts: readonly Stored[], acknowledged: Acknowledged): Promise<string[]> {
+  const violations: string[] = [];
+  const live = new Set(livePosts.map((post) => post.postId));
+  const erased = new Set([...acknowledged.users.entries()].filter(([, user]) => user.erased).map(([userId]) => userId));
+  const found = new Set<string>();
+  for (const word of SEARCHED) {
+    let token: string | null = null;
+    do {
+      const reply = await api.definite("GET", `/search?q=${word}&limit=100${token ? `&continuationToken=${token}` : ""}`);
+      if (reply?.status !== 200) {
+        violations.push(`search for '${word}' answered ${reply?.status ?? "nothing"}`);
+        break;
+      }
+      for (const item of reply.body.items as { postId: string; userId: string }[]) {
+        if (!live.has(item.postId)) violations.push(`search for '${word}' found post ${item.postId}, which is not live`);
+        if (erased.has(item.userId)) violations.push(`search for '${word}' found post ${item.postId} of erased account ${item.userId}`);
+        found.add(item.postId);
+      }
+      token = reply.body.continuationToken as string | null;
+    } while (token);
+  }
+  const missing = [...live].filter((postId) => !found.has(postId!));
+  if (missing.length > 0) violations.push(`search does not find ${missing.length} live posts (${missing.slice(0, 3).join(", ")}...)`);
   return violations;
 }

@@ -24,6 +24,9 @@ export type Report = (violation: string) => void;
 
 type Action = (user: string) => Promise<void>;
 
+/** Words every post's title or content holds (`post`, `content`) or an edited one's (`edited`): what the workload searches for. */
+export const SEARCHED = ["post", "content", "edited"];
+
 /**
  * One virtual user's random walk through the product: sign up, then posts, edits, comments,
  * likes and unlikes, deletes, renames and reads of all ten requests, each write retried with
@@ -192,12 +195,17 @@ export class Workload {
       `/posts/${postId}/comments?limit=20`,
       `/posts/${postId}/likes?limit=20`,
       `/feed?limit=${between(this.rng, 1, 100)}`,
+      `/search?q=${SEARCHED[Math.floor(this.rng() * SEARCHED.length)]}&limit=20`,
     ];
     const path = paths[Math.floor(this.rng() * paths.length)];
     // Deleted before the read was sent: a read already on its way when another user's delete is
     // acknowledged may still see the post, and that is no violation.
-    const deleted = [...this.state.posts.entries()].find(([id, post]) => post.deleted && !post.uncertain && path.startsWith(`/posts/${id}`));
+    const deletedIds = new Set([...this.state.posts.entries()].filter(([, post]) => post.deleted && !post.uncertain).map(([id]) => id));
+    const deleted = [...deletedIds].find((id) => path.startsWith(`/posts/${id}`));
     const reply = await this.api.definite("GET", path);
-    if (deleted && reply && reply.status !== 404) this.report(`deleted post ${deleted[0]} served by GET ${path} (${reply.status})`);
+    if (deleted && reply && reply.status !== 404) this.report(`deleted post ${deleted} served by GET ${path} (${reply.status})`);
+    if (path.startsWith("/search") && reply?.status === 200)
+      for (const item of reply.body.items as { postId: string }[])
+        if (deletedIds.has(item.postId)) this.report(`deleted post ${item.postId} found by GET ${path}`);
   }
 }

@@ -90,6 +90,10 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     expect(q("Q6").v3.itemsRead).toBeLessThanOrEqual(100);
     const table = formatTable(report);
     expect(table).toContain("| Q6 the 20 most recent posts |");
+    // Search beside Q3 and Q6: a word every post holds finds a page, a post's own word finds it.
+    expect(report.search!.searches.map((s) => s.results)).toEqual([Math.min(20, report.meta.posts), 1]);
+    for (const { summary } of report.search!.searches) expect(summary.requestCharge).toBeGreaterThan(q("Q6").v3.requestCharge);
+    expect(table).toMatch(/\| search 'lorem' \(\d+ results\) \| [\d.]+ \/ [\d.]+ \|/);
     // Each V3 request more than 20 % from the article's figure says by how much, whose the difference is and why, under the table.
     expect(table).toMatch(/- C1: 16\.\d\d RU against the article's 5\.71 \(\+19\d %\), ours: two writes and two reads/);
     // The summary: one line per figure with a target, each with it and whether it was met, short enough for a terminal.
