@@ -8,10 +8,24 @@ import { withoutSystemFields } from "../model/items";
  */
 const verdicts = new WeakMap<object, string | undefined>();
 
+/**
+ * Verdicts by version, for the lists (Q3-Q5), whose items are new objects on every read: a stored
+ * version (`_rid` and `_etag`) is checked once, not on every read of a page that holds it.
+ */
+const verdictsByVersion = new Map<string, string | undefined>();
+const VERSIONS_KEPT = 10_000;
+
 function problemOf(container: ItemContainer, item: object): string | undefined {
   if (verdicts.has(item)) return verdicts.get(item);
+  const { _rid, _etag } = item as { _rid?: unknown; _etag?: unknown };
+  const version = typeof _rid === "string" && typeof _etag === "string" ? `${container} ${_rid} ${_etag}` : undefined;
+  if (version !== undefined && verdictsByVersion.has(version)) return verdictsByVersion.get(version);
   const problem = itemProblem(container, item);
   verdicts.set(item, problem);
+  if (version !== undefined) {
+    if (verdictsByVersion.size >= VERSIONS_KEPT) verdictsByVersion.delete(verdictsByVersion.keys().next().value as string);
+    verdictsByVersion.set(version, problem);
+  }
   return problem;
 }
 
