@@ -1,7 +1,7 @@
 import type { SearchHit } from "./api";
 import type { App } from "./app";
-import { h, when } from "./dom";
-import { author, counts, pagedList } from "./views";
+import { h } from "./dom";
+import { pagedList, postCard } from "./views";
 
 /** Results the search page adds per "Load more". */
 const SEARCH_PAGE = 10;
@@ -16,17 +16,6 @@ function marked({ text, marks }: SearchHit["snippet"]): HTMLElement {
   }
   paragraph.append(text.slice(at));
   return paragraph;
-}
-
-function hitCard(hit: SearchHit): HTMLElement {
-  return h(
-    "article",
-    { class: "card", "data-post": hit.postId },
-    h("h2", {}, h("a", { href: `#/posts/${hit.postId}` }, hit.title)),
-    h("div", { class: "meta" }, author(hit), " · ", when(hit.creationDate)),
-    marked(hit.snippet),
-    counts(hit),
-  );
 }
 
 /** The search box of the header: goes to the results page for what was typed. */
@@ -51,5 +40,8 @@ export function searchForm(app: App, current = ""): HTMLElement {
 /** The posts holding the words, most relevant first, with their snippets; "Load more"; what to try when none do. */
 export function searchView(app: App, q: string): void {
   const empty = `No post holds "${q}". Try fewer words, another form of a word (search finds "partitions" for "partition"), or a word of a title. Common words such as "the" find nothing.`;
-  app.view.replaceChildren(h("h1", {}, `Posts about "${q}"`), pagedList<SearchHit>(app, `/search?q=${encodeURIComponent(q)}`, SEARCH_PAGE, hitCard, empty));
+  app.view.replaceChildren(
+    h("h1", {}, `Posts about "${q}"`),
+    pagedList<SearchHit>(app, `/search?q=${encodeURIComponent(q)}`, SEARCH_PAGE, (hit) => postCard(hit, marked(hit.snippet)), empty),
+  );
 }

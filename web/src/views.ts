@@ -2,10 +2,9 @@ import { ApiError, pageQuery, type Comment, type Like, type Page, type Post, typ
 import type { App } from "./app";
 import { busy, h, loading, show, when } from "./dom";
 
-export const author = (post: { userId: string; userUsername: string }) =>
-  h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
+const author = (post: { userId: string; userUsername: string }) => h("a", { href: `#/users/${encodeURIComponent(post.userId)}` }, `@${post.userUsername}`);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-export const counts = (post: Post) =>
+const counts = (post: Post) =>
   h(
     "div",
     { class: "counts" },
@@ -13,13 +12,14 @@ export const counts = (post: Post) =>
     h("span", { "data-test": "comments" }, plural(post.commentCount, "comment")),
   );
 
-function postCard(post: Post): HTMLElement {
+/** A post in a list: its title, author and date, its text (the short form's, or a search's snippet) and its counts. */
+export function postCard(post: Post, text: Node = h("p", { class: "content" }, post.content)): HTMLElement {
   return h(
     "article",
     { class: "card", "data-post": post.postId },
     h("h2", {}, h("a", { href: `#/posts/${post.postId}` }, post.title)),
     h("div", { class: "meta" }, author(post), " · ", when(post.creationDate)),
-    h("p", { class: "content" }, post.content),
+    text,
     counts(post),
   );
 }
@@ -74,7 +74,7 @@ export async function feedView(app: App): Promise<void> {
     const { items } = await app.api.get<{ items: Post[] }>(`/feed?limit=${limit}`);
     const fresh = items.filter((post) => !shown.has(post.postId) && (last === undefined || post.creationDate <= last.creationDate));
     for (const post of fresh) shown.add(post.postId);
-    list.append(...fresh.map(postCard));
+    list.append(...fresh.map((post) => postCard(post)));
     last = fresh.at(-1) ?? last;
     const whole = items.length < limit || limit === FEED_SIZE;
     more.hidden = whole;
@@ -98,7 +98,7 @@ export async function userView(app: App, userId: string): Promise<void> {
     app.view,
     h("h1", {}, `@${user.username}`),
     mine ? h("p", { class: "actions" }, h("a", { href: "#/write" }, "Write a post"), h("a", { href: "#/profile" }, "Your profile and data")) : null,
-    pagedList<Post>(app, `/users/${encodeURIComponent(userId)}/posts`, 10, postCard, empty),
+    pagedList<Post>(app, `/users/${encodeURIComponent(userId)}/posts`, 10, (post) => postCard(post), empty),
   );
 }
 
