@@ -39,7 +39,18 @@ export async function searchPosts(store: BlogStore, terms: readonly string[], of
     { name: "@offset", value: offset },
     { name: "@take", value: limit + 1 },
   ];
-  // Each range gives each component's best results in one page, not the SDK's default of ten at a time.
-  const { resources } = await store.posts.items.query<PostItem>({ query, parameters }, { maxItemCount: COMPONENT_PAGE }).fetchAll();
-  return { posts: resources.slice(0, limit), more: resources.length > limit };
+  try {
+    // Each range gives each component's best results in one page, not the SDK's default of ten at a time.
+    const { resources } = await store.posts.items.query<PostItem>({ query, parameters }, { maxItemCount: COMPONENT_PAGE }).fetchAll();
+    return { posts: resources.slice(0, limit), more: resources.length > limit };
+  } catch (error) {
+    if (emptyContainer(error)) return { posts: [], more: false };
+    throw error;
+  }
 }
+
+/**
+ * `@azure/cosmos`' hybrid search pipeline refuses statistics that count no document at all: an
+ * empty posts container (a new deployment before its first post), where nothing can match.
+ */
+const emptyContainer = (error: unknown) => error instanceof Error && error.message === "GlobalStats validation failed";

@@ -25,6 +25,15 @@ afterAll(() => api.stop());
 const search = (query: string) => api.request("GET", `/api/search?${query}`);
 
 describe("GET /api/search", () => {
+  it("answers no results, not an error, before the first post (the SDK refuses an empty container's statistics)", async () => {
+    const empty = await apiFixture();
+    try {
+      expect(await empty.request("GET", "/api/search?q=anything")).toMatchObject({ status: 200, body: { items: [], continuationToken: null } });
+    } finally {
+      await empty.stop();
+    }
+  });
+
   it("answers the live posts that hold a word, the title weighted above the content, each in short form with a snippet", async () => {
     const { status, body } = await search("q=partitioning");
     expect(status).toBe(200);
