@@ -2,7 +2,7 @@ import { stemmer } from "stemmer";
 import { truncate } from "./short-form";
 
 /** A stretch of a post's text around the first word a search matched, and where the matched words are in it. */
-export interface Snippet {
+interface Snippet {
   text: string;
   /** `[start, end)` of each matched word in `text`, in UTF-16 code units, for the front end to mark. */
   marks: [number, number][];

@@ -10,7 +10,7 @@ import { stemmer } from "stemmer";
  */
 
 /** Lucene's English stop words (EnglishAnalyzer's default set). */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
+const STOP_WORDS: ReadonlySet<string> = new Set(
   "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split(" "),
 );
 

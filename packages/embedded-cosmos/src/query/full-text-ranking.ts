@@ -52,10 +52,8 @@ export interface StatisticsQuery {
   components: ScoreComponent[];
 }
 
-export type Ranking = Rank | ComponentQuery | StatisticsQuery;
-
 /** Reciprocal rank fusion's constant, as Azure's SDKs use it. */
-export const RRF_K = 60;
+const RRF_K = 60;
 
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as Node).type === "string";
 
