@@ -5,7 +5,7 @@ import { apiFixture, type ApiFixture } from "../support/api";
 
 /**
  * Guarantee: deleted means gone. A deleted post, its comments and likes are never served again
- * by any route, and never come back into Q3 (the author's list) or Q6 (the feed).
+ * by any route (search included), and never come back into Q3 (the author's list) or Q6 (the feed).
  */
 let api: ApiFixture;
 beforeAll(async () => {
@@ -49,6 +49,13 @@ describe("deleted means gone", () => {
     const likes = await api.request("GET", `/api/posts/${postId}/likes?limit=100`);
     expect(comments.status).toBe(404);
     expect(likes.status).toBe(404);
+    // Nor does search find it, the post being marked first; it finds a live post with the same words.
+    const live = (await api.request("POST", "/api/posts", { as: "author", body: { title: "doomed", content: "c" } })).body.postId as string;
+    const found = await api.request("GET", "/api/search?q=doomed&limit=100");
+    expect(found.status).toBe(200);
+    const ids = found.body.items.map((item: { postId: string }) => item.postId);
+    expect(ids).toContain(live);
+    expect(ids).not.toContain(postId);
   });
 
   it("a repeated DELETE by the author answers 204 and finishes the work", async () => {
