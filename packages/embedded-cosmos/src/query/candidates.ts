@@ -17,7 +17,7 @@ export type Predicate =
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as Node).type === "string";
 
 /** `alias.a.b` or `alias["a"]` as a property path, if the expression is exactly that. */
-function memberPath(node: unknown, alias: string): string[] | undefined {
+export function memberPath(node: unknown, alias: string): string[] | undefined {
   if (!isNode(node) || node.type !== "scalar_member_expression") return undefined;
   const property = node.property as Node;
   const name = property.type === "identifier" ? (property.name as string) : property.type === "string_constant" ? (property.value as string) : undefined;

@@ -5,6 +5,8 @@
 // query, and the component queries ordered by `_FullTextScore(...)`.
 import { badRequest } from "../wire/errors";
 import type { Json, JsonObject } from "../wire/json";
+import { memberPath } from "./candidates";
+import { valuesAt } from "./indexes";
 import { bm25, statisticsOf, type TextStatistics } from "./full-text-scoring";
 
 type Node = { type: string; [key: string]: unknown };
@@ -57,18 +59,6 @@ const RRF_K = 60;
 
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as Node).type === "string";
 
-/** `alias.a.b` or `alias["a"]` as a property path; undefined for anything else. */
-function propertyPath(node: unknown, alias: string): string[] | undefined {
-  if (!isNode(node) || node.type !== "scalar_member_expression") return undefined;
-  const property = node.property as Node;
-  const name = property.type === "identifier" ? (property.name as string) : property.type === "string_constant" ? (property.value as string) : undefined;
-  const object = node.object as Node;
-  if (name === undefined) return undefined;
-  if (object.type === "identifier") return object.name === alias ? [name] : undefined;
-  const parent = propertyPath(object, alias);
-  return parent && [...parent, name];
-}
-
 /** A keyword argument's values: a string, a parameter holding a string or strings, or an array of strings. */
 function keywordsOf(node: Node, parameters: Map<string, Json>): Json[] {
   let value: unknown;
@@ -87,7 +77,7 @@ function scoreComponent(node: unknown, alias: string, parameters: Map<string, Js
   if (!isNode(node) || node.type !== "scalar_function_expression" || functionName(node) !== "FULLTEXTSCORE")
     throw badRequest("ORDER BY RANK takes FullTextScore(...), or RRF of FullTextScore(...) calls.");
   const [target, ...keywords] = node.arguments as Node[];
-  const path = propertyPath(target, alias);
+  const path = memberPath(target, alias);
   if (!path) throw badRequest("FullTextScore's first argument must be a property path of the item, as the full-text policy names it.");
   if (keywords.length === 0) throw badRequest("FullTextScore needs at least one keyword.");
   return { expression: print(target), path, keywords: keywords.flatMap((keyword) => keywordsOf(keyword, parameters)) };
@@ -122,11 +112,7 @@ function weightsOf(node: Node, parameters: Map<string, Json>, count: number): nu
 }
 
 /** The text at a property path of an item. */
-function textAt(item: JsonObject, path: readonly string[]): unknown {
-  let value: unknown = item;
-  for (const key of path) value = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonObject)[key] : undefined;
-  return value;
-}
+const textAt = (item: JsonObject, path: string[]): unknown => valuesAt(item, path)[0];
 
 /** Each component's statistics over the whole container's items. */
 export function containerStatistics(components: readonly ScoreComponent[], items: readonly JsonObject[]): TextStatistics[] {

@@ -42,7 +42,7 @@ function sortableNumber(n: number): string {
 }
 
 /** The value(s) at `path` in `doc`: for `a.b[]`, every element of the array at `a.b`. */
-function valuesAt(doc: JsonObject, path: string[]): Json[] {
+export function valuesAt(doc: JsonObject, path: string[]): Json[] {
   let node: Json | undefined = doc;
   for (const part of path) {
     if (part === "[]") return Array.isArray(node) ? node : [];
@@ -138,20 +138,21 @@ class TermIndex<T extends Indexed> {
 
   /** Items holding a keyword (every word of it); none for a keyword that analyzes to nothing. */
   private holding(keyword: Json): Set<T> {
-    const sets = termsOf(keyword).map((term) => this.byTerm.get(term) ?? new Set<T>());
-    if (sets.length === 0) return new Set();
-    const [smallest, ...others] = sets.sort((a, b) => a.size - b.size);
-    return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
+    return intersect(termsOf(keyword).map((term) => this.byTerm.get(term) ?? new Set<T>())) ?? new Set();
   }
 
   /** Items holding all the keywords, or any of them. */
   matching(keywords: Json[], all: boolean): Set<T> {
     const sets = keywords.map((keyword) => this.holding(keyword));
-    if (!all) return new Set(sets.flatMap((set) => [...set]));
-    if (sets.length === 0) return new Set();
-    const [smallest, ...others] = sets.sort((a, b) => a.size - b.size);
-    return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
+    return all ? (intersect(sets) ?? new Set()) : new Set(sets.flatMap((set) => [...set]));
   }
+}
+
+/** The items in every set (smallest first); undefined when there is no set at all. */
+export function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
+  if (sets.length === 0) return undefined;
+  const [smallest, ...others] = [...sets].sort((a, b) => a.size - b.size);
+  return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
 }
 
 function lowerBound(keys: string[], key: string): number {

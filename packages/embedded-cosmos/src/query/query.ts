@@ -9,7 +9,7 @@ import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
 import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
 import { orderDirections, resumeAt } from "./resume-filter";
 import { documentNumber } from "../wire/resource-ids";
-import { indexKey, type ContainerIndexes, type Indexed } from "./indexes";
+import { indexKey, intersect, type ContainerIndexes, type Indexed } from "./indexes";
 import type { Json, JsonObject } from "../wire/json";
 import { aggregateCalls, aggregateName, checkGrouped, distinctKey, groupRows, rowsQuery } from "./group-by";
 import { fromAlias, printExpression, printFromWhere, projectionExpression } from "./sql-print";
@@ -170,9 +170,13 @@ export interface Queryable extends Indexed {
   rid(): string;
 }
 
-/** The index a single-path predicate reads (an array's elements for ARRAY_CONTAINS, the full-text index for the full-text functions); undefined when the policy does not index it. */
+/** The range index a single-path predicate reads (an array's elements for ARRAY_CONTAINS); undefined when the policy does not index it. */
+const rangeIndexOf = <T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Exclude<Predicate, { kind: "any" | "fullText" }>) =>
+  indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
+
+/** The index a single-path predicate reads (the full-text index for the full-text functions); undefined when the policy does not index it. */
 const indexOf = <T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Exclude<Predicate, { kind: "any" }>) =>
-  predicate.kind === "fullText" ? indexes.fullTextAt(predicate.path) : indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
+  predicate.kind === "fullText" ? indexes.fullTextAt(predicate.path) : rangeIndexOf(indexes, predicate);
 
 /** The items an index selects for one predicate; undefined when the policy does not index its path. */
 function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): Set<T> | undefined {
@@ -186,7 +190,7 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
     return union;
   }
   if (predicate.kind === "fullText") return indexes.fullTextAt(predicate.path)?.matching(predicate.keywords, predicate.all);
-  const index = indexes.at(predicate.kind === "contains" ? [...predicate.path, "[]"] : predicate.path);
+  const index = rangeIndexOf(indexes, predicate);
   switch (predicate.kind) {
     case "equal":
       return index?.equal(predicate.value);
@@ -212,13 +216,6 @@ function select<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Pr
 function answers<T extends Queryable>(indexes: ContainerIndexes<T>, predicate: Predicate): boolean {
   if (predicate.kind === "any") return predicate.alternatives.every((conjunction) => conjunction.every((p) => answers(indexes, p)));
   return indexOf(indexes, predicate) !== undefined;
-}
-
-/** The items in every set (smallest first); undefined when there is no set at all. */
-function intersect<T>(sets: Set<T>[]): Set<T> | undefined {
-  if (sets.length === 0) return undefined;
-  const [smallest, ...others] = [...sets].sort((a, b) => a.size - b.size);
-  return new Set([...smallest].filter((item) => others.every((set) => set.has(item))));
 }
 
 /**
@@ -307,10 +304,7 @@ function rankedResults<T extends Queryable>(scope: QueryScope<T>, indexes: Conta
 /** The items a ranked query found, each with what the query selects of it. */
 function candidatesOf(items: Json[], projection: string, alias: string, parameters: QuerySpec["parameters"]): Candidate[] {
   const project = compiled(`SELECT VALUE ${projection} FROM ${alias}`);
-  return engineErrors(() => ({
-    items: (items as JsonObject[]).map((item) => ({ item, row: project.exec([item], { parameters: parameters ?? [] }).result[0] as Json })),
-    retrieved: 0,
-  })).items as unknown as Candidate[];
+  return engineErrors(() => (items as JsonObject[]).map((item) => ({ item, row: project.exec([item], { parameters: parameters ?? [] }).result[0] as Json })));
 }
 
 /** DISTINCT, OFFSET ... LIMIT and an ORDER BY's resume filter applied, in that order, to the rest of the query's results. */
@@ -500,7 +494,7 @@ function execute(parsed: Parsed, spec: QuerySpec, docs: JsonObject[], maxItemCou
  * The engine's failures are the query's fault: 400 with its message. One that makes more rows
  * than an evaluation may (see engine.ts) is a 408, as a page past Azure's time budget is.
  */
-function engineErrors<P extends Evaluated>(work: () => P): P {
+function engineErrors<P>(work: () => P): P {
   try {
     return work();
   } catch (error) {
