@@ -89,11 +89,13 @@ describe("the linter's layering", () => {
 });
 
 describe("the size of files", () => {
-  it("keeps every source and test file under 350 lines, or says at its top why it is longer", () => {
+  it("keeps every source and test file under 350 lines, or says at its top why it is longer (generated files aside)", () => {
     const root = join(__dirname, "../..");
     const files = execFileSync("git", ["ls-files", "*.ts", "*.js", "*.mjs", "*.cjs"], { cwd: root, encoding: "utf8" })
       .split("\n")
-      .filter((file) => file && !file.endsWith(".d.ts") && !file.startsWith("infra/compiled/") && existsSync(join(root, file)));
+      .filter(
+        (file) => file && !file.endsWith(".d.ts") && !file.startsWith("infra/compiled/") && !file.endsWith(".generated.js") && existsSync(join(root, file)),
+      );
     const unexplained = files.filter((file) => {
       const lines = readFileSync(join(root, file), "utf8").split("\n");
       return lines.length > 350 && !lines.slice(0, 60).some((line) => /Longer than most files for a reason/.test(line));

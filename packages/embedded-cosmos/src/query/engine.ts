@@ -1,5 +1,7 @@
-// The one adapter over the SQL engine (@zeit/cosmosdb-query), which compiles a query to
-// JavaScript. Its code is changed in two ways before it runs, both pinned by engine.test.ts:
+// The one adapter over the SQL engine (@zeit/cosmosdb-query), which compiles a syntax tree to
+// JavaScript. The tree is our parser's (sql-parser.ts), not the engine's own: the engine's parser
+// takes time exponential in a query's nesting. Its code is changed before it runs, as
+// engine.test.ts pins:
 // - FROM and JOIN build their rows with `.reduce(($, row) => [...$, ...rows], [])`, which
 //   copies everything gathered so far for every item: quadratic time, so one item with a
 //   60-element array joined three times held the server for many seconds. Rows are appended to
@@ -9,6 +11,7 @@
 // - The full-text functions, which the engine does not know, call full-text-scoring.ts.
 import query from "@zeit/cosmosdb-query";
 import { FULL_TEXT_FUNCTIONS } from "./full-text-scoring";
+import { parseSql, type SqlNode } from "./sql-parser";
 import { badRequest } from "../wire/errors";
 
 export type EngineQuery = ReturnType<typeof query>;
@@ -133,21 +136,27 @@ export function boundedCode(code: string): string {
   return out;
 }
 
-const generated = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(query("SELECT VALUE 1")), "code")!.get!;
+const prototype = Object.getPrototypeOf(query("SELECT VALUE 1")) as EngineQuery;
+const generated = Object.getOwnPropertyDescriptor(prototype, "code")!.get!;
 
 /**
- * The engine's query for `sql` (parsed at once: a syntax error throws here), whose code is
- * rewritten when first run (after a caller that builds its own AST has set it) and whose
- * evaluations count against the row budget under way (see withRowBudget).
+ * The engine's query for a syntax tree (the engine's Query, made without its parser), whose
+ * code is rewritten when first run and whose evaluations count against the row budget under
+ * way (see withRowBudget).
  */
-export function compileSql(sql: string): EngineQuery {
-  const parsed = query(sql);
+export function compileAst(ast: SqlNode): EngineQuery {
+  const compiled = Object.assign(Object.create(prototype) as EngineQuery, { ast });
   let code: string | undefined;
-  Object.defineProperty(parsed, "code", { get: () => (code ??= boundedCode(generated.call(parsed) as string)) });
-  const exec = parsed.exec.bind(parsed);
-  parsed.exec = (docs: object[], options: ExecOptions = {}) => {
+  Object.defineProperty(compiled, "code", { get: () => (code ??= boundedCode(generated.call(compiled) as string)) });
+  const exec = compiled.exec.bind(compiled);
+  compiled.exec = (docs: object[], options: ExecOptions = {}) => {
     const run = () => exec(docs, { ...options, udf: bounded }) as unknown;
     return budget ? run() : withRowBudget(run);
   };
-  return parsed;
+  return compiled;
+}
+
+/** The engine's query for `sql`, parsed at once: a syntax error throws here (SqlSyntaxError). */
+export function compileSql(sql: string): EngineQuery {
+  return compileAst(parseSql(sql));
 }

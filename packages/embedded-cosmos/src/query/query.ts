@@ -2,8 +2,8 @@
 // SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
-import { SyntaxError as QuerySyntaxError } from "@zeit/cosmosdb-query";
-import { compileSql, ROW_BUDGET, RowBudgetExceeded, rowsMade, withRowBudget, type EngineQuery } from "./engine";
+import { SqlSyntaxError } from "./sql-parser";
+import { compileAst, compileSql, ROW_BUDGET, RowBudgetExceeded, rowsMade, withRowBudget, type EngineQuery } from "./engine";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
 import { prepareQuery, unknownFunction, type ShapedQuery } from "./sql-support";
@@ -42,7 +42,7 @@ export function compiled(sql: string): Parsed {
     try {
       parsed = compileSql(sql); // parses at once: a syntax error surfaces here
     } catch (error) {
-      if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error, ${error.message}`);
+      if (error instanceof SqlSyntaxError) throw badRequest(`Syntax error, ${error.message}`);
       if (error instanceof RangeError) throw badRequest("The query is nested too deeply to be parsed.");
       throw error;
     }
@@ -91,9 +91,7 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   const aggregates = aggregateCalls(select).map((aggregate) => {
     const ast = structuredClone(parsed.ast) as Node;
     (ast.body as Node).select = { type: "select_specification", value: aggregate };
-    const single = compileSql("SELECT VALUE 1");
-    single.ast = ast as typeof single.ast;
-    return single;
+    return compileAst(ast);
   });
   // Names no client's parameter can have: SQL identifiers hold no `$` (the engine reads them as `$p.<name>`).
   const names = aggregates.map((_, i) => `@$aggregate${i}`);
@@ -101,8 +99,7 @@ function aggregateEvaluator(parsed: Parsed, overItem: boolean) {
   (ast.body as Node).select = withParameters(select, names);
   (ast.body as Node).where = null;
   if (!overItem) (ast.body as Node).from = null;
-  const outer = compileSql("SELECT VALUE 1");
-  outer.ast = ast as typeof outer.ast;
+  const outer = compileAst(ast);
   return (docs: JsonObject[], over: JsonObject[], parameters: QuerySpec["parameters"] = []): Json | undefined => {
     const values = aggregates.map((single) => single.exec(docs, { parameters }).result[0] as Json | undefined);
     const bound = names.map((name, i) => ({ name, value: values[i] as Json }));
@@ -587,7 +584,7 @@ export function queryResources(spec: { query: string; parameters?: { name: strin
   try {
     return compileSql(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
   } catch (error) {
-    if (error instanceof QuerySyntaxError) throw badRequest(`Syntax error in the query: ${error.message}`);
+    if (error instanceof SqlSyntaxError) throw badRequest(`Syntax error in the query: ${error.message}`);
     throw error;
   }
 }
