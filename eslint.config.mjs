@@ -47,6 +47,7 @@ export default tseslint.config(
       "sprocs/",
       "packages/*/dist/",
       "packages/embedded-cosmos/src/scripts/sandbox-runtime.js",
+      "packages/embedded-cosmos/src/query/udf-runtime.js",
       "**/*.generated.js",
       "**/*.d.ts",
     ],

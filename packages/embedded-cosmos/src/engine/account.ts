@@ -7,14 +7,19 @@ import { DEFAULT_THROUGHPUT, Offers, type Throughput } from "./offers";
 import { isObject, type JsonObject } from "../wire/json";
 import { checkFullText } from "./full-text-policy";
 
-export type ScriptKind = "sprocs" | "triggers";
+export type ScriptKind = "sprocs" | "triggers" | "udfs";
+
+export const isScriptKind = (kind: string | undefined): kind is ScriptKind => kind === "sprocs" || kind === "triggers" || kind === "udfs";
+
+/** The resource id kind of each kind of script. */
+export const SCRIPT_RID_KIND = { sprocs: "sproc", triggers: "trigger", udfs: "udf" } as const;
 
 export interface Database {
   resource: JsonObject;
   containers: Map<string, ContainerState>;
 }
 
-/** A container with its server-side scripts. */
+/** A container with its server-side scripts (stored procedures, triggers, user-defined functions). */
 export interface ContainerState {
   data: Container;
   scripts: Record<ScriptKind, Map<string, JsonObject>>;
@@ -189,7 +194,7 @@ export class Account {
     const scripts = state.scripts[kind];
     if (replaceId === undefined && scripts.has(id)) throw conflict();
     if (replaceId !== undefined && (!scripts.has(replaceId) || replaceId !== id)) throw notFound();
-    const rid = scripts.get(id)?._rid ?? newChildRid(state.data.resource._rid as string, kind === "sprocs" ? "sproc" : "trigger");
+    const rid = scripts.get(id)?._rid ?? newChildRid(state.data.resource._rid as string, SCRIPT_RID_KIND[kind]);
     const props = systemProperties(rid as string, "", secondsOf(this.clock));
     const resource: JsonObject = { ...definition, ...props, _self: `${state.data.resource._self as string}${kind}/${props._rid}/` };
     scripts.set(id, resource);
@@ -217,7 +222,7 @@ export class Account {
       this.journal?.({ op: "items", db: dbId, container: resource.id, puts });
       for (const listener of this.itemWatchers) listener({ database: dbId, container: resource.id as string });
     };
-    const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map() } };
+    const state: ContainerState = { data, scripts: { sprocs: new Map(), triggers: new Map(), udfs: new Map() } };
     db.containers.set(resource.id as string, state);
     return state;
   }

@@ -1,4 +1,4 @@
-import type { Account, ScriptKind } from "../engine/account";
+import { SCRIPT_RID_KIND, type Account, type ScriptKind } from "../engine/account";
 import type { Container, StoredPut } from "../engine/container";
 import type { JsonObject } from "../wire/json";
 import type { JournalRecord } from "../engine/account";
@@ -80,10 +80,14 @@ export function accountLoader(account: Account): { apply(record: JournalRecord):
 function wellFormed(resource: JsonObject, level: "database" | "collection" | ScriptKind, parent?: JsonObject): JsonObject {
   const rid = resource._rid as string;
   const parentRid = parent?._rid as string | undefined;
-  const expected = level === "sprocs" ? "sproc" : level === "triggers" ? "trigger" : level;
+  const expected = level === "database" || level === "collection" ? level : SCRIPT_RID_KIND[level];
   if (ridLevel(rid) === expected && (parentRid === undefined || isChildOf(rid, parentRid))) return resource;
   const next =
-    level === "database" ? databaseRid(rid) : level === "collection" ? collectionRid(parentRid!, rid) : newChildRid(parentRid!, expected as "sproc", rid);
+    level === "database"
+      ? databaseRid(rid)
+      : level === "collection"
+        ? collectionRid(parentRid!, rid)
+        : newChildRid(parentRid!, expected as (typeof SCRIPT_RID_KIND)[ScriptKind], rid);
   const parentSelf = (parent?._self as string | undefined) ?? "";
   const self = level === "database" ? `dbs/${next}/` : `${parentSelf}${level === "collection" ? "colls" : level}/${next}/`;
   return { ...resource, _rid: next, _self: self };
@@ -96,7 +100,7 @@ export function* accountRecords(account: Account): Generator<JournalRecord> {
     yield { op: "database", resource: db.resource };
     for (const [id, state] of db.containers) {
       yield { op: "container", db: dbId, resource: state.data.resource, partitions: state.data.ranges.length };
-      for (const kind of ["sprocs", "triggers"] as const)
+      for (const kind of ["sprocs", "triggers", "udfs"] as const)
         for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
       for (const part of state.data.snapshot())
         yield "counters" in part

@@ -3,7 +3,7 @@ import { batch, bulk } from "../scripts/batch";
 import { readBatchOperations, writeBatchResults, type BatchResult } from "../wire/batch-rows";
 import { badRequest, notFound } from "../wire/errors";
 import { isObject, type Json, type JsonObject } from "../wire/json";
-import { hasJoins, SCAN_PAGE_ITEMS, type QueryPage } from "../query/query";
+import { hasJoins, SCAN_PAGE_ITEMS, userFunctionNames, type QueryPage } from "../query/query";
 import type { QueryJob, QueryThread } from "../query/query-thread";
 import type { Container } from "../engine/container";
 import { cost, withMeter } from "../limits/request-units";
@@ -14,6 +14,14 @@ import { resumeFilterOf } from "../query/resume-filter";
 const QUERY_EXECUTION_INFO = JSON.stringify({ reverseRidEnabled: false, reverseIndexScan: false });
 import { docsOperation, isTrue, maxItemCountOf, partitionKeyHeader, querySpecOf, scopeOf, type Call, type Reply } from "./rest";
 import type { ScriptedTransactions } from "../scripts/transactions";
+
+/** The bodies of the user-defined functions `names`, by name (undefined for none); a 400 for one the container lacks, as Azure answers. */
+function functionBodies(names: string[], defined: Map<string, JsonObject>): Record<string, string> | undefined {
+  if (names.length === 0) return undefined;
+  const missing = names.find((name) => !defined.has(name));
+  if (missing !== undefined) throw badRequest(`Unknown user-defined function udf.${missing}: the container has no function with that id.`);
+  return Object.fromEntries(names.map((name) => [name, defined.get(name)!.body as string]));
+}
 
 /** A batch or bulk request run on its operations, answered in the format it came in: HybridRow (the .NET SDK) or JSON (the JavaScript SDK). */
 function inFormatOf(body: unknown, run: (operations: unknown) => { status: number; body: BatchResult[] }): Reply {
@@ -27,7 +35,7 @@ export class DocumentRoutes {
   constructor(
     private readonly account: Account,
     private readonly transactions: ScriptedTransactions,
-    /** Where queries with JOINs are evaluated, apart from the server's thread. */
+    /** Where queries with JOINs or user-defined functions are evaluated, apart from the server's thread. */
     private readonly queries: QueryThread,
     /** Items an unindexed scan reads per page before it returns (possibly short) with a continuation. */
     private readonly scanPageItems = SCAN_PAGE_ITEMS,
@@ -169,7 +177,7 @@ export class DocumentRoutes {
   }
 
   private query(call: Call, dbId: string, collId: string, spec: { query: string; parameters?: { name: string; value: Json }[] }): Reply | Promise<Reply> {
-    const { data } = this.account.container(dbId, collId);
+    const { data, scripts } = this.account.container(dbId, collId);
     const scope = scopeOf(call, data);
     // As the gateway does: ORDER BY, TOP and aggregates across partitions are merged by the SDK, range by range.
     // Vetted, shaped and parsed once, for the plan and the execution alike.
@@ -182,11 +190,12 @@ export class DocumentRoutes {
     const started = performance.now();
     const continuation = call.header("x-ms-continuation") || undefined;
     const maxItemCount = maxItemCountOf(call);
-    if (hasJoins(prepared))
+    const functions = functionBodies(userFunctionNames(prepared), scripts.udfs);
+    if (hasJoins(prepared) || functions)
       return this.queryElsewhere(
         call,
         data,
-        { ...data.scopeCopy(scope), spec, resumeFilter, continuation, maxItemCount, scanPageItems: this.scanPageItems },
+        { ...data.scopeCopy(scope), spec, resumeFilter, continuation, maxItemCount, scanPageItems: this.scanPageItems, functions },
         started,
       );
     return this.queryReply(call, data, data.query(scope, prepared, continuation, maxItemCount, this.scanPageItems), started);

@@ -10,7 +10,8 @@ import { isTrue, partitionKeyHeader, querySpecOf, type Call, type Reply } from "
 
 /**
  * Every resource of the REST API but documents (documents.ts): the account, databases,
- * containers, their partition key ranges, throughput offers, stored procedures and triggers.
+ * containers, their partition key ranges, throughput offers, stored procedures, triggers and
+ * user-defined functions.
  */
 export class ResourceRoutes {
   constructor(
@@ -114,8 +115,9 @@ export class ResourceRoutes {
     if (id === undefined) {
       if (call.method === "POST" && !isTrue(call.header("x-ms-documentdb-isquery")))
         return { status: 201, body: this.account.saveScript(dbId, collId, kind, call.body) };
-      const list = [...this.account.container(dbId, collId).scripts[kind].values()];
-      const key = kind === "sprocs" ? "StoredProcedures" : "Triggers";
+      let list = [...this.account.container(dbId, collId).scripts[kind].values()];
+      if (call.method === "POST") list = queryResources(querySpecOf(call.body), list) as JsonObject[];
+      const key = { sprocs: "StoredProcedures", triggers: "Triggers", udfs: "UserDefinedFunctions" }[kind];
       return { status: 200, body: { _rid: "", [key]: list, _count: list.length } };
     }
     switch (call.method) {

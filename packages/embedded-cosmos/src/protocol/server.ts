@@ -1,7 +1,7 @@
 import type { Clock } from "../engine/clock";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
-import { Account } from "../engine/account";
+import { Account, isScriptKind } from "../engine/account";
 import { isHybridRow } from "../wire/hybrid-row";
 import { verifyMasterKey, type VerifiedSignatures } from "./auth";
 import { hostnameOf, isAllowedHost } from "./host-names";
@@ -23,7 +23,7 @@ const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 export class CosmosServer {
   readonly account: Account;
   private readonly transactions: ScriptedTransactions;
-  private readonly queries = new QueryThread();
+  private readonly queries: QueryThread;
   private readonly documents: DocumentRoutes;
   private readonly resources: ResourceRoutes;
   private readonly http: Server;
@@ -60,6 +60,7 @@ export class CosmosServer {
     this.allowedHosts = options.allowedHosts ?? [];
     this.onCharged = options.onCharged;
     this.limits = options.limits;
+    this.queries = new QueryThread(options.limits.timeoutMs);
     this.budget = options.budget;
     this.faults = options.faults;
     this.scanPageItems = options.scanPageItems ?? SCAN_PAGE_ITEMS;
@@ -194,7 +195,7 @@ export class CosmosServer {
     const state = database.containers.get(collId) ?? [...database.containers.values()].find((c) => c.data.resource._rid === collId);
     if (!state) return named;
     named[3] = state.data.id;
-    if ((kind === "sprocs" || kind === "triggers") && childId !== undefined && !state.scripts[kind].has(childId)) {
+    if (isScriptKind(kind) && childId !== undefined && !state.scripts[kind].has(childId)) {
       const script = [...state.scripts[kind].values()].find((s) => s._rid === childId);
       if (script) named[5] = script.id as string;
     }
@@ -239,7 +240,7 @@ export class CosmosServer {
     if (kind === "pkranges" && n === 5) return this.resources.partitionKeyRanges(call, dbId, collId);
     if (kind === "operations" && resourceId === "partitionkeydelete" && n === 6 && call.method === "POST")
       return this.documents.deletePartitionKey(call, dbId, collId);
-    if ((kind === "sprocs" || kind === "triggers") && n <= 6) return this.resources.scripts(call, dbId, collId, kind, resourceId);
+    if (isScriptKind(kind) && n <= 6) return this.resources.scripts(call, dbId, collId, kind, resourceId);
     throw notFound("Unknown resource path.");
   }
 

@@ -49,11 +49,26 @@ export function withRowBudget<T>(work: () => T): T {
   }
 }
 
+/** The user-defined functions of the evaluation under way: the query thread's, sandboxed; none elsewhere. */
+let userFunctions: Record<string, (...args: never[]) => unknown> | undefined;
+
+/** Runs `work` with the container's user-defined functions callable as `udf.<name>`. */
+export function withUserFunctions<T>(functions: Record<string, (...args: never[]) => unknown>, work: () => T): T {
+  const outer = userFunctions;
+  userFunctions = functions;
+  try {
+    return work();
+  } finally {
+    userFunctions = outer;
+  }
+}
+
 /**
  * What the rewritten code calls, passed as the engine's user-defined functions (`udf.<name>`):
- * names with `$`, which no SQL identifier has, so no query can call them.
+ * names with `$`, which no SQL identifier has, so no query can call them. No prototype: `udf.constructor`
+ * is no function either.
  */
-const bounded = {
+const bounded = Object.assign(Object.create(null) as object, {
   $append(into: unknown[], items: unknown[]): unknown[] {
     budget!.rows += items.length;
     if (budget!.rows > ROW_BUDGET) throw new RowBudgetExceeded();
@@ -69,7 +84,7 @@ const bounded = {
   $fullTextScoreOutsideRank(): never {
     throw badRequest("FullTextScore can only be used in ORDER BY RANK, alone or inside RRF.");
   },
-};
+});
 
 /** The engine's calls of the full-text functions (it upper-cases a function's name), and what they become. */
 const FULL_TEXT_CALLS: Record<string, string> = {
@@ -150,7 +165,8 @@ export function compileAst(ast: SqlNode): EngineQuery {
   Object.defineProperty(compiled, "code", { get: () => (code ??= boundedCode(generated.call(compiled) as string)) });
   const exec = compiled.exec.bind(compiled);
   compiled.exec = (docs: object[], options: ExecOptions = {}) => {
-    const run = () => exec(docs, { ...options, udf: bounded }) as unknown;
+    const udf = userFunctions ? Object.assign(Object.create(null) as object, userFunctions, bounded) : bounded;
+    const run = () => exec(docs, { ...options, udf }) as unknown;
     return budget ? run() : withRowBudget(run);
   };
   return compiled;

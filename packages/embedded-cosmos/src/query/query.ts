@@ -115,6 +115,23 @@ export function hasJoins(shaped: ShapedQuery): boolean {
   return ((from?.joins as unknown[] | undefined)?.length ?? 0) > 0;
 }
 
+/** The names of the user-defined functions a query calls (`udf.<name>(...)`), each once. */
+export function userFunctionNames(shaped: ShapedQuery): string[] {
+  if (shaped.ranking?.kind === "statistics" || shaped.ranking?.kind === "component") return [];
+  const names = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (typeof value === "object" && value !== null) {
+      const node = value as Node;
+      if (node.type === "scalar_function_expression" && node.udf) names.add((node.name as Node).name as string);
+      Object.values(node).forEach(visit);
+    }
+  };
+  visit(compiled(shaped.spec.query).ast);
+  visit(groupingOf(shaped));
+  return [...names];
+}
+
 /** The parsed expressions of a query's GROUP BY clause, if it has one. */
 export function groupingOf(shaped: ShapedQuery): Node[] | undefined {
   if (shaped.groupBy === undefined) return undefined;
