@@ -12,13 +12,18 @@ export interface Partition {
   indexes?: ContainerIndexes<StoredItem>;
 }
 
-/** Which items a query or change feed read covers: one logical partition, one key range (optionally narrowed by EPKs), or all. */
-export type Scope = { pk: string } | { range: number; minEpk?: string; maxEpk?: string } | { all: true };
+/**
+ * Which items a query or change feed read covers: one logical partition; every logical partition
+ * under a hierarchical key's first components (`prefix`: their effective key, which begins every
+ * such partition's); one key range (optionally narrowed by EPKs); or all.
+ */
+export type Scope = { pk: string } | { prefix: string } | { range: number; minEpk?: string; maxEpk?: string } | { all: true };
 
 /** Whether an item lies in the scope. */
 export function inScope(partitions: Map<string, Partition>, scope: Scope): (item: StoredItem) => boolean {
   if ("pk" in scope) return (item) => item.pk === scope.pk;
   if ("all" in scope) return () => true;
+  if ("prefix" in scope) return (item) => partitions.get(item.pk)?.epk.startsWith(scope.prefix) === true;
   return (item) => {
     const partition = partitions.get(item.pk);
     return (

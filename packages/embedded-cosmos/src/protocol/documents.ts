@@ -236,6 +236,7 @@ export class DocumentRoutes {
     const requested = scopeOf(call, data);
     // LSNs are per key range: a read of the whole container must name one (the SDK always does).
     if ("all" in requested && data.ranges.length > 1) throw badRequest("A change feed read must name a partition key or a partition key range.");
+    if ("prefix" in requested) throw badRequest("A change feed read by a partition key prefix must name its feed range (the SDKs do).");
     const scope = "all" in requested ? { range: 0 } : requested;
     const range = "pk" in scope ? data.rangeOfKey(scope.pk) : scope.range;
     const ifNoneMatch = call.header("if-none-match");

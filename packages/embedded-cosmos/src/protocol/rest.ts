@@ -1,5 +1,6 @@
 import { badRequest, CosmosError } from "../wire/errors";
 import type { Scope } from "../engine/container";
+import { effectivePartitionKey } from "../engine/partitions";
 import type { OperationKind } from "../limits/faults";
 import type { CostFeatures } from "../limits/request-units";
 import { isObject, type Json } from "../wire/json";
@@ -69,9 +70,15 @@ export function operationKind(call: Call): OperationKind | undefined {
 }
 
 /** What a query or change feed request covers: the logical partition, or the key range (narrowed by EPKs), it names. */
-export function scopeOf(call: Call, data: { ranges: { id: string }[] }): Scope {
+export function scopeOf(call: Call, data: { ranges: { id: string }[]; partitionKey: { paths: string[]; kind?: string } }): Scope {
   const pk = partitionKeyHeader(call, false);
-  if (pk !== undefined) return { pk };
+  if (pk !== undefined) {
+    // A hierarchical key's first components name every logical partition under them (the SDKs send a prefix so).
+    const components = JSON.parse(pk) as Json[];
+    if (data.partitionKey.kind === "MultiHash" && components.length < data.partitionKey.paths.length)
+      return { prefix: effectivePartitionKey(components, "MultiHash") };
+    return { pk };
+  }
   const rangeId = call.header("x-ms-documentdb-partitionkeyrangeid");
   if (rangeId === undefined) return { all: true };
   const range = data.ranges.findIndex((r) => r.id === rangeId.split(",").pop());
