@@ -12,6 +12,7 @@
 import query from "@zeit/cosmosdb-query";
 import { FULL_TEXT_FUNCTIONS } from "./full-text-scoring";
 import { parseSql, type SqlNode } from "./sql-parser";
+import { like } from "./like";
 import { badRequest } from "../wire/errors";
 
 export type EngineQuery = ReturnType<typeof query>;
@@ -80,6 +81,7 @@ const bounded = Object.assign(Object.create(null) as object, {
     const count = Math.trunc(times);
     return text.length * count > REPLICATE_MAX_LENGTH ? undefined : text.repeat(count);
   },
+  $like: like,
   ...FULL_TEXT_FUNCTIONS,
   $fullTextScoreOutsideRank(): never {
     throw badRequest("FullTextScore can only be used in ORDER BY RANK, alone or inside RRF.");
@@ -162,7 +164,7 @@ const generated = Object.getOwnPropertyDescriptor(prototype, "code")!.get!;
 export function compileAst(ast: SqlNode): EngineQuery {
   const compiled = Object.assign(Object.create(prototype) as EngineQuery, { ast });
   let code: string | undefined;
-  Object.defineProperty(compiled, "code", { get: () => (code ??= boundedCode(generated.call(compiled) as string)) });
+  Object.defineProperty(compiled, "code", { get: () => (code ??= boundedCode(generated.call({ ast: lowered(compiled.ast) }) as string)) });
   const exec = compiled.exec.bind(compiled);
   compiled.exec = (docs: object[], options: ExecOptions = {}) => {
     const udf = userFunctions ? Object.assign(Object.create(null) as object, userFunctions, bounded) : bounded;
@@ -170,6 +172,18 @@ export function compileAst(ast: SqlNode): EngineQuery {
     return budget ? run() : withRowBudget(run);
   };
   return compiled;
+}
+
+/** The tree with what the engine does not know made calls of the functions above: `a LIKE p ESCAPE e` is `udf.$like(a, p, e)`. */
+function lowered(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(lowered);
+  if (typeof node !== "object" || node === null) return node;
+  const n = node as SqlNode;
+  if (n.type === "scalar_like_expression") {
+    const args = [n.value, n.pattern, n.escape ?? { type: "undefined_constant" }];
+    return { type: "scalar_function_expression", name: { type: "identifier", name: "$like" }, arguments: args.map(lowered), udf: true };
+  }
+  return Object.fromEntries(Object.entries(n).map(([key, value]) => [key, lowered(value)]));
 }
 
 /** The engine's query for `sql`, parsed at once: a syntax error throws here (SqlSyntaxError). */

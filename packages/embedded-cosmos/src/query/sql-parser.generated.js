@@ -16,6 +16,14 @@
     return tail.reduce((left, [operator, right]) => ({ type: "scalar_binary_expression", left, operator, right }), head);
   }
 
+  /** A test of a value (`{type, ...}` without it), negated by NOT when written: a function of the value it tests. */
+  function negated(not, test) {
+    return (value) => {
+      const node = { type: test.type, value, ...test };
+      return not ? { type: "scalar_unary_expression", operator: "NOT", argument: node } : node;
+    };
+  }
+
   function members(type, head, steps) {
     return steps.reduce((object, { property, computed }) => ({ type, object, property, computed }), head);
   }
@@ -241,6 +249,8 @@ function peg$parse(input, options) {
   const peg$c57 = "exists";
   const peg$c58 = "array";
   const peg$c59 = "udf";
+  const peg$c60 = "like";
+  const peg$c61 = "escape";
 
   const peg$r0 = /^[<>]/;
   const peg$r1 = /^[+\-]/;
@@ -330,6 +340,8 @@ function peg$parse(input, options) {
   const peg$e71 = peg$literalExpectation("EXISTS", true);
   const peg$e72 = peg$literalExpectation("ARRAY", true);
   const peg$e73 = peg$literalExpectation("udf", false);
+  const peg$e74 = peg$literalExpectation("LIKE", true);
+  const peg$e75 = peg$literalExpectation("ESCAPE", true);
 
   function peg$f0(body) {    return { type: "sql", body };  }
   function peg$f1(top, select, from, where, orderBy) {    return { type: "select_query", top, select, from, where, orderBy };  }
@@ -353,56 +365,59 @@ function peg$parse(input, options) {
   function peg$f19(head, tail) {    return binary(head, tail);  }
   function peg$f20(head, tail) {    return binary(head, tail);  }
   function peg$f21(head, tail) {    return binary(head, tail);  }
-  function peg$f22(value, list) {    return list ? { type: "scalar_in_expression", value, list } : value;  }
-  function peg$f23(value, bounds) {    return bounds ? { type: "scalar_between_expression", value, begin: bounds[0], end: bounds[1] } : value;  }
-  function peg$f24(head, tail) {    return binary(head, tail);  }
-  function peg$f25(head, tail) {    return binary(head, tail);  }
-  function peg$f26(head, tail) {    return binary(head, tail);  }
+  function peg$f22(value, not, list) {    return negated(not, { type: "scalar_in_expression", list });  }
+  function peg$f23(value, not, pattern, escape) {    return negated(not, { type: "scalar_like_expression", pattern, escape });  }
+  function peg$f24(value, test) {    return test ? test(value) : value;  }
+  function peg$f25(value, not, begin, end) {    return negated(not, { type: "scalar_between_expression", begin, end });  }
+  function peg$f26(value, test) {    return test ? test(value) : value;  }
   function peg$f27(head, tail) {    return binary(head, tail);  }
   function peg$f28(head, tail) {    return binary(head, tail);  }
   function peg$f29(head, tail) {    return binary(head, tail);  }
-  function peg$f30(head, steps) {    return members("scalar_member_expression", head, steps);  }
-  function peg$f31(operator, argument) {    return { type: "scalar_unary_expression", operator, argument };  }
-  function peg$f32(name, args) {    return { type: "scalar_function_expression", name, arguments: args, udf: true };  }
-  function peg$f33(name, args) {    return { type: "scalar_function_expression", name, arguments: args };  }
-  function peg$f34(property) {    return { property, computed: false };  }
-  function peg$f35(property) {    return { property, computed: true };  }
-  function peg$f36(expression) {    return { type: "array_subquery_expression", expression };  }
-  function peg$f37(expression) {    return { type: "exists_subquery_expression", expression };  }
-  function peg$f38(expression) {    return { type: "scalar_subquery_expression", expression };  }
-  function peg$f39(elements) {    return { type: elements.length > 0 && elements.every(isConstant) ? "array_constant" : "scalar_array_expression", elements };  }
-  function peg$f40(head, tail) {    return [head, ...tail];  }
-  function peg$f41(properties) {
+  function peg$f30(head, tail) {    return binary(head, tail);  }
+  function peg$f31(head, tail) {    return binary(head, tail);  }
+  function peg$f32(head, tail) {    return binary(head, tail);  }
+  function peg$f33(head, steps) {    return members("scalar_member_expression", head, steps);  }
+  function peg$f34(operator, argument) {    return { type: "scalar_unary_expression", operator, argument };  }
+  function peg$f35(name, args) {    return { type: "scalar_function_expression", name, arguments: args, udf: true };  }
+  function peg$f36(name, args) {    return { type: "scalar_function_expression", name, arguments: args };  }
+  function peg$f37(property) {    return { property, computed: false };  }
+  function peg$f38(property) {    return { property, computed: true };  }
+  function peg$f39(expression) {    return { type: "array_subquery_expression", expression };  }
+  function peg$f40(expression) {    return { type: "exists_subquery_expression", expression };  }
+  function peg$f41(expression) {    return { type: "scalar_subquery_expression", expression };  }
+  function peg$f42(elements) {    return { type: elements.length > 0 && elements.every(isConstant) ? "array_constant" : "scalar_array_expression", elements };  }
+  function peg$f43(head, tail) {    return [head, ...tail];  }
+  function peg$f44(properties) {
     const list = properties ?? [];
     const constant = list.length > 0 && list.every(({ value }) => isConstant(value));
     return { type: constant ? "object_constant" : "scalar_object_expression", properties: list };
   }
-  function peg$f42(key, value) {    return { key, value };  }
-  function peg$f43(head, tail) {    return [head, ...tail];  }
-  function peg$f44(list) {    return list ?? [];  }
-  function peg$f45(name) {    return RESERVED.has(name.toUpperCase()) || RESERVED_LOWER_CASE.has(name);  }
-  function peg$f46(name) {    return { type: "identifier", name };  }
-  function peg$f47() {    return { type: "parameter_name", name: text() };  }
-  function peg$f48() {    return { type: "number_constant", value: Number(text()) };  }
-  function peg$f49() {    return { type: "number_constant", value: parseInt(text(), 16) };  }
-  function peg$f50() {    return { type: "number_constant", value: parseFloat(text()) };  }
-  function peg$f51(chars) {    return { type: "string_constant", value: chars.join("") };  }
-  function peg$f52(chars) {    return { type: "string_constant", value: chars.join("") };  }
-  function peg$f53() {    return "\b";  }
-  function peg$f54() {    return "\f";  }
-  function peg$f55() {    return "\n";  }
-  function peg$f56() {    return "\r";  }
-  function peg$f57() {    return "\t";  }
-  function peg$f58(digits) {    return String.fromCharCode(parseInt(digits, 16));  }
-  function peg$f59() {    return { type: "undefined_constant" };  }
-  function peg$f60() {    return { type: "null_constant" };  }
-  function peg$f61() {    return { type: "boolean_constant", value: true };  }
-  function peg$f62() {    return { type: "boolean_constant", value: false };  }
-  function peg$f63() {    return "ASC";  }
-  function peg$f64() {    return "DESC";  }
-  function peg$f65() {    return "AND";  }
-  function peg$f66() {    return "OR";  }
-  function peg$f67() {    return "NOT";  }
+  function peg$f45(key, value) {    return { key, value };  }
+  function peg$f46(head, tail) {    return [head, ...tail];  }
+  function peg$f47(list) {    return list ?? [];  }
+  function peg$f48(name) {    return RESERVED.has(name.toUpperCase()) || RESERVED_LOWER_CASE.has(name);  }
+  function peg$f49(name) {    return { type: "identifier", name };  }
+  function peg$f50() {    return { type: "parameter_name", name: text() };  }
+  function peg$f51() {    return { type: "number_constant", value: Number(text()) };  }
+  function peg$f52() {    return { type: "number_constant", value: parseInt(text(), 16) };  }
+  function peg$f53() {    return { type: "number_constant", value: parseFloat(text()) };  }
+  function peg$f54(chars) {    return { type: "string_constant", value: chars.join("") };  }
+  function peg$f55(chars) {    return { type: "string_constant", value: chars.join("") };  }
+  function peg$f56() {    return "\b";  }
+  function peg$f57() {    return "\f";  }
+  function peg$f58() {    return "\n";  }
+  function peg$f59() {    return "\r";  }
+  function peg$f60() {    return "\t";  }
+  function peg$f61(digits) {    return String.fromCharCode(parseInt(digits, 16));  }
+  function peg$f62() {    return { type: "undefined_constant" };  }
+  function peg$f63() {    return { type: "null_constant" };  }
+  function peg$f64() {    return { type: "boolean_constant", value: true };  }
+  function peg$f65() {    return { type: "boolean_constant", value: false };  }
+  function peg$f66() {    return "ASC";  }
+  function peg$f67() {    return "DESC";  }
+  function peg$f68() {    return "AND";  }
+  function peg$f69() {    return "OR";  }
+  function peg$f70() {    return "NOT";  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -1596,36 +1611,42 @@ function peg$parse(input, options) {
   }
 
   function peg$parsemembership() {
-    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13;
 
     s0 = peg$currPos;
     s1 = peg$parserange();
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
       s3 = peg$parse_();
-      s4 = peg$parseIN();
-      if (s4 !== peg$FAILED) {
-        s5 = peg$parse_();
+      s4 = peg$parseNOT();
+      if (s4 === peg$FAILED) {
+        s4 = null;
+      }
+      s5 = peg$parse_();
+      s6 = peg$parseIN();
+      if (s6 !== peg$FAILED) {
+        s7 = peg$parse_();
         if (input.charCodeAt(peg$currPos) === 40) {
-          s6 = peg$c2;
+          s8 = peg$c2;
           peg$currPos++;
         } else {
-          s6 = peg$FAILED;
+          s8 = peg$FAILED;
           if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
-        if (s6 !== peg$FAILED) {
-          s7 = peg$parse_();
-          s8 = peg$parseexpression_list();
+        if (s8 !== peg$FAILED) {
           s9 = peg$parse_();
+          s10 = peg$parseexpression_list();
+          s11 = peg$parse_();
           if (input.charCodeAt(peg$currPos) === 41) {
-            s10 = peg$c3;
+            s12 = peg$c3;
             peg$currPos++;
           } else {
-            s10 = peg$FAILED;
+            s12 = peg$FAILED;
             if (peg$silentFails === 0) { peg$fail(peg$e3); }
           }
-          if (s10 !== peg$FAILED) {
-            s2 = s8;
+          if (s12 !== peg$FAILED) {
+            peg$savedPos = s2;
+            s2 = peg$f22(s1, s4, s10);
           } else {
             peg$currPos = s2;
             s2 = peg$FAILED;
@@ -1639,10 +1660,53 @@ function peg$parse(input, options) {
         s2 = peg$FAILED;
       }
       if (s2 === peg$FAILED) {
+        s2 = peg$currPos;
+        s3 = peg$parse_();
+        s4 = peg$parseNOT();
+        if (s4 === peg$FAILED) {
+          s4 = null;
+        }
+        s5 = peg$parse_();
+        s6 = peg$parseLIKE();
+        if (s6 !== peg$FAILED) {
+          s7 = peg$parse_();
+          s8 = peg$parserange();
+          if (s8 !== peg$FAILED) {
+            s9 = peg$currPos;
+            s10 = peg$parse_();
+            s11 = peg$parseESCAPE();
+            if (s11 !== peg$FAILED) {
+              s12 = peg$parse_();
+              s13 = peg$parsestring();
+              if (s13 !== peg$FAILED) {
+                s9 = s13;
+              } else {
+                peg$currPos = s9;
+                s9 = peg$FAILED;
+              }
+            } else {
+              peg$currPos = s9;
+              s9 = peg$FAILED;
+            }
+            if (s9 === peg$FAILED) {
+              s9 = null;
+            }
+            peg$savedPos = s2;
+            s2 = peg$f23(s1, s4, s8, s9);
+          } else {
+            peg$currPos = s2;
+            s2 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s2;
+          s2 = peg$FAILED;
+        }
+      }
+      if (s2 === peg$FAILED) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f22(s1, s2);
+      s0 = peg$f24(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1652,25 +1716,31 @@ function peg$parse(input, options) {
   }
 
   function peg$parserange() {
-    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12;
 
     s0 = peg$currPos;
     s1 = peg$parsebit_or();
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
       s3 = peg$parse_();
-      s4 = peg$parseBETWEEN();
-      if (s4 !== peg$FAILED) {
-        s5 = peg$parse_();
-        s6 = peg$parsebit_or();
-        if (s6 !== peg$FAILED) {
-          s7 = peg$parse_();
-          s8 = peg$parseAND();
-          if (s8 !== peg$FAILED) {
-            s9 = peg$parse_();
-            s10 = peg$parsebit_or();
-            if (s10 !== peg$FAILED) {
-              s2 = [ s6, s10 ];
+      s4 = peg$parseNOT();
+      if (s4 === peg$FAILED) {
+        s4 = null;
+      }
+      s5 = peg$parse_();
+      s6 = peg$parseBETWEEN();
+      if (s6 !== peg$FAILED) {
+        s7 = peg$parse_();
+        s8 = peg$parsebit_or();
+        if (s8 !== peg$FAILED) {
+          s9 = peg$parse_();
+          s10 = peg$parseAND();
+          if (s10 !== peg$FAILED) {
+            s11 = peg$parse_();
+            s12 = peg$parsebit_or();
+            if (s12 !== peg$FAILED) {
+              peg$savedPos = s2;
+              s2 = peg$f25(s1, s4, s8, s12);
             } else {
               peg$currPos = s2;
               s2 = peg$FAILED;
@@ -1691,7 +1761,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f23(s1, s2);
+      s0 = peg$f26(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1755,7 +1825,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f24(s1, s2);
+      s0 = peg$f27(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1819,7 +1889,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f25(s1, s2);
+      s0 = peg$f28(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1883,7 +1953,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f26(s1, s2);
+      s0 = peg$f29(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1983,7 +2053,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f27(s1, s2);
+      s0 = peg$f30(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2065,7 +2135,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f28(s1, s2);
+      s0 = peg$f31(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2129,7 +2199,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f29(s1, s2);
+      s0 = peg$f32(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2153,7 +2223,7 @@ function peg$parse(input, options) {
           s3 = peg$parsemember_step();
         }
         peg$savedPos = s0;
-        s0 = peg$f30(s1, s2);
+        s0 = peg$f33(s1, s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2175,7 +2245,7 @@ function peg$parse(input, options) {
           s3 = peg$parseunary();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f31(s1, s3);
+            s0 = peg$f34(s1, s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2229,7 +2299,7 @@ function peg$parse(input, options) {
             }
             if (s11 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f32(s5, s9);
+              s0 = peg$f35(s5, s9);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -2275,7 +2345,7 @@ function peg$parse(input, options) {
           }
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f33(s1, s5);
+            s0 = peg$f36(s1, s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2310,7 +2380,7 @@ function peg$parse(input, options) {
       s4 = peg$parseidentifier();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f34(s4);
+        s0 = peg$f37(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2349,7 +2419,7 @@ function peg$parse(input, options) {
           }
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f35(s4);
+            s0 = peg$f38(s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2409,7 +2479,7 @@ function peg$parse(input, options) {
                         }
                         if (s7 !== peg$FAILED) {
                           peg$savedPos = s0;
-                          s0 = peg$f36(s5);
+                          s0 = peg$f39(s5);
                         } else {
                           peg$currPos = s0;
                           s0 = peg$FAILED;
@@ -2452,7 +2522,7 @@ function peg$parse(input, options) {
                           }
                           if (s7 !== peg$FAILED) {
                             peg$savedPos = s0;
-                            s0 = peg$f37(s5);
+                            s0 = peg$f40(s5);
                           } else {
                             peg$currPos = s0;
                             s0 = peg$FAILED;
@@ -2484,7 +2554,7 @@ function peg$parse(input, options) {
                         s4 = peg$parseselect();
                         if (s4 !== peg$FAILED) {
                           peg$savedPos = s3;
-                          s4 = peg$f38(s4);
+                          s4 = peg$f41(s4);
                         }
                         s3 = s4;
                         if (s3 === peg$FAILED) {
@@ -2550,7 +2620,7 @@ function peg$parse(input, options) {
       }
       if (s5 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f39(s3);
+        s0 = peg$f42(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2628,7 +2698,7 @@ function peg$parse(input, options) {
           }
         }
         peg$savedPos = s3;
-        s3 = peg$f40(s4, s5);
+        s3 = peg$f43(s4, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -2646,7 +2716,7 @@ function peg$parse(input, options) {
       }
       if (s5 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f41(s3);
+        s0 = peg$f44(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2681,7 +2751,7 @@ function peg$parse(input, options) {
         s5 = peg$parseconditional();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f42(s1, s5);
+          s0 = peg$f45(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2754,7 +2824,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s1;
-      s1 = peg$f43(s2, s3);
+      s1 = peg$f46(s2, s3);
     } else {
       peg$currPos = s1;
       s1 = peg$FAILED;
@@ -2763,7 +2833,7 @@ function peg$parse(input, options) {
       s1 = null;
     }
     peg$savedPos = s0;
-    s1 = peg$f44(s1);
+    s1 = peg$f47(s1);
     s0 = s1;
 
     return s0;
@@ -2814,7 +2884,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f45(s1);
+      s2 = peg$f48(s1);
       if (s2) {
         s2 = peg$FAILED;
       } else {
@@ -2822,7 +2892,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f46(s1);
+        s0 = peg$f49(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2874,7 +2944,7 @@ function peg$parse(input, options) {
           }
         }
         peg$savedPos = s0;
-        s0 = peg$f47();
+        s0 = peg$f50();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2915,7 +2985,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f48();
+      s1 = peg$f51();
     }
     s0 = s1;
 
@@ -2968,7 +3038,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f49();
+        s0 = peg$f52();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3124,7 +3194,7 @@ function peg$parse(input, options) {
         }
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f50();
+          s0 = peg$f53();
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3277,7 +3347,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f51(s2);
+        s0 = peg$f54(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3423,7 +3493,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f52(s2);
+          s0 = peg$f55(s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3450,7 +3520,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f53();
+      s1 = peg$f56();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3464,7 +3534,7 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f54();
+        s1 = peg$f57();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -3478,7 +3548,7 @@ function peg$parse(input, options) {
         }
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f55();
+          s1 = peg$f58();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3492,7 +3562,7 @@ function peg$parse(input, options) {
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f56();
+            s1 = peg$f59();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -3506,7 +3576,7 @@ function peg$parse(input, options) {
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f57();
+              s1 = peg$f60();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -3556,7 +3626,7 @@ function peg$parse(input, options) {
                 }
                 if (s2 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f58(s2);
+                  s0 = peg$f61(s2);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -3607,7 +3677,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f59();
+        s0 = peg$f62();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3638,7 +3708,7 @@ function peg$parse(input, options) {
         }
         if (s2 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f60();
+          s0 = peg$f63();
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3669,7 +3739,7 @@ function peg$parse(input, options) {
           }
           if (s2 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f61();
+            s0 = peg$f64();
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -3700,7 +3770,7 @@ function peg$parse(input, options) {
             }
             if (s2 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f62();
+              s0 = peg$f65();
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4219,7 +4289,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f63();
+        s0 = peg$f66();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4256,7 +4326,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f64();
+        s0 = peg$f67();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4293,7 +4363,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f65();
+        s0 = peg$f68();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4330,7 +4400,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f66();
+        s0 = peg$f69();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4367,7 +4437,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f67();
+        s0 = peg$f70();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4501,6 +4571,80 @@ function peg$parse(input, options) {
     } else {
       s1 = peg$FAILED;
       if (peg$silentFails === 0) { peg$fail(peg$e73); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseLIKE() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 4);
+    if (s1.toLowerCase() === peg$c60) {
+      peg$currPos += (4);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e74); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseESCAPE() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 6);
+    if (s1.toLowerCase() === peg$c61) {
+      peg$currPos += (6);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e75); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;

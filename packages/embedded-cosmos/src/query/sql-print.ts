@@ -62,6 +62,10 @@ export function printExpression(node: Node, parent?: string): string {
       return `(${printExpression(node.test as Node)} ? ${printExpression(node.consequent as Node)} : ${printExpression(node.alternate as Node)})`;
     case "scalar_in_expression":
       return `(${printExpression(node.value as Node)} ${node.not ? "NOT IN" : "IN"} (${(node.list as Node[]).map((element) => printExpression(element)).join(", ")}))`;
+    case "scalar_like_expression": {
+      const escape = node.escape ? ` ESCAPE ${printExpression(node.escape as Node)}` : "";
+      return `(${printExpression(node.value as Node)} LIKE ${printExpression(node.pattern as Node)}${escape})`;
+    }
     case "scalar_between_expression":
       return `(${printExpression(node.value as Node)} BETWEEN ${printExpression(node.begin as Node)} AND ${printExpression(node.end as Node)})`;
     case "scalar_function_expression": {

@@ -33,7 +33,6 @@ export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegE
     construct: "GROUP BY with JOIN, ORDER BY, TOP, DISTINCT or OFFSET ... LIMIT",
     pattern: /^(?=[\s\S]*\bGROUP\s+BY\b)(?=[\s\S]*(\bJOIN\b|\bORDER\s+BY\b|\bTOP\b|\bDISTINCT\b|\bOFFSET\b))/i,
   },
-  { construct: "LIKE", pattern: /\bLIKE\b/i },
   {
     construct: "DISTINCT with ORDER BY, TOP or an aggregate",
     pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,

@@ -63,11 +63,27 @@ describe("the SQL parser", () => {
     expect(work(40) - work(20)).toBe(20 * perLevel);
   });
 
-  it("reads what the engine's own parser did not: exponents, and undefined as the constant it is", () => {
+  it("reads what the engine's own parser did not: exponents, undefined as the constant it is, NOT IN, NOT BETWEEN and LIKE", () => {
     const value = (sql: string) => ((parseSql(sql).body as { select: { value: unknown } }).select as { value: unknown }).value;
     expect(value("SELECT VALUE 1.5e3")).toEqual({ type: "number_constant", value: 1500 });
     expect(value("SELECT VALUE -2E-1")).toEqual({ type: "number_constant", value: -0.2 });
     expect(value("SELECT VALUE undefined")).toEqual({ type: "undefined_constant" });
+    const c = (name: string) => ({
+      type: "scalar_member_expression",
+      object: { type: "identifier", name: "c" },
+      property: { type: "identifier", name },
+      computed: false,
+    });
+    const not = (argument: unknown) => ({ type: "scalar_unary_expression", operator: "NOT", argument });
+    expect(value("SELECT VALUE c.a NOT IN (1)")).toEqual(not({ type: "scalar_in_expression", value: c("a"), list: [{ type: "number_constant", value: 1 }] }));
+    expect(value("SELECT VALUE c.a NOT BETWEEN 1 AND 2")).toMatchObject(not({ type: "scalar_between_expression", value: c("a") }));
+    expect(value("SELECT VALUE c.a LIKE 'x!%' ESCAPE '!'")).toEqual({
+      type: "scalar_like_expression",
+      value: c("a"),
+      pattern: { type: "string_constant", value: "x!%" },
+      escape: { type: "string_constant", value: "!" },
+    });
+    expect(value("SELECT VALUE c.like")).toEqual(c("like"));
   });
 
   it("says where a query stops making sense", () => {
