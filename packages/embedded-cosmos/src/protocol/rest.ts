@@ -69,15 +69,14 @@ export function operationKind(call: Call): OperationKind | undefined {
   return KIND_OF[docsOperation(call)];
 }
 
-/** What a query or change feed request covers: the logical partition, or the key range (narrowed by EPKs), it names. */
+/** What a query or change feed request covers: the logical partition (or a hierarchical key's prefix), or the key range (narrowed by EPKs), it names. */
 export function scopeOf(call: Call, data: { ranges: { id: string }[]; partitionKey: { paths: string[]; kind?: string } }): Scope {
   const pk = partitionKeyHeader(call, false);
   if (pk !== undefined) {
     // A hierarchical key's first components name every logical partition under them (the SDKs send a prefix so).
+    if (data.partitionKey.kind !== "MultiHash") return { pk };
     const components = JSON.parse(pk) as Json[];
-    if (data.partitionKey.kind === "MultiHash" && components.length < data.partitionKey.paths.length)
-      return { prefix: effectivePartitionKey(components, "MultiHash") };
-    return { pk };
+    return components.length < data.partitionKey.paths.length ? { prefix: effectivePartitionKey(components, "MultiHash") } : { pk };
   }
   const rangeId = call.header("x-ms-documentdb-partitionkeyrangeid");
   if (rangeId === undefined) return { all: true };
