@@ -135,7 +135,7 @@ describe("benchmark (a tiny run: it works and its figures agree with each other)
     }
     expect(report.hostile!.hostile).toBeGreaterThan(0);
     expect(report.hostile!.refused).toBeGreaterThan(0);
-    expect(table).toMatch(/\| beside a client sending triple JOINs of one item \(\d+ sent, \d+ refused with 408\) \|/);
+    expect(table).toMatch(/\| beside a client sending triple JOINs of one item and queries nested 12 deep \(\d+ sent, \d+ refused with 408\) \|/);
     // The model's request units beside the article's, for both models.
     expect(table).toContain("the embedded server's cost model");
     expect(table).toMatch(/\| Q6 the 20 most recent posts \|.*\| 2063\.54 \|.*\| 16\.97 \|/);
