@@ -1,4 +1,4 @@
-// ORDER BY RANK, which the SQL engine cannot parse, run around it: the rank expression is taken
+// ORDER BY RANK, which the SQL engine cannot evaluate, run around it: the rank expression is taken
 // out of the query, the rest finds the candidates, and the candidates are scored here with the
 // statistics of the whole container. Also the two forms of the gateway's hybrid search plan the
 // SDKs send back (hybrid-plan.ts writes them and knows them again): the statistics
@@ -32,8 +32,8 @@ export interface Rank {
 
 /**
  * A component query of the hybrid plan, as the SDK sends it back (its statistics filled in),
- * recognized by the template it was issued from (hybrid-plan.ts): the engine's parser
- * takes seconds over its nested expressions, and it could not order by a score anyway.
+ * recognized by the template it was issued from (hybrid-plan.ts): the engine's evaluation
+ * cannot order by a computed score.
  */
 export interface ComponentQuery {
   kind: "component";
