@@ -1,28 +1,23 @@
 // The one adapter over the SQL engine (@zeit/cosmosdb-query), which compiles a syntax tree to
 // JavaScript. The tree is our parser's (sql-parser.ts), not the engine's own: the engine's parser
-// takes time exponential in a query's nesting. Its code is changed before it runs, as
-// engine.test.ts pins:
+// takes time exponential in a query's nesting. Before the engine sees the tree, what it does not
+// know, or runs unlike Azure, is lowered to calls of the server's own functions
+// (server-functions.ts: LIKE, REPLICATE's limit, the full-text functions, IIF, ...). Its code is
+// changed before it runs, as engine.test.ts pins:
 // - FROM and JOIN build their rows with `.reduce(($, row) => [...$, ...rows], [])`, which
 //   copies everything gathered so far for every item: quadratic time, so one item with a
 //   60-element array joined three times held the server for many seconds. Rows are appended to
 //   the accumulator instead, and counted: a query request that makes more than a budget of rows
 //   stops with RowBudgetExceeded, so no single query can hold the server's thread or its memory.
-// - REPLICATE keeps Azure's limit: a result over 10,000 characters is undefined.
-// - The full-text functions, which the engine does not know, call full-text-scoring.ts.
 import query from "@zeit/cosmosdb-query";
-import { FULL_TEXT_FUNCTIONS } from "./full-text-scoring";
 import { parseSql, type SqlNode } from "./sql-parser";
-import { like } from "./like";
-import { badRequest } from "../wire/errors";
+import { SERVER_FUNCTIONS, serverFunctionFor } from "./server-functions";
 
 export type EngineQuery = ReturnType<typeof query>;
 type ExecOptions = NonNullable<Parameters<EngineQuery["exec"]>[1]>;
 
 /** Rows one query request may make (items, and the rows their JOINs make of them). */
 export const ROW_BUDGET = 500_000;
-
-/** Azure's limit on the length of REPLICATE's result. */
-const REPLICATE_MAX_LENGTH = 10_000;
 
 /** Thrown when an evaluation passes ROW_BUDGET; the caller ends its page there or refuses the query. */
 export class RowBudgetExceeded extends Error {
@@ -69,38 +64,16 @@ export function withUserFunctions<T>(functions: Record<string, (...args: never[]
  * names with `$`, which no SQL identifier has, so no query can call them. No prototype: `udf.constructor`
  * is no function either.
  */
-const bounded = Object.assign(Object.create(null) as object, {
+const bounded = Object.assign(Object.create(null) as object, SERVER_FUNCTIONS, {
   $append(into: unknown[], items: unknown[]): unknown[] {
     budget!.rows += items.length;
     if (budget!.rows > ROW_BUDGET) throw new RowBudgetExceeded();
     for (const item of items) into.push(item);
     return into;
   },
-  $replicate(text: unknown, times: unknown): string | undefined {
-    if (typeof text !== "string" || typeof times !== "number" || !Number.isFinite(times) || times < 0) return undefined;
-    const count = Math.trunc(times);
-    return text.length * count > REPLICATE_MAX_LENGTH ? undefined : text.repeat(count);
-  },
-  $like: like,
-  ...FULL_TEXT_FUNCTIONS,
-  $fullTextScoreOutsideRank(): never {
-    throw badRequest("FullTextScore can only be used in ORDER BY RANK, alone or inside RRF.");
-  },
 });
 
-/** The engine's calls of the full-text functions (it upper-cases a function's name), and what they become. */
-const FULL_TEXT_CALLS: Record<string, string> = {
-  FULLTEXTCONTAINSALL: "$fullTextContainsAll",
-  FULLTEXTCONTAINSANY: "$fullTextContainsAny",
-  FULLTEXTCONTAINS: "$fullTextContains",
-  _FULLTEXTWORDCOUNT: "$fullTextWordCount",
-  _FULLTEXTSCORE: "$fullTextScore",
-  FULLTEXTSCORE: "$fullTextScoreOutsideRank",
-};
-const FULL_TEXT_CALL = new RegExp(`^\\$b\\.(${Object.keys(FULL_TEXT_CALLS).join("|")})\\(`);
-
 const ACCUMULATED = /^\[\.\.\.\$,\s*/;
-const REPLICATE = /^\$b\.REPLICATE\(/;
 
 /** The index of the `]` that closes the `[` at `open`, skipping string literals. */
 function closing(code: string, open: number): number {
@@ -115,7 +88,7 @@ function closing(code: string, open: number): number {
   throw new Error("The SQL engine's code has an unclosed bracket.");
 }
 
-/** `code` with every `[...$, rest]` made `udf.$append($, [rest])`, REPLICATE made bounded and the full-text functions called. */
+/** `code` with every `[...$, rest]` made `udf.$append($, [rest])`. */
 export function boundedCode(code: string): string {
   let out = "";
   for (let i = 0; i < code.length;) {
@@ -133,18 +106,6 @@ export function boundedCode(code: string): string {
       const end = closing(code, i);
       out += `udf.$append($, [${boundedCode(code.slice(i + accumulated[0].length, end))}])`;
       i = end + 1;
-      continue;
-    }
-    const fullText = FULL_TEXT_CALL.exec(rest);
-    if (fullText) {
-      out += `udf.${FULL_TEXT_CALLS[fullText[1]]}(`;
-      i += fullText[0].length;
-      continue;
-    }
-    const replicate = REPLICATE.exec(rest);
-    if (replicate) {
-      out += "udf.$replicate(";
-      i += replicate[0].length;
       continue;
     }
     out += ch;
@@ -174,14 +135,27 @@ export function compileAst(ast: SqlNode): EngineQuery {
   return compiled;
 }
 
-/** The tree with what the engine does not know made calls of the functions above: `a LIKE p ESCAPE e` is `udf.$like(a, p, e)`. */
+/** A call of the server's function `name` (server-functions.ts) with `args`. */
+const serverCall = (name: string, args: unknown[]) => ({
+  type: "scalar_function_expression",
+  name: { type: "identifier", name },
+  arguments: args.map(lowered),
+  udf: true,
+});
+
+/**
+ * The tree with what the engine does not know, or runs unlike Azure, made calls of the server's
+ * functions: `a LIKE p ESCAPE e` is `udf.$like(a, p, e)`, `IIF(...)` is `udf.$iif(...)`, ...
+ */
 function lowered(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(lowered);
   if (typeof node !== "object" || node === null) return node;
   const n = node as SqlNode;
-  if (n.type === "scalar_like_expression") {
-    const args = [n.value, n.pattern, n.escape ?? { type: "undefined_constant" }];
-    return { type: "scalar_function_expression", name: { type: "identifier", name: "$like" }, arguments: args.map(lowered), udf: true };
+  if (n.type === "scalar_like_expression") return serverCall("$like", [n.value, n.pattern, n.escape ?? { type: "undefined_constant" }]);
+  if (n.type === "scalar_function_expression" && !n.udf) {
+    const args = n.arguments as unknown[];
+    const served = serverFunctionFor((n.name as SqlNode).name as string, args.length);
+    if (served) return serverCall(served, args);
   }
   return Object.fromEntries(Object.entries(n).map(([key, value]) => [key, lowered(value)]));
 }

@@ -38,23 +38,10 @@ export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegE
     pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
   },
   { construct: "OFFSET ... LIMIT with TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*\bTOP\b)/i },
-  { construct: "three-argument CONTAINS", pattern: /\bCONTAINS\s*\((?:[^(),]|\([^()]*\))*,(?:[^(),]|\([^()]*\))*,/i },
-  ...[
-    "IIF",
-    "StringEquals",
-    "DateTimeAdd",
-    "DateTimeDiff",
-    "DateTimePart",
-    "GetCurrentDateTime",
-    "GetCurrentTimestamp",
-    "GetCurrentTicks",
-    "ARRAY_CONTAINS_ANY",
-    "ARRAY_CONTAINS_ALL",
-    "StringToArray",
-    "StringToObject",
-    "RegexMatch",
-    "DocumentId",
-  ].map((name) => ({ construct: name, pattern: new RegExp(`\\b${name}\\s*\\(`, "i") })),
+  ...["DateTimeAdd", "DateTimeDiff", "DateTimePart", "RegexMatch", "DocumentId"].map((name) => ({
+    construct: name,
+    pattern: new RegExp(`\\b${name}\\s*\\(`, "i"),
+  })),
 ];
 
 const notSupported = (construct: string): CosmosError =>
