@@ -1,11 +1,13 @@
 import { isDeepStrictEqual } from "node:util";
 import { FULL_TEXT_FUNCTIONS } from "./full-text-scoring";
 import { like } from "./like";
+import { dateTimeAdd, dateTimeDiff, dateTimePart } from "./date-time";
 import { badRequest } from "../wire/errors";
 
-// The query language's functions the SQL engine lacks, or runs unlike Azure, served by the
-// server instead: engine.ts lowers the syntax tree's call of one to a call of `udf.$<name>`, a
-// name no query can write, and hands the engine these as its user-defined functions.
+// The query language's functions the SQL engine lacks, or runs unlike Azure (date and time in
+// date-time.ts, LIKE in like.ts), served by the server instead: engine.ts lowers the syntax
+// tree's call of one to a call of `udf.$<name>`, a name no query can write, and hands the engine
+// these as its user-defined functions.
 
 /** Azure's limit on the length of REPLICATE's result. */
 const REPLICATE_MAX_LENGTH = 10_000;
@@ -56,6 +58,9 @@ export const SERVER_FUNCTIONS = {
     Array.isArray(list) ? values.every((value) => list.some((element) => isDeepStrictEqual(element, value))) : undefined,
   $stringToArray: (text: unknown) => parsedAs(text, Array.isArray),
   $stringToObject: (text: unknown) => parsedAs(text, (value) => typeof value === "object" && value !== null && !Array.isArray(value)),
+  $dateTimeAdd: dateTimeAdd,
+  $dateTimeDiff: dateTimeDiff,
+  $dateTimePart: dateTimePart,
   $getCurrentDateTime: currentDateTime,
   $getCurrentTimestamp: () => Date.now(),
   $getCurrentTicks: () => EPOCH_TICKS + Date.now() * 10_000,
@@ -78,6 +83,9 @@ const BY_NAME: Record<string, ServerFunction> = {
   ARRAY_CONTAINS_ALL: "$arrayContainsAll",
   STRINGTOARRAY: "$stringToArray",
   STRINGTOOBJECT: "$stringToObject",
+  DATETIMEADD: "$dateTimeAdd",
+  DATETIMEDIFF: "$dateTimeDiff",
+  DATETIMEPART: "$dateTimePart",
   GETCURRENTDATETIME: "$getCurrentDateTime",
   GETCURRENTTIMESTAMP: "$getCurrentTimestamp",
   GETCURRENTTICKS: "$getCurrentTicks",

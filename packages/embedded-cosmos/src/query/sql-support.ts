@@ -38,7 +38,7 @@ export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegE
     pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
   },
   { construct: "OFFSET ... LIMIT with TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*\bTOP\b)/i },
-  ...["DateTimeAdd", "DateTimeDiff", "DateTimePart", "RegexMatch", "DocumentId"].map((name) => ({
+  ...["RegexMatch", "DocumentId"].map((name) => ({
     construct: name,
     pattern: new RegExp(`\\b${name}\\s*\\(`, "i"),
   })),
