@@ -1,5 +1,6 @@
 // The date and time functions as Azure Cosmos DB defines them, over its ISO 8601 strings
-// (`YYYY-MM-DDThh:mm:ss.fffffffZ`, UTC, up to seven fractional digits). Time is counted in
+// (`YYYY-MM-DDThh:mm:ss.fffffffZ`, UTC, up to seven fractional digits; the documentation's own
+// examples leave out the `Z`, so it is optional). Time is counted in
 // ticks of 100 ns, as a BigInt: a number cannot hold today's ticks exactly.
 
 const TICKS_PER_MS = 10_000n;
@@ -26,7 +27,7 @@ const PARTS: Record<string, string> = {
   nanosecond: "nanosecond", ns: "nanosecond",
 }; // prettier-ignore
 
-const FORMAT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?Z$/;
+const FORMAT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?Z?$/;
 
 const partOf = (name: unknown) => (typeof name === "string" ? PARTS[name.toLowerCase()] : undefined);
 /** Floor division, for times before 1970. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dateTimeAdd, dateTimeDiff, dateTimePart } from "../../src/query/date-time";
 
-// The examples of Azure Cosmos DB's documentation of each function, and the edges it describes.
+// Azure Cosmos DB's documentation's examples (DateTimeDiff's dates, without the Z as it writes them), and edges.
 describe("the date and time functions", () => {
   it("DateTimeAdd moves a date by whole parts, keeping seven fractional digits", () => {
     expect(dateTimeAdd("mm", 1, "2020-07-09T23:20:13.4575530Z")).toBe("2020-08-09T23:20:13.4575530Z");
@@ -21,6 +21,9 @@ describe("the date and time functions", () => {
   });
 
   it("DateTimeDiff counts the part's boundaries crossed, signed", () => {
+    const [later, earlier] = ["2019-02-04T16:00:00.0000000", "2018-03-05T05:00:00.0000000"];
+    expect(["yyyy", "mm", "dd", "hh", "ss"].map((part) => dateTimeDiff(part, later, earlier))).toEqual([-1, -11, -336, -8075, -29_070_000]);
+    expect(["yyyy", "mm", "dd", "hh", "ss"].map((part) => dateTimeDiff(part, earlier, later))).toEqual([1, 11, 336, 8075, 29_070_000]);
     const [start, end] = ["2028-01-01T01:02:03.1234527Z", "2020-01-03T01:02:03.1234567Z"];
     expect(dateTimeDiff("yyyy", start, end)).toBe(-8);
     expect(dateTimeDiff("mm", start, end)).toBe(-96);
