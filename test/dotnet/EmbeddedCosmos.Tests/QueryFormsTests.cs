@@ -39,6 +39,14 @@ public class QueryFormsTests(EmbeddedServer server)
         ["SELECT VALUE c.id FROM c OFFSET 1 LIMIT 2"] = (items => items.Skip(1).Take(2).Select(i => i.id), Order.CountOnly),
         ["SELECT DISTINCT VALUE c.kind FROM c OFFSET 0 LIMIT 1"] = (items => items.Select(i => i.kind).Distinct().Take(1), Order.CountOnly),
         ["SELECT VALUE c.id FROM c ORDER BY c.n OFFSET 1 LIMIT 1"] = (items => items.OrderBy(i => i.n).Skip(1).Take(1).Select(i => i.id), Order.Exact),
+        ["SELECT VALUE c.id FROM c WHERE c.kind NOT IN (\"a\") AND c.n NOT BETWEEN 4 AND 5"] = (items => items.Where(i => i.kind != "a" && i.n is not (>= 4 and <= 5)).Select(i => i.id), Order.Any),
+        ["SELECT VALUE c.id FROM c WHERE c.kind LIKE \"[a-b]%\" AND NOT (c.kind LIKE \"b\") AND c.id LIKE \"d!%%\" ESCAPE \"!\" = false"] = (items => items.Where(i => i.kind == "a").Select(i => i.id), Order.Any),
+        ["SELECT VALUE IIF(c.n > 1, \"big\", \"small\") FROM c"] = (items => items.Select(i => i.n > 1 ? "big" : "small"), Order.Any),
+        ["SELECT VALUE c.id FROM c WHERE StringEquals(c.kind, \"A\", true) OR CONTAINS(c.kind, \"B\", true)"] = (items => items.Where(i => i.kind is "a" or "b").Select(i => i.id), Order.Any),
+        ["SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS_ANY(c.tags, \"x\", \"q\") AND ARRAY_CONTAINS_ALL(c.tags, \"x\")"] = (items => items.Where(i => i.tags.Contains("x")).Select(i => i.id), Order.Any),
+        ["SELECT VALUE [StringToArray(\"[1, 2]\"), StringToObject('{\"a\": 1}')] FROM c"] = (items => items.Select(_ => new object[] { new[] { 1, 2 }, new { a = 1 } }), Order.Any),
+        ["SELECT VALUE [DateTimePart(\"dd\", DateTimeAdd(\"dd\", 1, \"2026-01-31T00:00:00.0000000Z\")), DateTimeDiff(\"mm\", \"2026-01-31T00:00:00Z\", \"2026-03-01T00:00:00Z\"), DateTimePart(\"ms\", \"2026-01-01T00:00:00.1234567Z\")] FROM c"] = (items => items.Select(_ => new[] { 1, 2, 123 }), Order.Any),
+        ["SELECT VALUE [GetCurrentDateTime() > \"2026-01-01\", GetCurrentTimestamp() > 0, GetCurrentTicks() > 0] FROM c"] = (items => items.Select(_ => new[] { true, true, true }), Order.Any),
         ["SELECT c.kind, COUNT(1) AS n, AVG(c.n) AS mean FROM c GROUP BY c.kind"] = (items => items.GroupBy(i => i.kind).Select(g => new { kind = g.Key, n = g.Count(), mean = g.Average(i => (double)i.n) }), Order.Any),
     };
 
