@@ -2,7 +2,7 @@
 // SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
-import { SqlSyntaxError } from "./sql-parser";
+import { parsedQuery } from "./sql-parser";
 import { compileAst, compileSql, ROW_BUDGET, RowBudgetExceeded, rowsMade, withRowBudget, type EngineQuery } from "./engine";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
@@ -39,13 +39,7 @@ const parsedQueries = new Map<string, Parsed>();
 export function compiled(sql: string): Parsed {
   let parsed = parsedQueries.get(sql);
   if (!parsed) {
-    try {
-      parsed = compileSql(sql); // parses at once: a syntax error surfaces here
-    } catch (error) {
-      if (error instanceof SqlSyntaxError) throw badRequest(`Syntax error, ${error.message}`);
-      if (error instanceof RangeError) throw badRequest("The query is nested too deeply to be parsed.");
-      throw error;
-    }
+    parsed = compileAst(parsedQuery(sql)); // a syntax error is a 400 here
     if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
     parsedQueries.set(sql, parsed);
   }
@@ -598,10 +592,5 @@ function scanPage<T extends Queryable>(
 
 /** A query over a few resources held as plain objects (offers), not a container's items: no indexes, no paging. */
 export function queryResources(spec: { query: string; parameters?: { name: string; value: Json }[] }, resources: JsonObject[]): Json[] {
-  try {
-    return compileSql(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
-  } catch (error) {
-    if (error instanceof SqlSyntaxError) throw badRequest(`Syntax error in the query: ${error.message}`);
-    throw error;
-  }
+  return compiled(prepareQuery(spec).spec.query).exec(resources, { parameters: spec.parameters ?? [] }).result as Json[];
 }

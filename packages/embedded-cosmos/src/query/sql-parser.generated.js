@@ -189,8 +189,8 @@ function peg$parse(input, options) {
   };
   let peg$startRuleFunction = peg$parsequery;
 
-  const peg$c0 = "*";
-  const peg$c1 = ",";
+  const peg$c0 = ",";
+  const peg$c1 = "*";
   const peg$c2 = "(";
   const peg$c3 = ")";
   const peg$c4 = ".";
@@ -250,7 +250,12 @@ function peg$parse(input, options) {
   const peg$c58 = "array";
   const peg$c59 = "udf";
   const peg$c60 = "like";
-  const peg$c61 = "escape";
+  const peg$c61 = "distinct";
+  const peg$c62 = "group";
+  const peg$c63 = "rank";
+  const peg$c64 = "offset";
+  const peg$c65 = "limit";
+  const peg$c66 = "escape";
 
   const peg$r0 = /^[<>]/;
   const peg$r1 = /^[+\-]/;
@@ -266,8 +271,8 @@ function peg$parse(input, options) {
   const peg$r11 = /^[ \t\n\r]/;
   const peg$r12 = /^[^\n\r]/;
 
-  const peg$e0 = peg$literalExpectation("*", false);
-  const peg$e1 = peg$literalExpectation(",", false);
+  const peg$e0 = peg$literalExpectation(",", false);
+  const peg$e1 = peg$literalExpectation("*", false);
   const peg$e2 = peg$literalExpectation("(", false);
   const peg$e3 = peg$literalExpectation(")", false);
   const peg$e4 = peg$literalExpectation(".", false);
@@ -341,83 +346,102 @@ function peg$parse(input, options) {
   const peg$e72 = peg$literalExpectation("ARRAY", true);
   const peg$e73 = peg$literalExpectation("udf", false);
   const peg$e74 = peg$literalExpectation("LIKE", true);
-  const peg$e75 = peg$literalExpectation("ESCAPE", true);
+  const peg$e75 = peg$literalExpectation("DISTINCT", true);
+  const peg$e76 = peg$literalExpectation("GROUP", true);
+  const peg$e77 = peg$literalExpectation("RANK", true);
+  const peg$e78 = peg$literalExpectation("OFFSET", true);
+  const peg$e79 = peg$literalExpectation("LIMIT", true);
+  const peg$e80 = peg$literalExpectation("ESCAPE", true);
 
   function peg$f0(body) {    return { type: "sql", body };  }
-  function peg$f1(top, select, from, where, orderBy) {    return { type: "select_query", top, select, from, where, orderBy };  }
-  function peg$f2(value) {    return { type: "top_specification", value };  }
-  function peg$f3() {    return { type: "select_specification", "*": true };  }
-  function peg$f4(value) {    return { type: "select_specification", value };  }
-  function peg$f5(head, tail) {    return { type: "select_specification", properties: { type: "object_property_list", properties: [head, ...tail] } };  }
-  function peg$f6(property, alias) {    return { property, alias };  }
-  function peg$f7(source, joins) {    return { type: "from_specification", source, joins };  }
-  function peg$f8(alias, expression) {    return { type: "from_source", expression, alias, iteration: true };  }
-  function peg$f9(expression, alias) {    return { type: "from_source", expression, alias };  }
-  function peg$f10(head, steps) {    return members("collection_member_expression", { type: "collection_expression", expression: head }, steps);  }
-  function peg$f11(expression) {    return { type: "collection_subquery_expression", expression };  }
-  function peg$f12(property) {    return { property, computed: false };  }
-  function peg$f13(property) {    return { property, computed: true };  }
-  function peg$f14(condition) {    return { type: "filter_condition", condition };  }
-  function peg$f15(head, tail) {    return { type: "sort_specification", expressions: [head, ...tail] };  }
-  function peg$f16(expression, order) {    return { type: "sort_expression", expression, order };  }
-  function peg$f17(test, branches) {    return branches ? { type: "scalar_conditional_expression", test, consequent: branches[0], alternate: branches[1] } : test;  }
-  function peg$f18(head, tail) {    return binary(head, tail);  }
-  function peg$f19(head, tail) {    return binary(head, tail);  }
-  function peg$f20(head, tail) {    return binary(head, tail);  }
-  function peg$f21(head, tail) {    return binary(head, tail);  }
-  function peg$f22(value, not, list) {    return negated(not, { type: "scalar_in_expression", list });  }
-  function peg$f23(value, not, pattern, escape) {    return negated(not, { type: "scalar_like_expression", pattern, escape });  }
-  function peg$f24(value, test) {    return test ? test(value) : value;  }
-  function peg$f25(value, not, begin, end) {    return negated(not, { type: "scalar_between_expression", begin, end });  }
-  function peg$f26(value, test) {    return test ? test(value) : value;  }
+  function peg$f1(distinct, top, select, from, where, groupBy, order, page) {
+    const node = { type: "select_query", top: top ? top.node : null, select, from, where, orderBy: order && order.sort ? order.sort : null };
+    const rank = order && order.rank ? order : null;
+    if (!distinct && !groupBy && !rank && !page) return node;
+    return { ...node, clauses: { distinct, top, groupBy, rank, page } };
+  }
+  function peg$f2(top, select, from, where, orderBy) {    return { type: "select_query", top: top ? top.node : null, select, from, where, orderBy: orderBy ? orderBy.sort : null };  }
+  function peg$f3() {    return { start: offset(), end: range().end };  }
+  function peg$f4(node) {    return { node, start: offset(), end: range().end };  }
+  function peg$f5(grouping) {    return { ...grouping, start: offset(), end: range().end };  }
+  function peg$f6(head, tail) {    return [head, ...tail];  }
+  function peg$f7(list) {    return { expressions: list, text: text() };  }
+  function peg$f8(text) {    return { rank: true, text, start: offset(), end: range().end };  }
+  function peg$f9(sort) {    return { sort };  }
+  function peg$f10(skip, take) {    return { skip, take, start: offset(), end: range().end };  }
+  function peg$f11(value) {    return { type: "top_specification", value };  }
+  function peg$f12() {    return { type: "select_specification", "*": true };  }
+  function peg$f13(value) {    return { type: "select_specification", value };  }
+  function peg$f14(head, tail) {    return { type: "select_specification", properties: { type: "object_property_list", properties: [head, ...tail] } };  }
+  function peg$f15(property, alias) {    return { property, alias };  }
+  function peg$f16(source, joins) {    return { type: "from_specification", source, joins };  }
+  function peg$f17(alias, expression) {    return { type: "from_source", expression, alias, iteration: true };  }
+  function peg$f18(expression, alias) {    return { type: "from_source", expression, alias };  }
+  function peg$f19(head, steps) {    return members("collection_member_expression", { type: "collection_expression", expression: head }, steps);  }
+  function peg$f20(expression) {    return { type: "collection_subquery_expression", expression };  }
+  function peg$f21(property) {    return { property, computed: false };  }
+  function peg$f22(property) {    return { property, computed: true };  }
+  function peg$f23(condition) {    return { type: "filter_condition", condition };  }
+  function peg$f24(head, tail) {    return { type: "sort_specification", expressions: [head, ...tail] };  }
+  function peg$f25(expression, order) {    return { type: "sort_expression", expression, order };  }
+  function peg$f26(test, branches) {    return branches ? { type: "scalar_conditional_expression", test, consequent: branches[0], alternate: branches[1] } : test;  }
   function peg$f27(head, tail) {    return binary(head, tail);  }
   function peg$f28(head, tail) {    return binary(head, tail);  }
   function peg$f29(head, tail) {    return binary(head, tail);  }
   function peg$f30(head, tail) {    return binary(head, tail);  }
-  function peg$f31(head, tail) {    return binary(head, tail);  }
-  function peg$f32(head, tail) {    return binary(head, tail);  }
-  function peg$f33(head, steps) {    return members("scalar_member_expression", head, steps);  }
-  function peg$f34(operator, argument) {    return { type: "scalar_unary_expression", operator, argument };  }
-  function peg$f35(name, args) {    return { type: "scalar_function_expression", name, arguments: args, udf: true };  }
-  function peg$f36(name, args) {    return { type: "scalar_function_expression", name, arguments: args };  }
-  function peg$f37(property) {    return { property, computed: false };  }
-  function peg$f38(property) {    return { property, computed: true };  }
-  function peg$f39(expression) {    return { type: "array_subquery_expression", expression };  }
-  function peg$f40(expression) {    return { type: "exists_subquery_expression", expression };  }
-  function peg$f41(expression) {    return { type: "scalar_subquery_expression", expression };  }
-  function peg$f42(elements) {    return { type: elements.length > 0 && elements.every(isConstant) ? "array_constant" : "scalar_array_expression", elements };  }
-  function peg$f43(head, tail) {    return [head, ...tail];  }
-  function peg$f44(properties) {
+  function peg$f31(value, not, list) {    return negated(not, { type: "scalar_in_expression", list });  }
+  function peg$f32(value, not, pattern, escape) {    return negated(not, { type: "scalar_like_expression", pattern, escape });  }
+  function peg$f33(value, test) {    return test ? test(value) : value;  }
+  function peg$f34(value, not, begin, end) {    return negated(not, { type: "scalar_between_expression", begin, end });  }
+  function peg$f35(value, test) {    return test ? test(value) : value;  }
+  function peg$f36(head, tail) {    return binary(head, tail);  }
+  function peg$f37(head, tail) {    return binary(head, tail);  }
+  function peg$f38(head, tail) {    return binary(head, tail);  }
+  function peg$f39(head, tail) {    return binary(head, tail);  }
+  function peg$f40(head, tail) {    return binary(head, tail);  }
+  function peg$f41(head, tail) {    return binary(head, tail);  }
+  function peg$f42(head, steps) {    return members("scalar_member_expression", head, steps);  }
+  function peg$f43(operator, argument) {    return { type: "scalar_unary_expression", operator, argument };  }
+  function peg$f44(name, args) {    return { type: "scalar_function_expression", name, arguments: args, udf: true };  }
+  function peg$f45(name, args) {    return { type: "scalar_function_expression", name, arguments: args };  }
+  function peg$f46(property) {    return { property, computed: false };  }
+  function peg$f47(property) {    return { property, computed: true };  }
+  function peg$f48(expression) {    return { type: "array_subquery_expression", expression };  }
+  function peg$f49(expression) {    return { type: "exists_subquery_expression", expression };  }
+  function peg$f50(expression) {    return { type: "scalar_subquery_expression", expression };  }
+  function peg$f51(elements) {    return { type: elements.length > 0 && elements.every(isConstant) ? "array_constant" : "scalar_array_expression", elements };  }
+  function peg$f52(head, tail) {    return [head, ...tail];  }
+  function peg$f53(properties) {
     const list = properties ?? [];
     const constant = list.length > 0 && list.every(({ value }) => isConstant(value));
     return { type: constant ? "object_constant" : "scalar_object_expression", properties: list };
   }
-  function peg$f45(key, value) {    return { key, value };  }
-  function peg$f46(head, tail) {    return [head, ...tail];  }
-  function peg$f47(list) {    return list ?? [];  }
-  function peg$f48(name) {    return RESERVED.has(name.toUpperCase()) || RESERVED_LOWER_CASE.has(name);  }
-  function peg$f49(name) {    return { type: "identifier", name };  }
-  function peg$f50() {    return { type: "parameter_name", name: text() };  }
-  function peg$f51() {    return { type: "number_constant", value: Number(text()) };  }
-  function peg$f52() {    return { type: "number_constant", value: parseInt(text(), 16) };  }
-  function peg$f53() {    return { type: "number_constant", value: parseFloat(text()) };  }
-  function peg$f54(chars) {    return { type: "string_constant", value: chars.join("") };  }
-  function peg$f55(chars) {    return { type: "string_constant", value: chars.join("") };  }
-  function peg$f56() {    return "\b";  }
-  function peg$f57() {    return "\f";  }
-  function peg$f58() {    return "\n";  }
-  function peg$f59() {    return "\r";  }
-  function peg$f60() {    return "\t";  }
-  function peg$f61(digits) {    return String.fromCharCode(parseInt(digits, 16));  }
-  function peg$f62() {    return { type: "undefined_constant" };  }
-  function peg$f63() {    return { type: "null_constant" };  }
-  function peg$f64() {    return { type: "boolean_constant", value: true };  }
-  function peg$f65() {    return { type: "boolean_constant", value: false };  }
-  function peg$f66() {    return "ASC";  }
-  function peg$f67() {    return "DESC";  }
-  function peg$f68() {    return "AND";  }
-  function peg$f69() {    return "OR";  }
-  function peg$f70() {    return "NOT";  }
+  function peg$f54(key, value) {    return { key, value };  }
+  function peg$f55(head, tail) {    return [head, ...tail];  }
+  function peg$f56(list) {    return list ?? [];  }
+  function peg$f57(name) {    return RESERVED.has(name.toUpperCase()) || RESERVED_LOWER_CASE.has(name);  }
+  function peg$f58(name) {    return { type: "identifier", name };  }
+  function peg$f59() {    return { type: "parameter_name", name: text() };  }
+  function peg$f60() {    return { type: "number_constant", value: Number(text()) };  }
+  function peg$f61() {    return { type: "number_constant", value: parseInt(text(), 16) };  }
+  function peg$f62() {    return { type: "number_constant", value: parseFloat(text()) };  }
+  function peg$f63(chars) {    return { type: "string_constant", value: chars.join("") };  }
+  function peg$f64(chars) {    return { type: "string_constant", value: chars.join("") };  }
+  function peg$f65() {    return "\b";  }
+  function peg$f66() {    return "\f";  }
+  function peg$f67() {    return "\n";  }
+  function peg$f68() {    return "\r";  }
+  function peg$f69() {    return "\t";  }
+  function peg$f70(digits) {    return String.fromCharCode(parseInt(digits, 16));  }
+  function peg$f71() {    return { type: "undefined_constant" };  }
+  function peg$f72() {    return { type: "null_constant" };  }
+  function peg$f73() {    return { type: "boolean_constant", value: true };  }
+  function peg$f74() {    return { type: "boolean_constant", value: false };  }
+  function peg$f75() {    return "ASC";  }
+  function peg$f76() {    return "DESC";  }
+  function peg$f77() {    return "AND";  }
+  function peg$f78() {    return "OR";  }
+  function peg$f79() {    return "NOT";  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -593,7 +617,7 @@ function peg$parse(input, options) {
 
     s0 = peg$currPos;
     s1 = peg$parse_();
-    s2 = peg$parseselect();
+    s2 = peg$parseouter_select();
     if (s2 !== peg$FAILED) {
       s3 = peg$parse_();
       peg$savedPos = s0;
@@ -606,29 +630,122 @@ function peg$parse(input, options) {
     return s0;
   }
 
-  function peg$parseselect() {
-    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13;
+  function peg$parseouter_select() {
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12;
 
     s0 = peg$currPos;
     s1 = peg$parseSELECT();
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
-      s3 = peg$currPos;
-      s4 = peg$parseTOP();
-      if (s4 !== peg$FAILED) {
-        s5 = peg$parse_();
-        s6 = peg$parsetop();
-        if (s6 !== peg$FAILED) {
-          s7 = peg$parse_();
-          s3 = s6;
-        } else {
-          peg$currPos = s3;
-          s3 = peg$FAILED;
-        }
-      } else {
-        peg$currPos = s3;
-        s3 = peg$FAILED;
+      s3 = peg$parsedistinct_clause();
+      if (s3 === peg$FAILED) {
+        s3 = null;
       }
+      s4 = peg$parsetop_clause();
+      if (s4 === peg$FAILED) {
+        s4 = null;
+      }
+      s5 = peg$parseselection();
+      if (s5 !== peg$FAILED) {
+        s6 = peg$currPos;
+        s7 = peg$parse_();
+        s8 = peg$parseFROM();
+        if (s8 !== peg$FAILED) {
+          s9 = peg$parse_();
+          s10 = peg$parsefrom();
+          if (s10 !== peg$FAILED) {
+            s6 = s10;
+          } else {
+            peg$currPos = s6;
+            s6 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s6;
+          s6 = peg$FAILED;
+        }
+        if (s6 === peg$FAILED) {
+          s6 = null;
+        }
+        s7 = peg$currPos;
+        s8 = peg$parse_();
+        s9 = peg$parseWHERE();
+        if (s9 !== peg$FAILED) {
+          s10 = peg$parse_();
+          s11 = peg$parsewhere();
+          if (s11 !== peg$FAILED) {
+            s7 = s11;
+          } else {
+            peg$currPos = s7;
+            s7 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s7;
+          s7 = peg$FAILED;
+        }
+        if (s7 === peg$FAILED) {
+          s7 = null;
+        }
+        s8 = peg$currPos;
+        s9 = peg$parse_();
+        s10 = peg$parsegroup_clause();
+        if (s10 !== peg$FAILED) {
+          s8 = s10;
+        } else {
+          peg$currPos = s8;
+          s8 = peg$FAILED;
+        }
+        if (s8 === peg$FAILED) {
+          s8 = null;
+        }
+        s9 = peg$currPos;
+        s10 = peg$parse_();
+        s11 = peg$parserank_clause();
+        if (s11 === peg$FAILED) {
+          s11 = peg$parsesort_clause();
+        }
+        if (s11 !== peg$FAILED) {
+          s9 = s11;
+        } else {
+          peg$currPos = s9;
+          s9 = peg$FAILED;
+        }
+        if (s9 === peg$FAILED) {
+          s9 = null;
+        }
+        s10 = peg$currPos;
+        s11 = peg$parse_();
+        s12 = peg$parsepage_clause();
+        if (s12 !== peg$FAILED) {
+          s10 = s12;
+        } else {
+          peg$currPos = s10;
+          s10 = peg$FAILED;
+        }
+        if (s10 === peg$FAILED) {
+          s10 = null;
+        }
+        peg$savedPos = s0;
+        s0 = peg$f1(s3, s4, s5, s6, s7, s8, s9, s10);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseselect() {
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
+
+    s0 = peg$currPos;
+    s1 = peg$parseSELECT();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parsetop_clause();
       if (s3 === peg$FAILED) {
         s3 = null;
       }
@@ -674,23 +791,9 @@ function peg$parse(input, options) {
         }
         s7 = peg$currPos;
         s8 = peg$parse_();
-        s9 = peg$parseORDER();
+        s9 = peg$parsesort_clause();
         if (s9 !== peg$FAILED) {
-          s10 = peg$parse_();
-          s11 = peg$parseBY();
-          if (s11 !== peg$FAILED) {
-            s12 = peg$parse_();
-            s13 = peg$parsesort();
-            if (s13 !== peg$FAILED) {
-              s7 = s13;
-            } else {
-              peg$currPos = s7;
-              s7 = peg$FAILED;
-            }
-          } else {
-            peg$currPos = s7;
-            s7 = peg$FAILED;
-          }
+          s7 = s9;
         } else {
           peg$currPos = s7;
           s7 = peg$FAILED;
@@ -699,7 +802,264 @@ function peg$parse(input, options) {
           s7 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f1(s3, s4, s5, s6, s7);
+        s0 = peg$f2(s3, s4, s5, s6, s7);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsedistinct_clause() {
+    let s0, s1, s2;
+
+    s0 = peg$currPos;
+    s1 = peg$parseDISTINCT();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      peg$savedPos = s0;
+      s0 = peg$f3();
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsetop_clause() {
+    let s0, s1, s2, s3, s4;
+
+    s0 = peg$currPos;
+    s1 = peg$parseTOP();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parsetop();
+      if (s3 !== peg$FAILED) {
+        s4 = peg$parse_();
+        peg$savedPos = s0;
+        s0 = peg$f4(s3);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsegroup_clause() {
+    let s0, s1, s2, s3, s4, s5;
+
+    s0 = peg$currPos;
+    s1 = peg$parseGROUP();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parseBY();
+      if (s3 !== peg$FAILED) {
+        s4 = peg$parse_();
+        s5 = peg$parsegrouping();
+        if (s5 !== peg$FAILED) {
+          peg$savedPos = s0;
+          s0 = peg$f5(s5);
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsegrouping() {
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8;
+
+    s0 = peg$currPos;
+    s1 = peg$currPos;
+    s2 = peg$parseconditional();
+    if (s2 !== peg$FAILED) {
+      s3 = [];
+      s4 = peg$currPos;
+      s5 = peg$parse_();
+      if (input.charCodeAt(peg$currPos) === 44) {
+        s6 = peg$c0;
+        peg$currPos++;
+      } else {
+        s6 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      }
+      if (s6 !== peg$FAILED) {
+        s7 = peg$parse_();
+        s8 = peg$parseconditional();
+        if (s8 !== peg$FAILED) {
+          s4 = s8;
+        } else {
+          peg$currPos = s4;
+          s4 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s4;
+        s4 = peg$FAILED;
+      }
+      while (s4 !== peg$FAILED) {
+        s3.push(s4);
+        s4 = peg$currPos;
+        s5 = peg$parse_();
+        if (input.charCodeAt(peg$currPos) === 44) {
+          s6 = peg$c0;
+          peg$currPos++;
+        } else {
+          s6 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e0); }
+        }
+        if (s6 !== peg$FAILED) {
+          s7 = peg$parse_();
+          s8 = peg$parseconditional();
+          if (s8 !== peg$FAILED) {
+            s4 = s8;
+          } else {
+            peg$currPos = s4;
+            s4 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s4;
+          s4 = peg$FAILED;
+        }
+      }
+      peg$savedPos = s1;
+      s1 = peg$f6(s2, s3);
+    } else {
+      peg$currPos = s1;
+      s1 = peg$FAILED;
+    }
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = s0;
+      s1 = peg$f7(s1);
+    }
+    s0 = s1;
+
+    return s0;
+  }
+
+  function peg$parserank_clause() {
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8;
+
+    s0 = peg$currPos;
+    s1 = peg$parseORDER();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parseBY();
+      if (s3 !== peg$FAILED) {
+        s4 = peg$parse_();
+        s5 = peg$parseRANK();
+        if (s5 !== peg$FAILED) {
+          s6 = peg$parse_();
+          s7 = peg$currPos;
+          s8 = peg$parsefunction_call();
+          if (s8 !== peg$FAILED) {
+            s7 = input.substring(s7, peg$currPos);
+          } else {
+            s7 = s8;
+          }
+          if (s7 !== peg$FAILED) {
+            peg$savedPos = s0;
+            s0 = peg$f8(s7);
+          } else {
+            peg$currPos = s0;
+            s0 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsesort_clause() {
+    let s0, s1, s2, s3, s4, s5;
+
+    s0 = peg$currPos;
+    s1 = peg$parseORDER();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parseBY();
+      if (s3 !== peg$FAILED) {
+        s4 = peg$parse_();
+        s5 = peg$parsesort();
+        if (s5 !== peg$FAILED) {
+          peg$savedPos = s0;
+          s0 = peg$f9(s5);
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsepage_clause() {
+    let s0, s1, s2, s3, s4, s5, s6, s7;
+
+    s0 = peg$currPos;
+    s1 = peg$parseOFFSET();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parseunsigned_integer();
+      if (s3 === peg$FAILED) {
+        s3 = peg$parseparameter();
+      }
+      if (s3 !== peg$FAILED) {
+        s4 = peg$parse_();
+        s5 = peg$parseLIMIT();
+        if (s5 !== peg$FAILED) {
+          s6 = peg$parse_();
+          s7 = peg$parseunsigned_integer();
+          if (s7 === peg$FAILED) {
+            s7 = peg$parseparameter();
+          }
+          if (s7 !== peg$FAILED) {
+            peg$savedPos = s0;
+            s0 = peg$f10(s3, s7);
+          } else {
+            peg$currPos = s0;
+            s0 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -722,7 +1082,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f2(s1);
+      s1 = peg$f11(s1);
     }
     s0 = s1;
 
@@ -734,15 +1094,15 @@ function peg$parse(input, options) {
 
     s0 = peg$currPos;
     if (input.charCodeAt(peg$currPos) === 42) {
-      s1 = peg$c0;
+      s1 = peg$c1;
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e0); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f3();
+      s1 = peg$f12();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -753,7 +1113,7 @@ function peg$parse(input, options) {
         s3 = peg$parseconditional();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f4(s3);
+          s0 = peg$f13(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -770,11 +1130,11 @@ function peg$parse(input, options) {
           s3 = peg$currPos;
           s4 = peg$parse_();
           if (input.charCodeAt(peg$currPos) === 44) {
-            s5 = peg$c1;
+            s5 = peg$c0;
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e0); }
           }
           if (s5 !== peg$FAILED) {
             s6 = peg$parse_();
@@ -794,11 +1154,11 @@ function peg$parse(input, options) {
             s3 = peg$currPos;
             s4 = peg$parse_();
             if (input.charCodeAt(peg$currPos) === 44) {
-              s5 = peg$c1;
+              s5 = peg$c0;
               peg$currPos++;
             } else {
               s5 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e1); }
+              if (peg$silentFails === 0) { peg$fail(peg$e0); }
             }
             if (s5 !== peg$FAILED) {
               s6 = peg$parse_();
@@ -815,7 +1175,7 @@ function peg$parse(input, options) {
             }
           }
           peg$savedPos = s0;
-          s0 = peg$f5(s1, s2);
+          s0 = peg$f14(s1, s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -847,7 +1207,7 @@ function peg$parse(input, options) {
         s3 = null;
       }
       s4 = peg$parse_();
-      s5 = peg$parseidentifier();
+      s5 = peg$parsealias();
       if (s5 !== peg$FAILED) {
         s2 = s5;
       } else {
@@ -858,7 +1218,43 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f6(s1, s2);
+      s0 = peg$f15(s1, s2);
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parsealias() {
+    let s0, s1, s2;
+
+    s0 = peg$currPos;
+    s1 = peg$currPos;
+    peg$silentFails++;
+    s2 = peg$parseGROUP();
+    if (s2 === peg$FAILED) {
+      s2 = peg$parseOFFSET();
+      if (s2 === peg$FAILED) {
+        s2 = peg$parseLIMIT();
+      }
+    }
+    peg$silentFails--;
+    if (s2 === peg$FAILED) {
+      s1 = undefined;
+    } else {
+      peg$currPos = s1;
+      s1 = peg$FAILED;
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parseidentifier();
+      if (s2 !== peg$FAILED) {
+        s0 = s2;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -910,7 +1306,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f7(s1, s2);
+      s0 = peg$f16(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -932,7 +1328,7 @@ function peg$parse(input, options) {
         s5 = peg$parsecollection();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f8(s1, s5);
+          s0 = peg$f17(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -964,7 +1360,7 @@ function peg$parse(input, options) {
           s3 = null;
         }
         s4 = peg$parse_();
-        s5 = peg$parseidentifier();
+        s5 = peg$parsealias();
         if (s5 !== peg$FAILED) {
           s2 = s5;
         } else {
@@ -975,7 +1371,7 @@ function peg$parse(input, options) {
           s2 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f9(s1, s2);
+        s0 = peg$f18(s1, s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -998,7 +1394,7 @@ function peg$parse(input, options) {
         s3 = peg$parsepath_step();
       }
       peg$savedPos = s0;
-      s0 = peg$f10(s1, s2);
+      s0 = peg$f19(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1026,7 +1422,7 @@ function peg$parse(input, options) {
           }
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f11(s3);
+            s0 = peg$f20(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -1061,7 +1457,7 @@ function peg$parse(input, options) {
       s4 = peg$parseidentifier();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f12(s4);
+        s0 = peg$f21(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1100,7 +1496,7 @@ function peg$parse(input, options) {
           }
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f13(s4);
+            s0 = peg$f22(s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -1125,7 +1521,7 @@ function peg$parse(input, options) {
     s1 = peg$parseconditional();
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f14(s1);
+      s1 = peg$f23(s1);
     }
     s0 = s1;
 
@@ -1142,11 +1538,11 @@ function peg$parse(input, options) {
       s3 = peg$currPos;
       s4 = peg$parse_();
       if (input.charCodeAt(peg$currPos) === 44) {
-        s5 = peg$c1;
+        s5 = peg$c0;
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e0); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
@@ -1166,11 +1562,11 @@ function peg$parse(input, options) {
         s3 = peg$currPos;
         s4 = peg$parse_();
         if (input.charCodeAt(peg$currPos) === 44) {
-          s5 = peg$c1;
+          s5 = peg$c0;
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e0); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
@@ -1187,7 +1583,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f15(s1, s2);
+      s0 = peg$f24(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1218,7 +1614,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f16(s1, s2);
+      s0 = peg$f25(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1279,7 +1675,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f17(s1, s2);
+      s0 = peg$f26(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1349,7 +1745,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f18(s1, s2);
+      s0 = peg$f27(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1401,7 +1797,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f19(s1, s2);
+      s0 = peg$f28(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1501,7 +1897,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f20(s1, s2);
+      s0 = peg$f29(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1601,7 +1997,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f21(s1, s2);
+      s0 = peg$f30(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1646,7 +2042,7 @@ function peg$parse(input, options) {
           }
           if (s12 !== peg$FAILED) {
             peg$savedPos = s2;
-            s2 = peg$f22(s1, s4, s10);
+            s2 = peg$f31(s1, s4, s10);
           } else {
             peg$currPos = s2;
             s2 = peg$FAILED;
@@ -1692,7 +2088,7 @@ function peg$parse(input, options) {
               s9 = null;
             }
             peg$savedPos = s2;
-            s2 = peg$f23(s1, s4, s8, s9);
+            s2 = peg$f32(s1, s4, s8, s9);
           } else {
             peg$currPos = s2;
             s2 = peg$FAILED;
@@ -1706,7 +2102,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f24(s1, s2);
+      s0 = peg$f33(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1740,7 +2136,7 @@ function peg$parse(input, options) {
             s12 = peg$parsebit_or();
             if (s12 !== peg$FAILED) {
               peg$savedPos = s2;
-              s2 = peg$f25(s1, s4, s8, s12);
+              s2 = peg$f34(s1, s4, s8, s12);
             } else {
               peg$currPos = s2;
               s2 = peg$FAILED;
@@ -1761,7 +2157,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f26(s1, s2);
+      s0 = peg$f35(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1825,7 +2221,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f27(s1, s2);
+      s0 = peg$f36(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1889,7 +2285,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f28(s1, s2);
+      s0 = peg$f37(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1953,7 +2349,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f29(s1, s2);
+      s0 = peg$f38(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2053,7 +2449,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f30(s1, s2);
+      s0 = peg$f39(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2135,7 +2531,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f31(s1, s2);
+      s0 = peg$f40(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2199,7 +2595,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f32(s1, s2);
+      s0 = peg$f41(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2223,7 +2619,7 @@ function peg$parse(input, options) {
           s3 = peg$parsemember_step();
         }
         peg$savedPos = s0;
-        s0 = peg$f33(s1, s2);
+        s0 = peg$f42(s1, s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2245,7 +2641,7 @@ function peg$parse(input, options) {
           s3 = peg$parseunary();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f34(s1, s3);
+            s0 = peg$f43(s1, s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2299,7 +2695,7 @@ function peg$parse(input, options) {
             }
             if (s11 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f35(s5, s9);
+              s0 = peg$f44(s5, s9);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -2345,7 +2741,7 @@ function peg$parse(input, options) {
           }
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f36(s1, s5);
+            s0 = peg$f45(s1, s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2380,7 +2776,7 @@ function peg$parse(input, options) {
       s4 = peg$parseidentifier();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f37(s4);
+        s0 = peg$f46(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2419,7 +2815,7 @@ function peg$parse(input, options) {
           }
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f38(s4);
+            s0 = peg$f47(s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2479,7 +2875,7 @@ function peg$parse(input, options) {
                         }
                         if (s7 !== peg$FAILED) {
                           peg$savedPos = s0;
-                          s0 = peg$f39(s5);
+                          s0 = peg$f48(s5);
                         } else {
                           peg$currPos = s0;
                           s0 = peg$FAILED;
@@ -2522,7 +2918,7 @@ function peg$parse(input, options) {
                           }
                           if (s7 !== peg$FAILED) {
                             peg$savedPos = s0;
-                            s0 = peg$f40(s5);
+                            s0 = peg$f49(s5);
                           } else {
                             peg$currPos = s0;
                             s0 = peg$FAILED;
@@ -2554,7 +2950,7 @@ function peg$parse(input, options) {
                         s4 = peg$parseselect();
                         if (s4 !== peg$FAILED) {
                           peg$savedPos = s3;
-                          s4 = peg$f41(s4);
+                          s4 = peg$f50(s4);
                         }
                         s3 = s4;
                         if (s3 === peg$FAILED) {
@@ -2620,7 +3016,7 @@ function peg$parse(input, options) {
       }
       if (s5 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f42(s3);
+        s0 = peg$f51(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2653,11 +3049,11 @@ function peg$parse(input, options) {
         s6 = peg$currPos;
         s7 = peg$parse_();
         if (input.charCodeAt(peg$currPos) === 44) {
-          s8 = peg$c1;
+          s8 = peg$c0;
           peg$currPos++;
         } else {
           s8 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e0); }
         }
         if (s8 !== peg$FAILED) {
           s9 = peg$parse_();
@@ -2677,11 +3073,11 @@ function peg$parse(input, options) {
           s6 = peg$currPos;
           s7 = peg$parse_();
           if (input.charCodeAt(peg$currPos) === 44) {
-            s8 = peg$c1;
+            s8 = peg$c0;
             peg$currPos++;
           } else {
             s8 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e0); }
           }
           if (s8 !== peg$FAILED) {
             s9 = peg$parse_();
@@ -2698,7 +3094,7 @@ function peg$parse(input, options) {
           }
         }
         peg$savedPos = s3;
-        s3 = peg$f43(s4, s5);
+        s3 = peg$f52(s4, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -2716,7 +3112,7 @@ function peg$parse(input, options) {
       }
       if (s5 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f44(s3);
+        s0 = peg$f53(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2751,7 +3147,7 @@ function peg$parse(input, options) {
         s5 = peg$parseconditional();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f45(s1, s5);
+          s0 = peg$f54(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2779,11 +3175,11 @@ function peg$parse(input, options) {
       s4 = peg$currPos;
       s5 = peg$parse_();
       if (input.charCodeAt(peg$currPos) === 44) {
-        s6 = peg$c1;
+        s6 = peg$c0;
         peg$currPos++;
       } else {
         s6 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e0); }
       }
       if (s6 !== peg$FAILED) {
         s7 = peg$parse_();
@@ -2803,11 +3199,11 @@ function peg$parse(input, options) {
         s4 = peg$currPos;
         s5 = peg$parse_();
         if (input.charCodeAt(peg$currPos) === 44) {
-          s6 = peg$c1;
+          s6 = peg$c0;
           peg$currPos++;
         } else {
           s6 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e0); }
         }
         if (s6 !== peg$FAILED) {
           s7 = peg$parse_();
@@ -2824,7 +3220,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s1;
-      s1 = peg$f46(s2, s3);
+      s1 = peg$f55(s2, s3);
     } else {
       peg$currPos = s1;
       s1 = peg$FAILED;
@@ -2833,7 +3229,7 @@ function peg$parse(input, options) {
       s1 = null;
     }
     peg$savedPos = s0;
-    s1 = peg$f47(s1);
+    s1 = peg$f56(s1);
     s0 = s1;
 
     return s0;
@@ -2884,7 +3280,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f48(s1);
+      s2 = peg$f57(s1);
       if (s2) {
         s2 = peg$FAILED;
       } else {
@@ -2892,7 +3288,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f49(s1);
+        s0 = peg$f58(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2944,7 +3340,7 @@ function peg$parse(input, options) {
           }
         }
         peg$savedPos = s0;
-        s0 = peg$f50();
+        s0 = peg$f59();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2985,7 +3381,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f51();
+      s1 = peg$f60();
     }
     s0 = s1;
 
@@ -3038,7 +3434,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f52();
+        s0 = peg$f61();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3194,7 +3590,7 @@ function peg$parse(input, options) {
         }
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f53();
+          s0 = peg$f62();
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3347,7 +3743,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f54(s2);
+        s0 = peg$f63(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3493,7 +3889,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f55(s2);
+          s0 = peg$f64(s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3520,7 +3916,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f56();
+      s1 = peg$f65();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3534,7 +3930,7 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f57();
+        s1 = peg$f66();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -3548,7 +3944,7 @@ function peg$parse(input, options) {
         }
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f58();
+          s1 = peg$f67();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3562,7 +3958,7 @@ function peg$parse(input, options) {
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f59();
+            s1 = peg$f68();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -3576,7 +3972,7 @@ function peg$parse(input, options) {
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f60();
+              s1 = peg$f69();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -3626,7 +4022,7 @@ function peg$parse(input, options) {
                 }
                 if (s2 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f61(s2);
+                  s0 = peg$f70(s2);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -3677,7 +4073,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f62();
+        s0 = peg$f71();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3708,7 +4104,7 @@ function peg$parse(input, options) {
         }
         if (s2 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f63();
+          s0 = peg$f72();
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3739,7 +4135,7 @@ function peg$parse(input, options) {
           }
           if (s2 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f64();
+            s0 = peg$f73();
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -3770,7 +4166,7 @@ function peg$parse(input, options) {
             }
             if (s2 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f65();
+              s0 = peg$f74();
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4289,7 +4685,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f66();
+        s0 = peg$f75();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4326,7 +4722,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f67();
+        s0 = peg$f76();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4363,7 +4759,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f68();
+        s0 = peg$f77();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4400,7 +4796,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f69();
+        s0 = peg$f78();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4437,7 +4833,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f70();
+        s0 = peg$f79();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4635,16 +5031,201 @@ function peg$parse(input, options) {
     return s0;
   }
 
+  function peg$parseDISTINCT() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 8);
+    if (s1.toLowerCase() === peg$c61) {
+      peg$currPos += (8);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e75); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseGROUP() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 5);
+    if (s1.toLowerCase() === peg$c62) {
+      peg$currPos += (5);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e76); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseRANK() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 4);
+    if (s1.toLowerCase() === peg$c63) {
+      peg$currPos += (4);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e77); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseOFFSET() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 6);
+    if (s1.toLowerCase() === peg$c64) {
+      peg$currPos += (6);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e78); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseLIMIT() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = input.substr(peg$currPos, 5);
+    if (s1.toLowerCase() === peg$c65) {
+      peg$currPos += (5);
+    } else {
+      s1 = peg$FAILED;
+      if (peg$silentFails === 0) { peg$fail(peg$e79); }
+    }
+    if (s1 !== peg$FAILED) {
+      s2 = peg$currPos;
+      peg$silentFails++;
+      s3 = peg$parseidentifier_char();
+      peg$silentFails--;
+      if (s3 === peg$FAILED) {
+        s2 = undefined;
+      } else {
+        peg$currPos = s2;
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s1 = [s1, s2];
+        s0 = s1;
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
   function peg$parseESCAPE() {
     let s0, s1, s2, s3;
 
     s0 = peg$currPos;
     s1 = input.substr(peg$currPos, 6);
-    if (s1.toLowerCase() === peg$c61) {
+    if (s1.toLowerCase() === peg$c66) {
       peg$currPos += (6);
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e75); }
+      if (peg$silentFails === 0) { peg$fail(peg$e80); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;

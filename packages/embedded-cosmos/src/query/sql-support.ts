@@ -4,6 +4,7 @@ import type { Json } from "../wire/json";
 import type { ResumeFilter } from "./resume-filter";
 import { issuedComponentQuery, issuedStatisticsQuery } from "./hybrid-plan";
 import type { ComponentQuery, StatisticsQuery } from "./full-text-ranking";
+import { parsedQuery, type SqlNode } from "./sql-parser";
 
 /** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
 interface QuerySpec {
@@ -13,7 +14,8 @@ interface QuerySpec {
 
 /**
  * What the embedded server's SQL engine (@zeit/cosmosdb-query, unmaintained since 2021) cannot
- * run, and the two clauses the server adds around it. docs/sql.md lists both, and
+ * run, and the clauses the server applies around it (DISTINCT, GROUP BY, ORDER BY RANK, OFFSET
+ * LIMIT), taken out of the query where the grammar found them. docs/sql.md lists both, and
  * test/query/sql-support.test.ts runs every construct it names. A construct that is valid on
  * Azure but not here is a 400 that says so: never a wrong result.
  */
@@ -84,54 +86,58 @@ export interface ShapedQuery {
  */
 export type RankingClause = { kind: "rank"; expression: string; top?: number } | ComponentQuery | StatisticsQuery;
 
-function count(token: string, parameters: QuerySpec["parameters"], clause: string): number {
-  const value: Json | undefined = token.startsWith("@") ? parameters?.find((p) => p.name === token)?.value : Number(token);
+/** The non-negative integer a clause names: a number, or a parameter's value. */
+function count(node: SqlNode, parameters: QuerySpec["parameters"], clause: string): number {
+  const value: Json | undefined = node.type === "parameter_name" ? parameters?.find((p) => p.name === node.name)?.value : (node.value as Json);
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw badRequest(`${clause} needs a non-negative integer.`);
   return value;
 }
 
-/** A query vetted (400 for what the server cannot run) and shaped, once: the plan and the execution both take it. */
+/** A vetted query shaped (400 for what the server cannot run), once: the plan and the execution both take it. */
 export function prepareQuery(spec: QuerySpec, resume?: ResumeFilter): ShapedQuery {
-  const shaped = shapeOf(spec);
+  const issued = issuedStatisticsQuery(spec.query) ?? issuedComponentQuery(spec.query);
   // The hybrid plan's own queries are the server's: only what the client wrote is vetted.
-  if (shaped.ranking?.kind !== "statistics" && shaped.ranking?.kind !== "component") refuseUnsupported(spec.query);
+  if (issued) return { source: spec, spec, distinct: false, ranking: issued };
+  refuseUnsupported(spec.query);
+  const shaped = shapeOf(spec);
   return resume ? { ...shaped, resume } : shaped;
 }
 
-/** `ORDER BY RANK ...` at the end of `sql`, and TOP, taken out; undefined when it has none. */
-function rankingOf(sql: string, parameters: QuerySpec["parameters"]): { query: string; ranking: RankingClause } | undefined {
-  const clause = /\s+ORDER\s+BY\s+RANK\s+/i.exec(withoutStrings(sql));
-  if (!clause) return undefined;
-  let query = sql.slice(0, clause.index);
-  const top = /^(\s*SELECT\s+)TOP\s+(@\w+|\d+)\s+/i.exec(query);
-  if (top) query = top[1] + query.slice(top[0].length);
-  const expression = sql.slice(clause.index + clause[0].length).trim();
-  return { query, ranking: { kind: "rank", expression, top: top ? count(top[2], parameters, "TOP") : undefined } };
+/** Where a clause the grammar found begins and ends in the text. */
+interface Span {
+  start: number;
+  end: number;
 }
 
-/** Takes `SELECT DISTINCT`, a trailing `OFFSET n LIMIT m`, `GROUP BY ...` and a ranking clause out of the query, for the server to apply. */
+/** The clauses of a query the server applies around the engine, as the grammar found them (sql.peggy's outer_select). */
+interface Clauses {
+  distinct: Span | null;
+  top: (Span & { node: SqlNode }) | null;
+  groupBy: (Span & { text: string }) | null;
+  rank: (Span & { text: string }) | null;
+  page: (Span & { skip: SqlNode; take: SqlNode }) | null;
+}
+
+/** `text` without the spans. */
+const without = (text: string, spans: Span[]) =>
+  [...spans].sort((a, b) => b.start - a.start).reduce((rest, { start, end }) => rest.slice(0, start) + rest.slice(end), text);
+
+/**
+ * Takes DISTINCT, GROUP BY, ORDER BY RANK (and TOP with it: the engine would take the first items
+ * before they are ranked) and OFFSET LIMIT out of the query, where the grammar found them, for the
+ * server to apply.
+ */
 function shapeOf(spec: QuerySpec): ShapedQuery {
-  const issued = issuedStatisticsQuery(spec.query) ?? issuedComponentQuery(spec.query);
-  if (issued) return { source: spec, spec, distinct: false, ranking: issued };
-  const grouping = /\s+GROUP\s+BY\s+(?=\S)/i.exec(withoutStrings(spec.query));
-  if (grouping)
-    return {
-      source: spec,
-      spec: { ...spec, query: spec.query.slice(0, grouping.index) },
-      distinct: false,
-      groupBy: spec.query.slice(grouping.index + grouping[0].length).trim(),
-    };
-  let sql = spec.query;
-  const distinct = /^\s*SELECT\s+DISTINCT\b/i.test(withoutStrings(sql));
-  if (distinct) sql = sql.replace(/^(\s*SELECT\s+)DISTINCT\b/i, "$1");
-  const paging = /\s+OFFSET\s+(@\w+|\d+)\s+LIMIT\s+(@\w+|\d+)\s*$/i.exec(sql);
-  const ranked = rankingOf(paging ? sql.slice(0, paging.index) : sql, spec.parameters);
-  const query = ranked?.query ?? (paging ? sql.slice(0, paging.index) : sql);
+  const clauses = (parsedQuery(spec.query).body as SqlNode).clauses as Clauses | undefined;
+  if (!clauses) return { source: spec, spec, distinct: false };
+  const { distinct, top, groupBy, rank, page } = clauses;
+  const spans = [distinct, groupBy, rank, page, rank ? top : null].filter((span): span is Span & Clauses["top"] & object => span !== null);
   return {
     source: spec,
-    spec: { ...spec, query },
-    distinct,
-    ...(paging ? { offset: count(paging[1], spec.parameters, "OFFSET"), limit: count(paging[2], spec.parameters, "LIMIT") } : {}),
-    ...(ranked ? { ranking: ranked.ranking } : {}),
+    spec: { ...spec, query: without(spec.query, spans) },
+    distinct: distinct !== null,
+    ...(groupBy ? { groupBy: groupBy.text } : {}),
+    ...(page ? { offset: count(page.skip, spec.parameters, "OFFSET"), limit: count(page.take, spec.parameters, "LIMIT") } : {}),
+    ...(rank ? { ranking: { kind: "rank", expression: rank.text, top: top ? count(top.node.value as SqlNode, spec.parameters, "TOP") : undefined } } : {}),
   };
 }

@@ -68,6 +68,16 @@ describe("parameters named like a keyword", () => {
   });
 });
 
+describe("the clauses the server applies, found by the grammar", () => {
+  it("are clauses only where the query has them: not in a comment, and after one", async () => {
+    const ids = async (query: string) => ((await run(query, "p")).resources as string[]).sort();
+    expect(await ids("SELECT VALUE c.id FROM c -- OFFSET 1 LIMIT 1")).toEqual(["d0", "d1", "d2"]);
+    expect(await ids("SELECT VALUE c.id FROM c WHERE c.kind != 'x' -- GROUP BY c.kind")).toEqual(["d0", "d1", "d2"]);
+    expect(await ids("-- the kinds\nSELECT DISTINCT VALUE c.kind FROM c")).toEqual(["a", "b"]);
+    expect(await ids("SELECT VALUE c.id FROM c ORDER BY c.id OFFSET 1 LIMIT 1 -- a page")).toEqual(["d1"]);
+  });
+});
+
 describe("DISTINCT and OFFSET ... LIMIT", () => {
   it("give Azure's results in one partition and across partitions, paged by the SDK", async () => {
     expect((await run("SELECT DISTINCT VALUE c.kind FROM c", "p")).resources.sort()).toEqual(["a", "b"]);
