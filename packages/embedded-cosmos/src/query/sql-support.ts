@@ -20,39 +20,62 @@ interface QuerySpec {
  * Azure but not here is a 400 that says so: never a wrong result.
  */
 
-/**
- * The text with string literals and parameter names blanked (same length, so positions hold), so
- * that a keyword inside a string, or a parameter named like one (`@like`), is no construct.
- */
-const withoutStrings = (sql: string) =>
-  sql
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (literal) => `"${" ".repeat(literal.length - 2)}"`)
-    .replace(/@\w+/g, (parameter) => `@${"_".repeat(parameter.length - 1)}`);
+/** Every node of a syntax tree, the tree's own first. */
+function* nodesOf(value: unknown): Generator<SqlNode> {
+  if (Array.isArray(value)) for (const element of value) yield* nodesOf(element);
+  else if (typeof value === "object" && value !== null) {
+    if (typeof (value as SqlNode).type === "string") yield value as SqlNode;
+    for (const child of Object.values(value)) yield* nodesOf(child);
+  }
+}
 
-/** Valid Cosmos DB SQL the engine cannot parse or evaluate. */
-export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; pattern: RegExp }[] = [
+/** The upper-case names of the query language's functions a tree calls (not user-defined ones). */
+const calledFunctions = (tree: SqlNode) =>
+  new Set(
+    [...nodesOf(tree)]
+      .filter((node) => node.type === "scalar_function_expression" && !node.udf)
+      .map((node) => ((node.name as SqlNode).name as string).toUpperCase()),
+  );
+
+/** The query's own select and its clauses (sql.peggy's outer_select). */
+const partsOf = (tree: SqlNode) => {
+  const body = tree.body as SqlNode;
+  const clauses = (body.clauses ?? {}) as Partial<Clauses>;
+  const subqueries = [...nodesOf(body)].filter((node) => node.type === "select_query" && node !== body);
+  return { body, clauses, subqueries, joins: ((body.from as SqlNode | null)?.joins as unknown[] | undefined)?.length ?? 0 };
+};
+
+/** Valid Cosmos DB SQL the engine cannot evaluate, each found in the query's syntax tree. */
+export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; found: (tree: SqlNode) => boolean }[] = [
   {
     construct: "GROUP BY with JOIN, ORDER BY, TOP, DISTINCT or OFFSET ... LIMIT",
-    pattern: /^(?=[\s\S]*\bGROUP\s+BY\b)(?=[\s\S]*(\bJOIN\b|\bORDER\s+BY\b|\bTOP\b|\bDISTINCT\b|\bOFFSET\b))/i,
+    found: (tree) => {
+      const { body, clauses, subqueries, joins } = partsOf(tree);
+      const ordered = (select: SqlNode) =>
+        select.orderBy !== null || select.top !== null || (((select.from as SqlNode | null)?.joins as unknown[]) ?? []).length > 0;
+      return (
+        !!clauses.groupBy && (joins > 0 || !!body.orderBy || !!body.top || !!clauses.rank || !!clauses.distinct || !!clauses.page || subqueries.some(ordered))
+      );
+    },
   },
   {
     construct: "DISTINCT with ORDER BY, TOP or an aggregate",
-    pattern: /^\s*SELECT\s+DISTINCT\b(?=[\s\S]*(\bORDER\s+BY\b|\bTOP\b|\b(COUNT|SUM|MIN|MAX|AVG)\s*\())/i,
+    found: (tree) => {
+      const { body, clauses } = partsOf(tree);
+      const aggregated = ["COUNT", "SUM", "MIN", "MAX", "AVG"].some((name) => calledFunctions(tree).has(name));
+      return !!clauses.distinct && (!!body.orderBy || !!clauses.rank || !!body.top || aggregated);
+    },
   },
-  { construct: "OFFSET ... LIMIT with TOP", pattern: /^(?=[\s\S]*\bOFFSET\b)(?=[\s\S]*\bTOP\b)/i },
-  ...["RegexMatch", "DocumentId"].map((name) => ({
-    construct: name,
-    pattern: new RegExp(`\\b${name}\\s*\\(`, "i"),
-  })),
+  { construct: "OFFSET ... LIMIT with TOP", found: (tree) => !!partsOf(tree).clauses.page && !!partsOf(tree).body.top },
+  ...["RegexMatch", "DocumentId"].map((name) => ({ construct: name, found: (tree: SqlNode) => calledFunctions(tree).has(name.toUpperCase()) })),
 ];
 
 const notSupported = (construct: string): CosmosError =>
   badRequest(`${construct} is valid Cosmos DB SQL, but not supported by the embedded server (see docs/sql.md).`);
 
-/** Throws a 400 naming the first construct of `sql` the embedded server cannot run. */
-export function refuseUnsupported(sql: string): void {
-  const text = withoutStrings(sql);
-  const found = UNSUPPORTED_CONSTRUCTS.find(({ pattern }) => pattern.test(text));
+/** Throws a 400 naming the first construct of the query the embedded server cannot run. */
+function refuseUnsupported(tree: SqlNode): void {
+  const found = UNSUPPORTED_CONSTRUCTS.find((construct) => construct.found(tree));
   if (found) throw notSupported(found.construct);
 }
 
@@ -98,7 +121,7 @@ export function prepareQuery(spec: QuerySpec, resume?: ResumeFilter): ShapedQuer
   const issued = issuedStatisticsQuery(spec.query) ?? issuedComponentQuery(spec.query);
   // The hybrid plan's own queries are the server's: only what the client wrote is vetted.
   if (issued) return { source: spec, spec, distinct: false, ranking: issued };
-  refuseUnsupported(spec.query);
+  refuseUnsupported(parsedQuery(spec.query));
   const shaped = shapeOf(spec);
   return resume ? { ...shaped, resume } : shaped;
 }

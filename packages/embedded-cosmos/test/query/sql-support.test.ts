@@ -76,6 +76,13 @@ describe("the clauses the server applies, found by the grammar", () => {
     expect(await ids("-- the kinds\nSELECT DISTINCT VALUE c.kind FROM c")).toEqual(["a", "b"]);
     expect(await ids("SELECT VALUE c.id FROM c ORDER BY c.id OFFSET 1 LIMIT 1 -- a page")).toEqual(["d1"]);
   });
+
+  it("refuses a construct only where the query has it: not in a comment, nor a user-defined function of that name", async () => {
+    expect((await run("SELECT TOP 1 VALUE c.id FROM c ORDER BY c.id -- no OFFSET 1 LIMIT 1 here", "p")).resources).toEqual(["d0"]);
+    await container.scripts.userDefinedFunctions.create({ id: "RegexMatch", body: "function (s) { return s === 'a'; }" });
+    expect((await run("SELECT VALUE c.id FROM c WHERE udf.RegexMatch(c.kind) ORDER BY c.id", "p")).resources).toEqual(["d0", "d2"]);
+    expect(await statusOf(run("SELECT VALUE c.id FROM c WHERE RegexMatch(c.kind, 'a')", "p"))).toBe(400);
+  });
 });
 
 describe("DISTINCT and OFFSET ... LIMIT", () => {
