@@ -7,12 +7,14 @@ import { DEFAULT_THROUGHPUT, Offers, type Throughput } from "./offers";
 import { isObject, type JsonObject } from "../wire/json";
 import { checkFullText } from "./full-text-policy";
 
-export type ScriptKind = "sprocs" | "triggers" | "udfs";
-
-export const isScriptKind = (kind: string | undefined): kind is ScriptKind => kind === "sprocs" || kind === "triggers" || kind === "udfs";
-
-/** The resource id kind of each kind of script. */
+/** Each kind of script, as its path names it, and the resource id kind of its scripts. */
 export const SCRIPT_RID_KIND = { sprocs: "sproc", triggers: "trigger", udfs: "udf" } as const;
+
+export type ScriptKind = keyof typeof SCRIPT_RID_KIND;
+
+export const SCRIPT_KINDS = Object.keys(SCRIPT_RID_KIND) as ScriptKind[];
+
+export const isScriptKind = (kind: string | undefined): kind is ScriptKind => kind !== undefined && Object.hasOwn(SCRIPT_RID_KIND, kind);
 
 export interface Database {
   resource: JsonObject;

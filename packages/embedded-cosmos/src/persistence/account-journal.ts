@@ -1,4 +1,4 @@
-import { SCRIPT_RID_KIND, type Account, type ScriptKind } from "../engine/account";
+import { SCRIPT_KINDS, SCRIPT_RID_KIND, type Account, type ScriptKind } from "../engine/account";
 import type { Container, StoredPut } from "../engine/container";
 import type { JsonObject } from "../wire/json";
 import type { JournalRecord } from "../engine/account";
@@ -100,8 +100,7 @@ export function* accountRecords(account: Account): Generator<JournalRecord> {
     yield { op: "database", resource: db.resource };
     for (const [id, state] of db.containers) {
       yield { op: "container", db: dbId, resource: state.data.resource, partitions: state.data.ranges.length };
-      for (const kind of ["sprocs", "triggers", "udfs"] as const)
-        for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
+      for (const kind of SCRIPT_KINDS) for (const resource of state.scripts[kind].values()) yield { op: "script", db: dbId, container: id, kind, resource };
       for (const part of state.data.snapshot())
         yield "counters" in part
           ? { op: "counters", db: dbId, container: id, counters: part.counters }
