@@ -1,4 +1,5 @@
 import { stemmer } from "stemmer";
+import { keptOrMade } from "./kept";
 
 /**
  * English text analysis for full-text search: what a full-text policy's `en-US` means here.
@@ -35,13 +36,7 @@ const ANALYZED_TEXTS = 20_000;
 export function termsOf(value: unknown): string[] {
   if (Array.isArray(value)) return value.flatMap((part) => (typeof part === "string" ? termsOf(part) : []));
   if (typeof value !== "string") return [];
-  let terms = analyzed.get(value);
-  if (!terms) {
-    terms = analyzeText(value);
-    if (analyzed.size >= ANALYZED_TEXTS) analyzed.delete(analyzed.keys().next().value as string);
-    analyzed.set(value, terms);
-  }
-  return terms;
+  return keptOrMade(analyzed, ANALYZED_TEXTS, value, () => analyzeText(value));
 }
 
 /** How often each term occurs in a text's terms. */

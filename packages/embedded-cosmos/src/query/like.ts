@@ -1,4 +1,5 @@
 import { badRequest } from "../wire/errors";
+import { keptOrMade } from "./kept";
 
 // LIKE as Azure Cosmos DB reads its pattern: `%` any run of characters, `_` any one character,
 // `[a-f]` and `[^a-f]` one character in (or not in) a set or range, everything else itself,
@@ -34,12 +35,6 @@ function expressionOf(pattern: string, escape: string | undefined): RegExp {
 export function like(value: unknown, pattern: unknown, escape: unknown): boolean | undefined {
   if (escape !== undefined && (typeof escape !== "string" || [...escape].length !== 1)) throw badRequest("The ESCAPE of LIKE must be one character.");
   if (typeof value !== "string" || typeof pattern !== "string") return undefined;
-  const key = `${escape ?? ""}\u0000${pattern}`;
-  let expression = cache.get(key);
-  if (!expression) {
-    expression = expressionOf(pattern, escape);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
-    cache.set(key, expression);
-  }
+  const expression = keptOrMade(cache, MAX_CACHED, `${escape ?? ""}\u0000${pattern}`, () => expressionOf(pattern, escape));
   return expression.test(value);
 }

@@ -2,7 +2,7 @@
 // SQL engine. Longer than most files for a reason: it is the one module that uses the engine,
 // so the engine could be replaced in one place (sql-support.ts says what it cannot run,
 // candidates.ts which predicates an index answers, indexes.ts the indexes themselves).
-import { parsedQuery } from "./sql-parser";
+import { functionsCalled, parsedQuery, type SqlNode } from "./sql-parser";
 import { compileAst, compileSql, ROW_BUDGET, RowBudgetExceeded, rowsMade, withRowBudget, type EngineQuery } from "./engine";
 import { indexablePredicates, type Predicate } from "./candidates";
 import { badRequest, CosmosError, requestTimeout } from "../wire/errors";
@@ -33,16 +33,13 @@ export interface QueryPage {
 type Evaluated = Omit<QueryPage, "indexHits">;
 
 type Parsed = EngineQuery;
-const parsedQueries = new Map<string, Parsed>();
+const engineQueries = new WeakMap<SqlNode, Parsed>();
 
-/** Parsed queries, cached: the same few queries run over and over. */
+/** The engine's query for `sql`, one per parsed query kept (parsedQuery; a syntax error is a 400 there). */
 export function compiled(sql: string): Parsed {
-  let parsed = parsedQueries.get(sql);
-  if (!parsed) {
-    parsed = compileAst(parsedQuery(sql)); // a syntax error is a 400 here
-    if (parsedQueries.size >= 1000) parsedQueries.delete(parsedQueries.keys().next().value as string);
-    parsedQueries.set(sql, parsed);
-  }
+  const tree = parsedQuery(sql);
+  let parsed = engineQueries.get(tree);
+  if (!parsed) engineQueries.set(tree, (parsed = compileAst(tree)));
   return parsed;
 }
 
@@ -109,21 +106,11 @@ export function hasJoins(shaped: ShapedQuery): boolean {
   return ((from?.joins as unknown[] | undefined)?.length ?? 0) > 0;
 }
 
-/** The names of the user-defined functions a query calls (`udf.<name>(...)`), each once. */
+/** The names of the user-defined functions a query calls (`udf.<name>(...)`), its GROUP BY included. */
 export function userFunctionNames(shaped: ShapedQuery): string[] {
+  // The hybrid plan's own queries call none, and are not parsed (hybrid-plan.ts).
   if (shaped.ranking?.kind === "statistics" || shaped.ranking?.kind === "component") return [];
-  const names = new Set<string>();
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(visit);
-    else if (typeof value === "object" && value !== null) {
-      const node = value as Node;
-      if (node.type === "scalar_function_expression" && node.udf) names.add((node.name as Node).name as string);
-      Object.values(node).forEach(visit);
-    }
-  };
-  visit(compiled(shaped.spec.query).ast);
-  visit(groupingOf(shaped));
-  return [...names];
+  return [...functionsCalled(parsedQuery(shaped.source.query)).userDefined];
 }
 
 /** The parsed expressions of a query's GROUP BY clause, if it has one. */

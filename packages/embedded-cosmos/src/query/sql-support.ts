@@ -4,7 +4,7 @@ import type { Json } from "../wire/json";
 import type { ResumeFilter } from "./resume-filter";
 import { issuedComponentQuery, issuedStatisticsQuery } from "./hybrid-plan";
 import type { ComponentQuery, StatisticsQuery } from "./full-text-ranking";
-import { parsedQuery, type SqlNode } from "./sql-parser";
+import { functionsCalled, nodesOf, parsedQuery, type SqlNode } from "./sql-parser";
 
 /** A query as the client sends it (query.ts's QuerySpec, by shape: this module comes before it). */
 interface QuerySpec {
@@ -20,63 +20,56 @@ interface QuerySpec {
  * Azure but not here is a 400 that says so: never a wrong result.
  */
 
-/** Every node of a syntax tree, the tree's own first. */
-function* nodesOf(value: unknown): Generator<SqlNode> {
-  if (Array.isArray(value)) for (const element of value) yield* nodesOf(element);
-  else if (typeof value === "object" && value !== null) {
-    if (typeof (value as SqlNode).type === "string") yield value as SqlNode;
-    for (const child of Object.values(value)) yield* nodesOf(child);
-  }
-}
-
-/** The upper-case names of the query language's functions a tree calls (not user-defined ones). */
-const calledFunctions = (tree: SqlNode) =>
-  new Set(
-    [...nodesOf(tree)]
-      .filter((node) => node.type === "scalar_function_expression" && !node.udf)
-      .map((node) => ((node.name as SqlNode).name as string).toUpperCase()),
-  );
-
-/** The query's own select and its clauses (sql.peggy's outer_select). */
+/** The query's own select, its clauses (sql.peggy's outer_select) and how many JOINs it has. */
 const partsOf = (tree: SqlNode) => {
   const body = tree.body as SqlNode;
   const clauses = (body.clauses ?? {}) as Partial<Clauses>;
-  const subqueries = [...nodesOf(body)].filter((node) => node.type === "select_query" && node !== body);
-  return { body, clauses, subqueries, joins: ((body.from as SqlNode | null)?.joins as unknown[] | undefined)?.length ?? 0 };
+  return { body, clauses, joins: ((body.from as SqlNode | null)?.joins as unknown[] | undefined)?.length ?? 0 };
 };
+
+/** Whether a select orders, takes the top of, or joins its rows. */
+const ordered = (select: SqlNode) => select.orderBy !== null || select.top !== null || (((select.from as SqlNode | null)?.joins as unknown[]) ?? []).length > 0;
 
 /** Valid Cosmos DB SQL the engine cannot evaluate, each found in the query's syntax tree. */
 export const UNSUPPORTED_CONSTRUCTS: readonly { construct: string; found: (tree: SqlNode) => boolean }[] = [
   {
     construct: "GROUP BY with JOIN, ORDER BY, TOP, DISTINCT or OFFSET ... LIMIT",
     found: (tree) => {
-      const { body, clauses, subqueries, joins } = partsOf(tree);
-      const ordered = (select: SqlNode) =>
-        select.orderBy !== null || select.top !== null || (((select.from as SqlNode | null)?.joins as unknown[]) ?? []).length > 0;
-      return (
-        !!clauses.groupBy && (joins > 0 || !!body.orderBy || !!body.top || !!clauses.rank || !!clauses.distinct || !!clauses.page || subqueries.some(ordered))
-      );
+      const { body, clauses, joins } = partsOf(tree);
+      if (!clauses.groupBy) return false;
+      const subqueries = [...nodesOf(body)].filter((node) => node.type === "select_query" && node !== body);
+      return joins > 0 || !!body.orderBy || !!body.top || !!clauses.rank || !!clauses.distinct || !!clauses.page || subqueries.some(ordered);
     },
   },
   {
     construct: "DISTINCT with ORDER BY, TOP or an aggregate",
     found: (tree) => {
       const { body, clauses } = partsOf(tree);
-      const aggregated = ["COUNT", "SUM", "MIN", "MAX", "AVG"].some((name) => calledFunctions(tree).has(name));
+      const aggregated = ["COUNT", "SUM", "MIN", "MAX", "AVG"].some((name) => functionsCalled(tree).builtIn.has(name));
       return !!clauses.distinct && (!!body.orderBy || !!clauses.rank || !!body.top || aggregated);
     },
   },
-  { construct: "OFFSET ... LIMIT with TOP", found: (tree) => !!partsOf(tree).clauses.page && !!partsOf(tree).body.top },
-  ...["RegexMatch", "DocumentId"].map((name) => ({ construct: name, found: (tree: SqlNode) => calledFunctions(tree).has(name.toUpperCase()) })),
+  {
+    construct: "OFFSET ... LIMIT with TOP",
+    found: (tree) => {
+      const { body, clauses } = partsOf(tree);
+      return !!clauses.page && !!body.top;
+    },
+  },
+  ...["RegexMatch", "DocumentId"].map((name) => ({ construct: name, found: (tree: SqlNode) => functionsCalled(tree).builtIn.has(name.toUpperCase()) })),
 ];
 
 const notSupported = (construct: string): CosmosError =>
   badRequest(`${construct} is valid Cosmos DB SQL, but not supported by the embedded server (see docs/sql.md).`);
 
+/** The construct each parsed query has that the server refuses (null for none), found once per tree. */
+const refusals = new WeakMap<SqlNode, string | null>();
+
 /** Throws a 400 naming the first construct of the query the embedded server cannot run. */
 function refuseUnsupported(tree: SqlNode): void {
-  const found = UNSUPPORTED_CONSTRUCTS.find((construct) => construct.found(tree));
-  if (found) throw notSupported(found.construct);
+  let construct = refusals.get(tree);
+  if (construct === undefined) refusals.set(tree, (construct = UNSUPPORTED_CONSTRUCTS.find(({ found }) => found(tree))?.construct ?? null));
+  if (construct !== null) throw notSupported(construct);
 }
 
 /** The engine's error for a function it does not know (`$b.NAME is not a function`), as the same 400. */
@@ -154,7 +147,7 @@ function shapeOf(spec: QuerySpec): ShapedQuery {
   const clauses = (parsedQuery(spec.query).body as SqlNode).clauses as Clauses | undefined;
   if (!clauses) return { source: spec, spec, distinct: false };
   const { distinct, top, groupBy, rank, page } = clauses;
-  const spans = [distinct, groupBy, rank, page, rank ? top : null].filter((span): span is Span & Clauses["top"] & object => span !== null);
+  const spans = [distinct, groupBy, rank, page, rank ? top : null].filter((span): span is Span => span !== null);
   return {
     source: spec,
     spec: { ...spec, query: without(spec.query, spans) },

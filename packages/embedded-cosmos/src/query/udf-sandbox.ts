@@ -3,6 +3,7 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { badRequest } from "../wire/errors";
 import type { Json } from "../wire/json";
+import { keptOrMade } from "./kept";
 
 // User-defined functions run on the query thread (query-thread-main.ts), never the server's,
 // each body in a node:vm context of its own made as the stored procedures' are
@@ -33,20 +34,13 @@ function sandboxed(name: string, body: string): SandboxedFunction {
   };
 }
 
-/** Sandboxed functions, kept by name and body (a context costs a millisecond to make), the least recently used dropped first. */
+/** Sandboxed functions, kept by name and body (a context costs a millisecond to make). */
 const made = new Map<string, SandboxedFunction>();
 const MAX_MADE = 100;
 
 /** The container's functions a query calls, each sandboxed, by name. */
 export function sandboxedFunctions(bodies: Record<string, string>): Record<string, SandboxedFunction> {
   return Object.fromEntries(
-    Object.entries(bodies).map(([name, body]) => {
-      const key = JSON.stringify([name, body]);
-      const fn = made.get(key) ?? sandboxed(name, body);
-      made.delete(key);
-      if (made.size >= MAX_MADE) made.delete(made.keys().next().value as string);
-      made.set(key, fn);
-      return [name, fn];
-    }),
+    Object.entries(bodies).map(([name, body]) => [name, keptOrMade(made, MAX_MADE, JSON.stringify([name, body]), () => sandboxed(name, body))]),
   );
 }
